@@ -1,0 +1,135 @@
+/** One measured quantity of a benchmark, e.g. "granary tell, msgs_per_s". */
+export interface BenchCase {
+  /** Stable id, used as the `case` field and as another case's `baseline`. */
+  id: string;
+  /** Unit, e.g. `msgs_per_s`, `req_per_s`, `bytes_per_actor`, `p99_ms`. */
+  metric: string;
+  /** Id of the case this one is compared with (ratio = this median / baseline median). */
+  baseline?: string;
+  /** One repetition; resolves with the metric's value. */
+  run(): Promise<number>;
+}
+
+/** A benchmark file exports `benchmark: Benchmark`; it runs in a fresh process. */
+export interface Benchmark {
+  name: string;
+  description: string;
+  /**
+   * Measured repetitions per case.
+   * @default 5
+   */
+  repeats?: number;
+  /**
+   * Unmeasured repetitions first, so the JIT has settled.
+   * @default 1
+   */
+  warmup?: number;
+  setup?(): Promise<void>;
+  teardown?(): Promise<void>;
+  cases: BenchCase[];
+}
+
+/** One row of bench/results/<name>.json; this shape is the contract every benchmark keeps. */
+export interface CaseResult {
+  case: string;
+  metric: string;
+  median: number;
+  min: number;
+  max: number;
+  baseline: string | null;
+  ratio: number | null;
+}
+
+/** The whole of bench/results/<name>.json. */
+export interface BenchResult {
+  bench: string;
+  node: string;
+  cases: CaseResult[];
+}
+
+/** Typed identity helper so benchmark files get checking and completion. */
+export function defineBenchmark(benchmark: Benchmark): Benchmark {
+  return benchmark;
+}
+
+/** Median of a non-empty list. */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** The p-th percentile (0..100) of a list, nearest-rank. */
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank]!;
+}
+
+/** Full GC when the process runs with --expose-gc (the runner always passes it). */
+export function collectGarbage(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
+/** Runs every case (warm-up, then repeats) and computes median, min, max and ratios. */
+export async function measure(benchmark: Benchmark): Promise<BenchResult> {
+  const repeats = Number(process.env.BENCH_REPEATS) || benchmark.repeats || 5;
+  const warmup = benchmark.warmup ?? 1;
+  await benchmark.setup?.();
+  const samples = new Map<string, number[]>();
+  try {
+    for (const c of benchmark.cases) {
+      for (let i = 0; i < warmup; i++) await c.run();
+      const values: number[] = [];
+      for (let i = 0; i < repeats; i++) {
+        collectGarbage();
+        values.push(await c.run());
+      }
+      samples.set(c.id, values);
+    }
+  } finally {
+    await benchmark.teardown?.();
+  }
+  const medians = new Map([...samples].map(([id, v]) => [id, median(v)]));
+  return {
+    bench: benchmark.name,
+    node: process.version,
+    cases: benchmark.cases.map((c) => {
+      const values = samples.get(c.id)!;
+      const base = c.baseline ? medians.get(c.baseline) : undefined;
+      const m = medians.get(c.id)!;
+      return {
+        case: c.id,
+        metric: c.metric,
+        median: m,
+        min: Math.min(...values),
+        max: Math.max(...values),
+        baseline: c.baseline ?? null,
+        ratio: base ? m / base : null,
+      };
+    }),
+  };
+}
+
+function fmt(n: number): string {
+  if (Math.abs(n) >= 1000) return Math.round(n).toLocaleString('en-US');
+  return Number(n.toPrecision(3)).toString();
+}
+
+/** The table printed after a benchmark: case, metric, median, min–max, ratio vs baseline. */
+export function formatTable(result: BenchResult): string {
+  const rows = [['case', 'metric', 'median', 'min–max', 'ratio', 'baseline']];
+  for (const c of result.cases) {
+    rows.push([
+      c.case,
+      c.metric,
+      fmt(c.median),
+      `${fmt(c.min)}–${fmt(c.max)}`,
+      c.ratio === null ? '' : c.ratio.toFixed(2),
+      c.baseline ?? '',
+    ]);
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]): string => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ');
+  return [`## ${result.bench} (node ${result.node})`, ...rows.map(line)].join('\n');
+}

@@ -1,0 +1,9 @@
+export { startEtcd } from './etcd';
+export type { EtcdHandle, EtcdOptions } from './etcd';
+export { startRedis } from './redis';
+export type { RedisHandle, RedisOptions } from './redis';
+export { freePort } from './free-port';
+export { isAlive, trackedPids } from './cleanup';
+export { ManagedServer } from './managed-server';
+export type { ServerSpec, StopOptions } from './managed-server';
+export { TestkitError, BinaryMissingError, ServerStartError } from './errors';
