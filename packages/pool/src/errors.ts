@@ -1,0 +1,99 @@
+/**
+ * Base of every error thrown by @granary/pool: a fixed `name`, a stable `code` string to branch
+ * on, and the underlying `cause` where there is one.
+ */
+export class PoolError extends Error {
+  override readonly name: string = 'PoolError';
+
+  constructor(
+    message: string,
+    /** Stable machine-readable code, e.g. `ERR_POOL_TIMEOUT`. */
+    readonly code: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** `AsyncPool.get` found no element within its deadline. */
+export class PoolTimeoutError extends PoolError {
+  override readonly name = 'PoolTimeoutError';
+
+  constructor(
+    /** The deadline that expired, in milliseconds. */
+    readonly timeoutMs: number,
+  ) {
+    super(`no pool element became free within ${timeoutMs} ms (timeoutMs)`, 'ERR_POOL_TIMEOUT');
+  }
+}
+
+/** The pool was closed: pending and later `get` calls reject with this. */
+export class PoolClosedError extends PoolError {
+  override readonly name = 'PoolClosedError';
+
+  constructor(what = 'pool') {
+    super(`${what} is closed`, 'ERR_POOL_CLOSED');
+  }
+}
+
+/**
+ * The caller's AbortSignal fired while it waited. Its `name` is `AbortError` and its code
+ * `ERR_ABORTED`, like DOM / Node abort errors and core's `AbortError`, so existing
+ * `err.name === 'AbortError'` checks keep working; `cause` is the signal's reason.
+ */
+export class PoolAbortError extends PoolError {
+  override readonly name = 'AbortError';
+
+  constructor(reason?: unknown) {
+    super('waiting for a pool element was aborted (signal)', 'ERR_ABORTED', { cause: reason });
+  }
+}
+
+/** The element factory (`create`) threw or rejected; `cause` is what it threw. */
+export class PoolFactoryError extends PoolError {
+  override readonly name = 'PoolFactoryError';
+
+  constructor(cause: unknown) {
+    super(`the pool's element factory failed (create): ${describe(cause)}`, 'ERR_POOL_FACTORY', {
+      cause,
+    });
+  }
+}
+
+/** `release` or `destroy` got a value that is not currently leased from this pool. */
+export class PoolElementError extends PoolError {
+  override readonly name = 'PoolElementError';
+
+  constructor(operation: 'release' | 'destroy') {
+    super(
+      `${operation}() was given an element that is not leased from this pool (already returned, destroyed, or foreign)`,
+      'ERR_POOL_ELEMENT',
+    );
+  }
+}
+
+/** Closing one or more elements (the `close` option) failed; `cause` is an AggregateError. */
+export class PoolDisposeError extends PoolError {
+  override readonly name = 'PoolDisposeError';
+
+  constructor(errors: unknown[]) {
+    super(
+      `closing ${errors.length} pool element(s) failed (close): ${describe(errors[0])}`,
+      'ERR_POOL_DISPOSE',
+      { cause: new AggregateError(errors, 'element close failures') },
+    );
+  }
+}
+
+/** A pool option is missing or out of range; the message names the option. */
+export class PoolOptionsError extends PoolError {
+  override readonly name = 'PoolOptionsError';
+
+  constructor(message: string) {
+    super(message, 'ERR_POOL_OPTIONS');
+  }
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
