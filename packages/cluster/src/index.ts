@@ -1,1 +1,37 @@
 export { VERSION } from './version';
+export { Cluster } from './cluster';
+export { DEFAULT_CLUSTER_OPTIONS } from './cluster-options';
+export type { ClusterOptions, ClusterRemoteOptions, KindSpec } from './cluster-options';
+export type {
+  ClusterEvents,
+  ShardAcquired,
+  ShardReleased,
+  ShardReleaseReason,
+} from './membership/cluster-events';
+export type { BeforeReleaseHook } from './membership/shard-ownership';
+export { EMPTY_TOPOLOGY } from './membership/topology';
+export type { Member, MemberStatus, Topology } from './membership/topology';
+export type {
+  ClaimReleased,
+  ClaimResult,
+  ClusterProvider,
+  JoinRequest,
+  LeaseHealth,
+} from './providers/cluster-provider';
+export {
+  MemoryProvider,
+  DEFAULT_MEMORY_PROVIDER_OPTIONS,
+} from './providers/memory/memory-provider';
+export type { MemoryProviderOptions } from './providers/memory/memory-provider';
+export { MemoryClusterTable } from './providers/memory/memory-table';
+export { shardOf, fnv1a32 } from './placement/shard-of';
+export { ownerOf, hostsOf } from './placement/owner-of';
+export type { ClusterLogger } from './internal/logger';
+export {
+  ClusterError,
+  InvalidClusterOptionError,
+  JoinTimeoutError,
+  NotJoinedError,
+  LeaseLostError,
+  ClusterStoppedError,
+} from './errors';

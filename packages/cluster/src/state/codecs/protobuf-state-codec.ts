@@ -1,0 +1,61 @@
+import { StateArgumentError } from '../errors';
+import type { StateCodec } from './state-codec';
+
+/**
+ * The part of a protobufjs `Type` the codec uses (structural, so any protobufjs version fits).
+ */
+export interface ProtobufStateType {
+  readonly fullName: string;
+  encode(message: object): { finish(): Uint8Array };
+  decode(bytes: Uint8Array): object;
+  /** protobufjs' check of a decoded message: null if valid, else the reason. */
+  verify(message: { [key: string]: unknown }): string | null;
+}
+
+/** Where registered protobuf types are looked up: `serialization` of @granary/core fits. */
+export interface ProtobufTypeRegistry {
+  lookup(typeName: string): ProtobufStateType | undefined;
+}
+
+/**
+ * State as a protobuf message: `type` is a protobufjs Type, or a full type name (`'shop.Cart'`,
+ * no leading dot) looked up in `registry` (the serialization registry of @granary/core).
+ * Decoding checks wire types and then `verify`s the message, so state written by an
+ * incompatible schema becomes a StateDecodeError.
+ *
+ * @example
+ * serialization.registerRoot(root);
+ * const codec = protobufStateCodec<Cart>('shop.Cart', serialization);
+ */
+export function protobufStateCodec<T extends object>(
+  type: ProtobufStateType | string,
+  registry?: ProtobufTypeRegistry,
+): StateCodec<T> {
+  const resolved = typeof type === 'string' ? lookup(type, registry) : type;
+  const typeName = resolved.fullName.replace(/^\./, '');
+  return {
+    name: `protobuf:${typeName}`,
+    encode: (state) => resolved.encode(state).finish(),
+    decode: (bytes) => {
+      const message = resolved.decode(bytes);
+      const problem = resolved.verify(message as { [key: string]: unknown });
+      if (problem) throw new Error(problem);
+      return message as T;
+    },
+  };
+}
+
+function lookup(typeName: string, registry: ProtobufTypeRegistry | undefined): ProtobufStateType {
+  if (!registry) {
+    throw new StateArgumentError(
+      `protobufStateCodec('${typeName}'): a type name needs a registry (pass the serialization registry)`,
+    );
+  }
+  const type = registry.lookup(typeName.replace(/^\./, ''));
+  if (!type) {
+    throw new StateArgumentError(
+      `protobufStateCodec: type ${typeName} is not registered (serialization.registerRoot / registerType)`,
+    );
+  }
+  return type;
+}

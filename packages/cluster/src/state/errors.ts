@@ -1,0 +1,97 @@
+/**
+ * Errors of grain state. Every class has a fixed `name` and `code`; catch {@link StateStoreError}
+ * to handle any of them.
+ */
+
+/** What a write or clear was checked against when it was rejected. */
+export type StateConflictReason = 'version' | 'epoch';
+
+/**
+ * Base of every state error, and the error for an unexpected reply of the backing store
+ * (for example a key of another type under the state prefix).
+ */
+export class StateStoreError extends Error {
+  override readonly name: string = 'StateStoreError';
+  readonly code: string = 'ERR_STATE_STORE';
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/**
+ * A write or clear was rejected: the stored version is not the one the writer loaded
+ * (`reason: 'version'`, another activation wrote since), or the stored shard epoch is newer than
+ * the writer's (`reason: 'epoch'`, the writer no longer owns the shard). Nothing was written.
+ * The activation that gets it must deactivate; the next call reloads.
+ */
+export class InconsistentStateError extends StateStoreError {
+  override readonly name = 'InconsistentStateError';
+  override readonly code = 'ERR_INCONSISTENT_STATE';
+
+  constructor(
+    readonly kind: string,
+    readonly id: string,
+    readonly reason: StateConflictReason,
+    /** What the writer held: its expected version, or its shard epoch. */
+    readonly expected: number | null,
+    /** What the store held: the stored version (null: none), or the stored epoch. */
+    readonly actual: number | null,
+    readonly operation: 'write' | 'clear' = 'write',
+  ) {
+    super(
+      reason === 'version'
+        ? `${operation} of ${kind}/${id} rejected: expected version ${fmt(expected)}, stored version is ${fmt(actual)} (another activation wrote it; deactivate and reload)`
+        : `${operation} of ${kind}/${id} rejected: writer's shard epoch ${fmt(expected)} is older than the stored epoch ${fmt(actual)} (the shard is owned elsewhere)`,
+    );
+  }
+}
+
+/**
+ * The store could not be reached or did not answer within `commandTimeoutMs`. For a write or clear
+ * the outcome is unknown: it may have been applied; a later write with the old version then fails
+ * with {@link InconsistentStateError}, so nothing is silently overwritten.
+ */
+export class StateUnavailableError extends StateStoreError {
+  override readonly name = 'StateUnavailableError';
+  override readonly code = 'ERR_STATE_UNAVAILABLE';
+
+  constructor(
+    readonly kind: string,
+    readonly id: string,
+    readonly operation: 'read' | 'write' | 'clear',
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`state ${operation} of ${kind}/${id} failed: ${detail}`, options);
+  }
+}
+
+/** Stored state could not be decoded by the kind's codec (a schema change, corrupt bytes). */
+export class StateDecodeError extends StateStoreError {
+  override readonly name = 'StateDecodeError';
+  override readonly code = 'ERR_STATE_DECODE';
+
+  constructor(
+    readonly kind: string,
+    readonly id: string,
+    readonly codec: string,
+    options?: { cause?: unknown },
+  ) {
+    const why = options?.cause instanceof Error ? `: ${options.cause.message}` : '';
+    super(
+      `stored state of ${kind}/${id} cannot be decoded by codec ${codec}${why} (migrate the stored state or change the kind's state codec)`,
+      options,
+    );
+  }
+}
+
+/** A state operation was called with an argument it cannot accept; nothing was done. */
+export class StateArgumentError extends StateStoreError {
+  override readonly name = 'StateArgumentError';
+  override readonly code = 'ERR_STATE_ARGUMENT';
+}
+
+function fmt(n: number | null): string {
+  return n === null ? 'none' : String(n);
+}

@@ -1,0 +1,182 @@
+import type { StateCodec } from './codecs/state-codec';
+import { decodeState } from './codecs/state-codec';
+import { InconsistentStateError, StateArgumentError, StateUnavailableError } from './errors';
+import type { StateStore } from './state-store';
+
+/** First pause between load attempts while the store is unreachable: a blip heals quickly. */
+const LOAD_RETRY_INITIAL_MS = 50;
+/** Longest pause between load attempts, so recovery is noticed within a second. */
+const LOAD_RETRY_MAX_MS = 1000;
+
+/** Options of {@link PersistentState}. */
+export interface PersistentStateOptions<T> {
+  /** Where the state lives. */
+  store: StateStore;
+  /** Grain kind. */
+  kind: string;
+  /** Grain identity. */
+  id: string;
+  /** The kind's state codec (`jsonStateCodec()` or `protobufStateCodec(...)`). */
+  codec: StateCodec<T>;
+  /** The current epoch of the shard the activation belongs to; read on every write and clear. */
+  epoch: () => number;
+  /** The state of a grain that has none stored yet (called on load and after clear). */
+  initial: () => T;
+}
+
+/**
+ * The state of ONE grain activation: loads it, holds it, writes it back fenced by version and
+ * shard epoch. Writes and clears of one instance run one at a time, in call order.
+ *
+ * How the grain runtime uses it (one instance per activation, never shared or reused):
+ * 1. On activation, before the first message: `await ps.load(ctx.deadline)`. It retries while
+ *    the store is unavailable until the deadline (epoch ms), then throws StateUnavailableError;
+ *    a StateDecodeError is thrown at once. Either way the activation fails and the caller gets
+ *    the error; the next call tries a new activation.
+ * 2. The grain reads and replaces `ps.state` (in-place mutation of an object is fine too).
+ * 3. `writeState()` of the grain → `await ps.write()`; `clearState()` → `await ps.clear()`.
+ *    `epoch` must return the epoch of the claim under which this activation runs.
+ * 4. `persistOnDeactivate`: on passivation or drain call `await ps.writeIfChanged()` before the
+ *    activation is gone (it writes only when the encoded state differs from the last stored).
+ * 5. InconsistentStateError from write/clear/writeIfChanged: reject the caller with it and
+ *    deactivate WITHOUT writing (`ps.conflicted` is then true and every later write throws the
+ *    same error). The next call activates again and loads the winner's state.
+ * 6. StateUnavailableError from a write: reject the caller; the activation may stay. If the
+ *    write did reach Redis, the next write fails with InconsistentStateError (rule 5).
+ *
+ * @example
+ * const ps = new PersistentState({
+ *   store, kind: 'counter', id: 'a', codec: jsonStateCodec<{ n: number }>(),
+ *   epoch: () => claim.epoch, initial: () => ({ n: 0 }),
+ * });
+ * await ps.load(Date.now() + 5000);
+ * ps.state = { n: ps.state.n + 1 };
+ * await ps.write();
+ */
+export class PersistentState<T> {
+  private readonly options: PersistentStateOptions<T>;
+  private current: T | undefined;
+  private storedVersion: number | null = null;
+  private storedBytes: Uint8Array | null = null;
+  private isLoaded = false;
+  private conflict: InconsistentStateError | undefined;
+  private tail: Promise<unknown> = Promise.resolve();
+
+  constructor(options: PersistentStateOptions<T>) {
+    this.options = options;
+  }
+
+  /** True once load() succeeded. */
+  get loaded(): boolean {
+    return this.isLoaded;
+  }
+
+  /** The stored version this activation holds (null: nothing stored). */
+  get version(): number | null {
+    return this.storedVersion;
+  }
+
+  /** The conflict that ended this activation's right to write, if one happened. */
+  get conflicted(): InconsistentStateError | undefined {
+    return this.conflict;
+  }
+
+  /** The state; throws StateArgumentError before load(). */
+  get state(): T {
+    this.requireLoaded('state');
+    return this.current as T;
+  }
+
+  set state(value: T) {
+    this.requireLoaded('state');
+    this.current = value;
+  }
+
+  /** Reads the stored state, retrying with backoff while unavailable until `deadline` (epoch ms). */
+  async load(deadline: number): Promise<void> {
+    const { store, kind, id, codec, initial } = this.options;
+    let pause = LOAD_RETRY_INITIAL_MS;
+    for (;;) {
+      try {
+        const record = await store.read(kind, id);
+        this.current = record ? decodeState(codec, kind, id, record.state) : initial();
+        this.storedVersion = record?.version ?? null;
+        this.storedBytes = record?.state ?? null;
+        this.isLoaded = true;
+        return;
+      } catch (err) {
+        const left = deadline - Date.now();
+        if (!(err instanceof StateUnavailableError) || left <= 0) throw err;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
+        pause = Math.min(pause * 2, LOAD_RETRY_MAX_MS);
+      }
+    }
+  }
+
+  /** Stores the current state; resolves with the new version. */
+  write(): Promise<number> {
+    return this.serialized(() => this.store(this.options.codec.encode(this.state)));
+  }
+
+  /**
+   * Stores the state only if its encoding differs from what was last loaded or written (or, with
+   * nothing stored, from `initial()`); resolves with the stored version (null: nothing stored).
+   */
+  writeIfChanged(): Promise<number | null> {
+    return this.serialized(async () => {
+      const { codec, initial } = this.options;
+      const bytes = codec.encode(this.state);
+      const reference = this.storedBytes ?? codec.encode(initial());
+      if (Buffer.compare(bytes, reference) === 0) return this.storedVersion;
+      return this.store(bytes);
+    });
+  }
+
+  /** Removes the stored state; the state becomes `initial()` again. */
+  clear(): Promise<void> {
+    return this.serialized(async () => {
+      const { store, kind, id, epoch, initial } = this.options;
+      this.requireLoaded('clear()');
+      await this.fenced(() =>
+        store.clear(kind, id, { expectedVersion: this.storedVersion, epoch: epoch() }),
+      );
+      this.storedVersion = null;
+      this.storedBytes = null;
+      this.current = initial();
+    });
+  }
+
+  private async store(bytes: Uint8Array): Promise<number> {
+    const { store, kind, id, epoch } = this.options;
+    const version = await this.fenced(() =>
+      store.write(kind, id, bytes, { expectedVersion: this.storedVersion, epoch: epoch() }),
+    );
+    this.storedVersion = version;
+    this.storedBytes = bytes;
+    return version;
+  }
+
+  private serialized<R>(task: () => Promise<R>): Promise<R> {
+    const run = this.tail.then(task, task);
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  private async fenced<R>(operation: () => Promise<R>): Promise<R> {
+    if (this.conflict) throw this.conflict;
+    try {
+      return await operation();
+    } catch (err) {
+      if (err instanceof InconsistentStateError) this.conflict = err;
+      throw err;
+    }
+  }
+
+  private requireLoaded(what: string): void {
+    if (!this.isLoaded) {
+      throw new StateArgumentError(
+        `${what} of ${this.options.kind}/${this.options.id} used before load() completed`,
+      );
+    }
+  }
+}

@@ -1,0 +1,112 @@
+import { startRedis, type RedisHandle } from '@granary/testkit';
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { StateArgumentError, StateStoreError, StateUnavailableError } from '../../src/state/errors';
+import { RedisStateStore } from '../../src/state/redis/redis-state-store';
+import { describeStateStoreConformance } from './state-store-conformance';
+
+describe('RedisStateStore', () => {
+  let redis: RedisHandle;
+  const open: RedisStateStore[] = [];
+  const clients: Redis[] = [];
+
+  const newStore = (
+    options: ConstructorParameters<typeof RedisStateStore>[0] = {},
+  ): RedisStateStore => {
+    const store = new RedisStateStore(options.client ? options : { url: redis.url, ...options });
+    open.push(store);
+    return store;
+  };
+  const newClient = (): Redis => {
+    const client = new Redis(redis.url);
+    clients.push(client);
+    return client;
+  };
+
+  before(async () => {
+    redis = await startRedis();
+  });
+
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((s) => s.close()));
+    clients.splice(0).forEach((c) => c.disconnect());
+  });
+
+  after(async () => {
+    await redis?.stop();
+  });
+
+  describeStateStoreConformance(async () => ({ store: newStore(), other: newStore() }));
+
+  describe('keys', () => {
+    it('stores one hash per grain under the prefix, the grain inside a hash tag', async () => {
+      const store = newStore({ keyPrefix: 'app1:' });
+      await store.write('cart', 'u/1', Uint8Array.of(7), { expectedVersion: null, epoch: 3 });
+      const key = store.keyOf('cart', 'u/1');
+      expect(key).to.equal('app1:{cart/u/1}');
+      const hash = await newClient().hgetall(key);
+      expect(hash).to.deep.equal({ s: '\u0007', v: '1', e: '3' });
+    });
+
+    it('keeps stores with different prefixes apart', async () => {
+      const a = newStore({ keyPrefix: 'pa:' });
+      const b = newStore({ keyPrefix: 'pb:' });
+      await a.write('k', 'x', Uint8Array.of(1), { expectedVersion: null, epoch: 1 });
+      expect(await b.read('k', 'x')).to.equal(null);
+    });
+  });
+
+  describe('options', () => {
+    it('works on a client passed in and leaves it open on close()', async () => {
+      const client = newClient();
+      const store = new RedisStateStore({ client, keyPrefix: 'own:' });
+      await store.write('k', 'x', Uint8Array.of(5), { expectedVersion: null, epoch: 1 });
+      await store.close();
+      expect(await client.hget('own:{k/x}', 'v')).to.equal('1');
+    });
+
+    it('rejects url together with client, and a bad commandTimeoutMs', () => {
+      expect(() => new RedisStateStore({ url: redis.url, client: newClient() })).to.throw(
+        StateArgumentError,
+        /url or client/,
+      );
+      expect(() => new RedisStateStore({ commandTimeoutMs: 0 })).to.throw(
+        StateArgumentError,
+        /commandTimeoutMs/,
+      );
+    });
+
+    it('expires a tombstone after tombstoneTtlMs and a write makes the key permanent again', async () => {
+      const store = newStore({ keyPrefix: 'ttl:', tombstoneTtlMs: 60_000 });
+      const client = newClient();
+      await store.write('k', 'x', Uint8Array.of(1), { expectedVersion: null, epoch: 1 });
+      expect(await client.pttl('ttl:{k/x}')).to.equal(-1);
+      await store.clear('k', 'x', { expectedVersion: 1, epoch: 1 });
+      expect(await client.pttl('ttl:{k/x}')).to.be.within(1, 60_000);
+      await store.write('k', 'x', Uint8Array.of(2), { expectedVersion: null, epoch: 1 });
+      expect(await client.pttl('ttl:{k/x}')).to.equal(-1);
+    });
+
+    it('fails with StateUnavailableError after close()', async () => {
+      const store = newStore();
+      await store.close();
+      const err = await store.read('k', 'x').catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(StateUnavailableError);
+      expect((err as Error).message).to.contain('close()');
+    });
+  });
+
+  describe('unexpected replies', () => {
+    it('reports a foreign key under the prefix as StateStoreError, not as unavailable', async () => {
+      const store = newStore({ keyPrefix: 'foreign:' });
+      await newClient().set('foreign:{k/x}', 'not a hash');
+      const err = await store
+        .write('k', 'x', Uint8Array.of(1), { expectedVersion: null, epoch: 1 })
+        .catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(StateStoreError).and.not.to.be.instanceOf(StateUnavailableError);
+      expect((err as StateStoreError).message)
+        .to.contain('k/x')
+        .and.to.contain('WRONGTYPE');
+    });
+  });
+});
