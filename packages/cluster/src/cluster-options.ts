@@ -1,0 +1,65 @@
+import type { ClusterLogger } from './internal/logger';
+import type { ClusterProvider } from './providers/cluster-provider';
+
+/** A kind this member hosts: a name, or anything with a `name` and an optional `shardCount`. */
+export type KindSpec = string | { readonly name: string; readonly shardCount?: number };
+
+/** Where this member's remote transport listens. */
+export interface ClusterRemoteOptions {
+  host: string;
+  port: number;
+  /** Host other members dial, if not `host` (e.g. behind NAT). */
+  advertisedHost?: string;
+}
+
+/** Options of Cluster.start(). */
+export interface ClusterOptions {
+  /** Cluster name: members of different clusters never see each other. */
+  name: string;
+  /** Membership and claims: MemoryProvider, SeedProvider or EtcdProvider. */
+  provider: ClusterProvider;
+  /**
+   * Kinds this member hosts (a client-only member hosts none).
+   * @default []
+   */
+  kinds?: ReadonlyArray<KindSpec>;
+  /**
+   * Member id, unique in the cluster.
+   * @default `<host>-<pid>-<random>`
+   */
+  id?: string;
+  /**
+   * Address other members reach this one at.
+   * @default `<remote.advertisedHost ?? remote.host>:<remote.port>`, or 'nonhost' without remote
+   */
+  address?: string;
+  /**
+   * Remote transport endpoint; used here for the advertised address.
+   * @default undefined
+   */
+  remote?: ClusterRemoteOptions;
+  /**
+   * Shards per kind for kinds that do not set their own `shardCount`.
+   * @default 256
+   */
+  shardCount?: number;
+  /**
+   * How often shards still held by another member are tried again, in case an event was missed.
+   * @default 1000
+   */
+  claimRetryMs?: number;
+  /**
+   * Logger (pino-compatible).
+   * @default a logger that drops everything
+   */
+  logger?: ClusterLogger;
+}
+
+/** Defaults of ClusterOptions. */
+export const DEFAULT_CLUSTER_OPTIONS: Readonly<
+  Required<Pick<ClusterOptions, 'kinds' | 'shardCount' | 'claimRetryMs'>>
+> = {
+  kinds: [],
+  shardCount: 256,
+  claimRetryMs: 1000,
+};

@@ -1,0 +1,219 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { DEFAULT_CLUSTER_OPTIONS, type ClusterOptions } from './cluster-options';
+import { ClusterStoppedError, InvalidClusterOptionError } from './errors';
+import { NOOP_LOGGER, type ClusterLogger } from './internal/logger';
+import { TypedEvents } from './internal/typed-events';
+import { validateKinds } from './internal/validate-kinds';
+import type { ClusterEvents } from './membership/cluster-events';
+import { ShardOwnership, type BeforeReleaseHook } from './membership/shard-ownership';
+import { diffTopology } from './membership/topology-diff';
+import { EMPTY_TOPOLOGY, type Member, type Topology } from './membership/topology';
+import { ownerOf } from './placement/owner-of';
+import { shardOf } from './placement/shard-of';
+import type { ClusterProvider } from './providers/cluster-provider';
+
+/**
+ * One member of a Granary cluster: joins through a ClusterProvider, follows the topology, and
+ * claims the shards it is the desired owner of. `canServe(kind, shard)` is the per-turn check
+ * grain delivery relies on.
+ *
+ * @example
+ * const cluster = await Cluster.start({ name: 'shop', provider, kinds: ['Cart'] });
+ * cluster.on('shard-acquired', ({ kind, shard, epoch }) => log(kind, shard, epoch));
+ * // ...
+ * await cluster.shutdown({ graceful: true });
+ */
+export class Cluster {
+  private readonly events: TypedEvents<ClusterEvents>;
+  private readonly ownership: ShardOwnership;
+  private readonly shardCounts: Map<string, number>;
+  private readonly unsubscribe: Array<() => void> = [];
+  private current: Topology = EMPTY_TOPOLOGY;
+  private state: 'starting' | 'running' | 'stopping' | 'stopped' = 'starting';
+
+  private constructor(
+    /** Cluster name. */
+    readonly name: string,
+    /** This member's id. */
+    readonly id: string,
+    /** This member's remote address. */
+    readonly address: string,
+    /** The provider this member joined through. */
+    readonly provider: ClusterProvider,
+    private readonly options: ClusterOptions & typeof DEFAULT_CLUSTER_OPTIONS,
+    private readonly logger: ClusterLogger,
+  ) {
+    const kinds = validateKinds(options.kinds, options.shardCount);
+    this.shardCounts = new Map(kinds.map((k) => [k.name, k.shardCount]));
+    this.events = new TypedEvents((err) => logger.error({ err }, 'cluster event listener threw'));
+    this.ownership = new ShardOwnership(
+      provider,
+      id,
+      kinds,
+      {
+        acquired: (e) => this.events.emit('shard-acquired', e),
+        released: (e) => this.events.emit('shard-released', e),
+      },
+      logger,
+      options.claimRetryMs,
+    );
+  }
+
+  /** Validates the options, joins the cluster and starts claiming shards. */
+  static async start(options: ClusterOptions): Promise<Cluster> {
+    const merged = { ...DEFAULT_CLUSTER_OPTIONS, ...options };
+    if (typeof merged.name !== 'string' || merged.name.length === 0 || merged.name.includes('/')) {
+      throw new InvalidClusterOptionError('name', "must be a non-empty string without '/'");
+    }
+    if (!merged.provider) throw new InvalidClusterOptionError('provider', 'is required');
+    if (!(Number.isFinite(merged.claimRetryMs) && merged.claimRetryMs > 0)) {
+      throw new InvalidClusterOptionError(
+        'claimRetryMs',
+        `must be > 0, got ${merged.claimRetryMs}`,
+      );
+    }
+    const id = merged.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    const remote = merged.remote;
+    const address =
+      merged.address ??
+      (remote ? `${remote.advertisedHost ?? remote.host}:${remote.port}` : 'nonhost');
+    const logger = merged.logger ?? NOOP_LOGGER;
+    const cluster = new Cluster(merged.name, id, address, merged.provider, merged, logger);
+    await cluster.join();
+    return cluster;
+  }
+
+  /** The latest topology this member has seen. */
+  get topology(): Topology {
+    return this.current;
+  }
+
+  /** This member as the topology lists it (undefined while not registered, e.g. fenced). */
+  get self(): Member | undefined {
+    return this.current.members.find((m) => m.id === this.id);
+  }
+
+  /** Subscribes to an event; the returned function unsubscribes. */
+  on<K extends keyof ClusterEvents>(
+    event: K,
+    listener: (payload: ClusterEvents[K]) => void,
+  ): () => void {
+    return this.events.on(event, listener);
+  }
+
+  /**
+   * O(1): true only while this member holds the claim on the shard and can prove its lease is
+   * alive. Check it on every grain turn: after a blocked event loop it is false at wake-up, before
+   * the lease-lost event has even been delivered.
+   */
+  canServe(kind: string, shard: number): boolean {
+    return this.ownership.canServe(kind, shard);
+  }
+
+  /** The epoch of this member's claim on the shard (the state fencing token), or undefined. */
+  epochOf(kind: string, shard: number): number | undefined {
+    return this.ownership.epochOf(kind, shard);
+  }
+
+  /** Shards of `kind` this member holds. */
+  heldShards(kind: string): number[] {
+    return this.ownership.heldShards(kind);
+  }
+
+  /** Shard count of a kind (its own, else the cluster default). */
+  shardCountOf(kind: string): number {
+    return this.shardCounts.get(kind) ?? this.options.shardCount;
+  }
+
+  /** The shard of a grain identity. */
+  shardOf(kind: string, identity: string): number {
+    return shardOf(identity, this.shardCountOf(kind));
+  }
+
+  /** The desired owner of a shard under the current topology. */
+  ownerOf(kind: string, shard: number): Member | undefined {
+    return ownerOf(kind, shard, this.current);
+  }
+
+  /**
+   * Registers a drain hook: before this member releases a shard (rebalance or graceful shutdown)
+   * every hook runs and must settle. Returns a function that removes the hook.
+   */
+  onBeforeRelease(hook: BeforeReleaseHook): () => void {
+    return this.ownership.onBeforeRelease(hook);
+  }
+
+  /**
+   * Leaves the cluster. Graceful (default): status `leaving`, drain and release every shard, then
+   * delete the member. Not graceful: delete the member and its claims at once.
+   */
+  async shutdown(options: { graceful?: boolean } = {}): Promise<void> {
+    if (this.state === 'stopping' || this.state === 'stopped') return;
+    this.state = 'stopping';
+    const graceful = options.graceful ?? true;
+    try {
+      if (graceful) {
+        await this.provider.markLeaving().catch((err) => {
+          this.logger.warn({ err }, 'could not mark the member leaving; releasing anyway');
+        });
+        await this.ownership.releaseAll();
+      }
+      this.ownership.stop();
+      await this.provider.leave();
+    } finally {
+      for (const off of this.unsubscribe) off();
+      this.state = 'stopped';
+      this.events.clear();
+    }
+  }
+
+  private async join(): Promise<void> {
+    this.unsubscribe.push(
+      this.provider.onTopology((t) => this.applyTopology(t)),
+      this.provider.onClaimReleased((e) => this.ownership.claimReleased(e)),
+      this.provider.onLeaseHealth((h) => {
+        if (h === 'lease-lost') {
+          this.logger.warn({ member: this.id }, 'lease lost: fenced, re-registering');
+          this.ownership.leaseLost();
+          this.events.emit('lease-lost', undefined);
+        } else {
+          this.logger.info({ member: this.id }, 'lease restored: claiming again');
+          this.events.emit('lease-restored', undefined);
+          this.ownership.leaseRestored();
+        }
+      }),
+    );
+    try {
+      await this.provider.join({
+        cluster: this.name,
+        id: this.id,
+        address: this.address,
+        kinds: [...this.shardCounts.keys()],
+      });
+    } catch (err) {
+      for (const off of this.unsubscribe) off();
+      this.state = 'stopped';
+      throw err;
+    }
+    this.state = 'running';
+    this.applyTopology(this.provider.topology());
+    this.ownership.start(this.current);
+  }
+
+  private applyTopology(t: Topology): void {
+    if (this.state === 'stopped') return;
+    if (t.version < this.current.version || t === this.current) return;
+    const diff = diffTopology(this.current, t);
+    this.current = t;
+    for (const m of diff.left) this.events.emit('member-left', m);
+    for (const m of diff.joined) this.events.emit('member-joined', m);
+    this.events.emit('topology', t);
+    if (this.state === 'running' || this.state === 'stopping') this.ownership.topologyChanged(t);
+  }
+
+  /** Throws if the member has shut down (for methods added by other parts of the package). */
+  protected assertRunning(operation: string): void {
+    if (this.state === 'stopped') throw new ClusterStoppedError(operation);
+  }
+}

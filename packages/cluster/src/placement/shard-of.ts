@@ -1,0 +1,55 @@
+import { InvalidClusterOptionError } from '../errors';
+
+/** FNV-1a 32-bit offset basis. */
+const FNV_OFFSET = 0x811c9dc5;
+/** FNV-1a 32-bit prime. */
+const FNV_PRIME = 0x01000193;
+
+/**
+ * FNV-1a (32 bit) of the UTF-8 bytes of `text`, encoded on the fly so no buffer is allocated.
+ * Stable across processes, platforms and Node versions: every member maps an identity to the same
+ * shard.
+ */
+export function fnv1a32(text: string): number {
+  let h = FNV_OFFSET;
+  for (let i = 0; i < text.length; i++) {
+    let c = text.charCodeAt(i);
+    if (c < 0x80) {
+      h = Math.imul(h ^ c, FNV_PRIME);
+      continue;
+    }
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const low = text.charCodeAt(i + 1);
+      if (low >= 0xdc00 && low <= 0xdfff) {
+        c = 0x10000 + ((c - 0xd800) << 10) + (low - 0xdc00);
+        i++;
+      }
+    }
+    if (c >= 0xd800 && c <= 0xdfff) c = 0xfffd; // a lone surrogate encodes as U+FFFD, like Buffer
+    if (c < 0x800) {
+      h = Math.imul(h ^ (0xc0 | (c >> 6)), FNV_PRIME);
+    } else if (c < 0x10000) {
+      h = Math.imul(h ^ (0xe0 | (c >> 12)), FNV_PRIME);
+      h = Math.imul(h ^ (0x80 | ((c >> 6) & 0x3f)), FNV_PRIME);
+    } else {
+      h = Math.imul(h ^ (0xf0 | (c >> 18)), FNV_PRIME);
+      h = Math.imul(h ^ (0x80 | ((c >> 12) & 0x3f)), FNV_PRIME);
+      h = Math.imul(h ^ (0x80 | ((c >> 6) & 0x3f)), FNV_PRIME);
+    }
+    h = Math.imul(h ^ (0x80 | (c & 0x3f)), FNV_PRIME);
+  }
+  return h >>> 0;
+}
+
+/**
+ * The shard of a grain identity: FNV-1a of its UTF-8 bytes modulo `shardCount`.
+ *
+ * @example
+ * shardOf('player-42', 256); // always the same number in 0..255, on every member
+ */
+export function shardOf(identity: string, shardCount: number): number {
+  if (!Number.isInteger(shardCount) || shardCount < 1) {
+    throw new InvalidClusterOptionError('shardCount', `must be an integer >= 1, got ${shardCount}`);
+  }
+  return fnv1a32(identity) % shardCount;
+}

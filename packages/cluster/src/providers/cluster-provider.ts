@@ -1,0 +1,65 @@
+import type { Topology } from '../membership/topology';
+
+/** What a node tells the provider about itself when it joins. */
+export interface JoinRequest {
+  /** Cluster name: members of different clusters never see each other. */
+  cluster: string;
+  /** Member id, unique in the cluster. */
+  id: string;
+  /** Remote address other members use. */
+  address: string;
+  /** Kinds this member hosts. */
+  kinds: string[];
+}
+
+/**
+ * The result of a claim: `epoch` (a number that grows with every new claim of the shard; the
+ * fencing token of state writes) when granted, `heldBy` (a member id) when another member, or an
+ * older incarnation of this one, still holds the shard.
+ */
+export type ClaimResult = { epoch: number } | { heldBy: string };
+
+/** Lease health transitions: lost means "fence now", restored means "re-registered, claim again". */
+export type LeaseHealth = 'lease-lost' | 'lease-restored';
+
+/** A claim disappeared (released, or its holder's lease expired). */
+export interface ClaimReleased {
+  kind: string;
+  shard: number;
+  /** Epoch of the claim that went away. */
+  epoch: number;
+}
+
+/**
+ * Membership and shard claims. One instance per member. Implementations: `MemoryProvider` (one
+ * process), `SeedProvider` (development clustering), `EtcdProvider` (production).
+ *
+ * Guarantees every implementation keeps: at most one claim per (kind, shard) at a time; a claim
+ * dies with its holder's registration (lease); epochs of successive claims of a shard grow; the
+ * topology version only grows.
+ */
+export interface ClusterProvider {
+  /** Registers the member (status `up`) and starts following the topology. */
+  join(self: JoinRequest): Promise<void>;
+  /** Sets this member's status to `leaving`: others stop choosing it as an owner. */
+  markLeaving(): Promise<void>;
+  /** Removes the member and every claim it holds; stops following the topology. */
+  leave(): Promise<void>;
+  /** The latest topology this member has seen (including itself). */
+  topology(): Topology;
+  /** Called with every new topology; returns an unsubscribe function. */
+  onTopology(listener: (t: Topology) => void): () => void;
+  /** Claims a shard for this member if nobody holds it. */
+  claim(kind: string, shard: number): Promise<ClaimResult>;
+  /** Releases a claim, only if `epoch` is still the shard's current epoch. */
+  release(kind: string, shard: number, epoch: number): Promise<void>;
+  /** Called whenever any claim disappears, so a waiting owner can claim at once. */
+  onClaimReleased(listener: (e: ClaimReleased) => void): () => void;
+  /** Lease health changes; returns an unsubscribe function. */
+  onLeaseHealth(listener: (e: LeaseHealth) => void): () => void;
+  /**
+   * O(1) and synchronous: true only while the member can prove its registration is alive. A
+   * provider that finds it false starts its lease-lost path (once).
+   */
+  leaseValid(): boolean;
+}

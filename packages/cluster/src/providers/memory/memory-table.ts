@@ -1,0 +1,146 @@
+import { Listeners } from '../../internal/listeners';
+import { EMPTY_TOPOLOGY, sortMembers, type Member, type Topology } from '../../membership/topology';
+import type { ClaimReleased, ClaimResult } from '../cluster-provider';
+
+interface Lease {
+  id: number;
+  memberId: string;
+  timer: NodeJS.Timeout;
+}
+
+interface Claim {
+  memberId: string;
+  leaseId: number;
+  epoch: number;
+}
+
+/**
+ * The shared membership table of MemoryProvider: what etcd is to EtcdProvider, in one process.
+ * Members and claims hang off leases that expire unless kept alive; every change bumps one
+ * revision counter, which serves as epoch (claims), incarnation (members) and topology version.
+ * Listeners are called from a microtask, never inside the mutating call, like a watch.
+ */
+export class MemoryClusterTable {
+  private revision = 0;
+  private readonly leases = new Map<number, Lease>();
+  private readonly members = new Map<string, { member: Member; leaseId: number }>();
+  private readonly claims = new Map<string, Claim>();
+  private snapshot: Topology = EMPTY_TOPOLOGY;
+  private readonly topologyListeners = new Listeners<Topology>();
+  private readonly releaseListeners = new Listeners<ClaimReleased>();
+
+  /** Current topology snapshot. */
+  topology(): Topology {
+    return this.snapshot;
+  }
+
+  /** Grants a lease that expires `ttlMs` after the last keep-alive. */
+  grantLease(memberId: string, ttlMs: number): number {
+    const id = ++this.revision;
+    const timer = setTimeout(() => this.revokeLease(id), ttlMs);
+    timer.unref();
+    this.leases.set(id, { id, memberId, timer });
+    return id;
+  }
+
+  /** Refreshes a lease; false if it has already expired or was revoked. */
+  keepAlive(leaseId: number): boolean {
+    const lease = this.leases.get(leaseId);
+    if (!lease) return false;
+    lease.timer.refresh();
+    return true;
+  }
+
+  /** True while the lease exists. */
+  hasLease(leaseId: number): boolean {
+    return this.leases.has(leaseId);
+  }
+
+  /** Removes a lease with its member and every claim attached to it. */
+  revokeLease(leaseId: number): void {
+    const lease = this.leases.get(leaseId);
+    if (!lease) return;
+    clearTimeout(lease.timer);
+    this.leases.delete(leaseId);
+    for (const [key, claim] of this.claims) {
+      if (claim.leaseId === leaseId) this.dropClaim(key, claim);
+    }
+    const entry = this.members.get(lease.memberId);
+    if (entry && entry.leaseId === leaseId) {
+      this.members.delete(lease.memberId);
+      this.publishTopology();
+    }
+  }
+
+  /** Test hook: expires the lease of a member at once, as if its keep-alives had stopped. */
+  expireMember(memberId: string): void {
+    const entry = this.members.get(memberId);
+    if (entry) this.revokeLease(entry.leaseId);
+  }
+
+  /** Creates or updates a member attached to a lease; returns its incarnation. */
+  putMember(leaseId: number, member: Omit<Member, 'incarnation'>): number {
+    if (!this.leases.has(leaseId)) return 0;
+    const prev = this.members.get(member.id);
+    const revision = ++this.revision;
+    const incarnation = prev && prev.leaseId === leaseId ? prev.member.incarnation : revision;
+    this.members.set(member.id, { member: { ...member, incarnation }, leaseId });
+    this.publishTopology();
+    return incarnation;
+  }
+
+  /** Creates the claim if absent. */
+  claim(kind: string, shard: number, memberId: string, leaseId: number): ClaimResult | undefined {
+    if (!this.leases.has(leaseId)) return undefined;
+    const key = `${kind}/${shard}`;
+    const held = this.claims.get(key);
+    if (held) return held.leaseId === leaseId ? { epoch: held.epoch } : { heldBy: held.memberId };
+    const epoch = ++this.revision;
+    this.claims.set(key, { memberId, leaseId, epoch });
+    return { epoch };
+  }
+
+  /** Deletes the claim only if `epoch` is its current epoch. */
+  release(kind: string, shard: number, epoch: number): void {
+    const key = `${kind}/${shard}`;
+    const claim = this.claims.get(key);
+    if (claim && claim.epoch === epoch) this.dropClaim(key, claim);
+  }
+
+  /** The holder and epoch of a shard's claim, if any (tests and tooling). */
+  claimOf(kind: string, shard: number): { memberId: string; epoch: number } | undefined {
+    const claim = this.claims.get(`${kind}/${shard}`);
+    return claim && { memberId: claim.memberId, epoch: claim.epoch };
+  }
+
+  /** Subscribes to topology snapshots. */
+  onTopology(listener: (t: Topology) => void): () => void {
+    return this.topologyListeners.add(listener);
+  }
+
+  /** Subscribes to claim disappearances. */
+  onClaimReleased(listener: (e: ClaimReleased) => void): () => void {
+    return this.releaseListeners.add(listener);
+  }
+
+  private dropClaim(key: string, claim: Claim): void {
+    this.claims.delete(key);
+    this.revision++;
+    const slash = key.lastIndexOf('/');
+    const event = {
+      kind: key.slice(0, slash),
+      shard: Number(key.slice(slash + 1)),
+      epoch: claim.epoch,
+    };
+    queueMicrotask(() => this.releaseListeners.emit(event));
+  }
+
+  private publishTopology(): void {
+    const snapshot: Topology = Object.freeze({
+      version: this.revision,
+      members: Object.freeze(sortMembers([...this.members.values()].map((e) => e.member))),
+    });
+    this.snapshot = snapshot;
+    queueMicrotask(() => this.topologyListeners.emit(snapshot));
+  }
+}

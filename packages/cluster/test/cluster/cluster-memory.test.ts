@@ -1,0 +1,186 @@
+import { expect } from 'chai';
+import { Cluster } from '../../src/cluster';
+import { InvalidClusterOptionError } from '../../src/errors';
+import type { ShardReleased } from '../../src/membership/cluster-events';
+import { ownerOf } from '../../src/placement/owner-of';
+import { MemoryProvider } from '../../src/providers/memory/memory-provider';
+import { MemoryClusterTable } from '../../src/providers/memory/memory-table';
+import { agreed, claimMap, waitForClusters } from './converge';
+
+const KIND = 'K';
+const SHARDS = 64;
+
+describe('Cluster (MemoryProvider)', () => {
+  let table: MemoryClusterTable;
+  let running: Cluster[] = [];
+
+  beforeEach(() => {
+    table = new MemoryClusterTable();
+  });
+  afterEach(async () => {
+    await Promise.all(running.map((c) => c.shutdown({ graceful: false })));
+    running = [];
+  });
+
+  async function start(id: string, ttlMs = 400): Promise<Cluster> {
+    const c = await Cluster.start({
+      name: 'test',
+      id,
+      provider: new MemoryProvider(table, { ttlMs }),
+      kinds: [{ name: KIND, shardCount: SHARDS }],
+      claimRetryMs: 100,
+    });
+    running.push(c);
+    return c;
+  }
+
+  describe('start', () => {
+    it('rejects shardCount < 1, naming shardCount', async () => {
+      const err = await Cluster.start({
+        name: 'x',
+        provider: new MemoryProvider(table),
+        kinds: [{ name: KIND, shardCount: 0 }],
+      }).catch((e) => e);
+      expect(err).to.be.instanceOf(InvalidClusterOptionError).with.property('option', 'shardCount');
+    });
+
+    it('rejects duplicate kind names, naming kinds', async () => {
+      const err = await Cluster.start({
+        name: 'x',
+        provider: new MemoryProvider(table),
+        kinds: ['A', { name: 'A' }],
+      }).catch((e) => e);
+      expect(err).to.be.instanceOf(InvalidClusterOptionError).with.property('option', 'kinds');
+      expect(table.topology().members).to.have.length(0);
+    });
+  });
+
+  describe('membership', () => {
+    it('three members agree on members and shard owners; each shard served once', async () => {
+      const cs = [await start('a'), await start('b'), await start('c')];
+      await waitForClusters(cs, () => agreed(cs, KIND, SHARDS), 'three members agree');
+      expect(cs[0].topology.members.map((m) => m.id)).to.deep.equal(['a', 'b', 'c']);
+      for (const c of cs) expect(c.heldShards(KIND).length).to.be.greaterThan(0);
+    });
+
+    it('emits member-joined on the others when a member joins', async () => {
+      const a = await start('a');
+      const joined = new Promise<string>((resolve) =>
+        a.on('member-joined', (m) => m.id === 'b' && resolve(m.id)),
+      );
+      await start('b');
+      expect(await joined).to.equal('b');
+    });
+
+    it('a 4th member takes about 1/4 of the shards; each moves once, the rest keep owner and epoch', async () => {
+      const cs = [await start('a'), await start('b'), await start('c')];
+      await waitForClusters(cs, () => agreed(cs, KIND, SHARDS), 'three agree');
+      const before = claimMap(cs, KIND);
+      const releases: ShardReleased[] = [];
+      for (const c of cs) c.on('shard-released', (e) => releases.push(e));
+      const d = await start('d');
+      const all = [...cs, d];
+      await waitForClusters(all, () => agreed(all, KIND, SHARDS), 'four agree');
+      const after = claimMap(all, KIND);
+      let moved = 0;
+      for (let s = 0; s < SHARDS; s++) {
+        const b = before.get(s)!;
+        const a = after.get(s)!;
+        if (b.owner === a.owner) {
+          expect(a.epoch, `shard ${s} epoch`).to.equal(b.epoch);
+        } else {
+          moved++;
+          expect(a.owner).to.equal('d');
+          expect(a.epoch).to.be.greaterThan(b.epoch);
+        }
+      }
+      expect(releases.map((r) => r.shard).sort((x, y) => x - y)).to.deep.equal(
+        [...new Set(releases.map((r) => r.shard))].sort((x, y) => x - y),
+      );
+      expect(releases).to.have.length(moved);
+      expect(moved / SHARDS).to.be.within(0.25 * 0.75, 0.25 * 1.25);
+    });
+
+    it('graceful shutdown: drain hooks run, shards move to the survivors, member-left', async () => {
+      const cs = [await start('a'), await start('b')];
+      await waitForClusters(cs, () => agreed(cs, KIND, SHARDS), 'two agree');
+      const drained: number[] = [];
+      cs[1].onBeforeRelease(async (_kind, shard) => {
+        expect(cs[1].canServe(KIND, shard)).to.equal(true);
+        drained.push(shard);
+      });
+      const held = cs[1].heldShards(KIND);
+      const left = new Promise<string>((resolve) => cs[0].on('member-left', (m) => resolve(m.id)));
+      await cs[1].shutdown({ graceful: true });
+      expect(drained.sort((x, y) => x - y)).to.deep.equal(held);
+      expect(await left).to.equal('b');
+      const rest = [cs[0]];
+      await waitForClusters(rest, () => cs[0].heldShards(KIND).length === SHARDS, 'a holds all');
+      expect(table.topology().members.map((m) => m.id)).to.deep.equal(['a']);
+    });
+
+    it('a crashed member is removed after its TTL and the survivors hold all its shards', async () => {
+      const provider = new MemoryProvider(table, { ttlMs: 300 });
+      const cs = [await start('a'), await start('b')];
+      const victim = await Cluster.start({
+        name: 'test',
+        id: 'v',
+        provider,
+        kinds: [{ name: KIND, shardCount: SHARDS }],
+        claimRetryMs: 100,
+      });
+      const all = [...cs, victim];
+      await waitForClusters(all, () => agreed(all, KIND, SHARDS), 'three agree');
+      provider.crash();
+      await waitForClusters(
+        cs,
+        () => agreed(cs, KIND, SHARDS) && cs[0].topology.members.length === 2,
+        'survivors hold every shard',
+      );
+      for (let s = 0; s < SHARDS; s++) {
+        expect(table.claimOf(KIND, s)?.memberId).to.be.oneOf(['a', 'b']);
+      }
+    });
+  });
+
+  describe('lease loss', () => {
+    it('fences at once (canServe false), rejoins with a new incarnation and claims again', async () => {
+      const a = await start('a');
+      await waitForClusters([a], () => a.heldShards(KIND).length === SHARDS, 'a holds all');
+      const inc = a.self!.incarnation;
+      const order: string[] = [];
+      a.on('lease-lost', () => {
+        order.push('lease-lost');
+        expect(a.canServe(KIND, 0)).to.equal(false);
+        expect(a.heldShards(KIND)).to.deep.equal([]);
+      });
+      a.on('lease-restored', () => order.push('lease-restored'));
+      table.expireMember('a');
+      await waitForClusters(
+        [a],
+        () => order.length === 2 && a.heldShards(KIND).length === SHARDS,
+        'a re-registers and claims again',
+      );
+      expect(order).to.deep.equal(['lease-lost', 'lease-restored']);
+      expect(a.self!.incarnation).to.be.greaterThan(inc);
+    });
+
+    it('canServe is false right after a blocked event loop, before any timer runs', async () => {
+      const a = await start('a', 200);
+      await waitForClusters([a], () => a.heldShards(KIND).length === SHARDS, 'a holds all');
+      const shard = a.heldShards(KIND)[0];
+      expect(a.canServe(KIND, shard)).to.equal(true);
+      const until = Date.now() + 250;
+      while (Date.now() < until); // blocked past the TTL
+      expect(a.canServe(KIND, shard)).to.equal(false);
+    });
+  });
+
+  describe('ownerOf', () => {
+    it('agrees with placement over the current topology', async () => {
+      const a = await start('a');
+      expect(a.ownerOf(KIND, 3)?.id).to.equal(ownerOf(KIND, 3, a.topology)?.id);
+      expect(a.shardOf(KIND, 'x')).to.be.within(0, SHARDS - 1);
+    });
+  });
+});

@@ -1,0 +1,43 @@
+import { expect } from 'chai';
+import { InvalidClusterOptionError } from '../../src/errors';
+import { fnv1a32, shardOf } from '../../src/placement/shard-of';
+
+describe('shardOf', () => {
+  it('hashes the UTF-8 bytes with FNV-1a (known vectors)', () => {
+    expect(fnv1a32('')).to.equal(0x811c9dc5);
+    expect(fnv1a32('a')).to.equal(0xe40c292c);
+    expect(fnv1a32('foobar')).to.equal(0xbf9cf968);
+  });
+
+  it('matches a byte-wise FNV-1a over Buffer.from(text, "utf8") for non-ASCII text', () => {
+    const byteWise = (text: string): number => {
+      let h = 0x811c9dc5;
+      for (const b of Buffer.from(text, 'utf8')) h = Math.imul(h ^ b, 0x01000193);
+      return h >>> 0;
+    };
+    for (const text of ['é', 'grüße', '日本語', '🎉 party', 'a\ud800b', 'x'.repeat(300)]) {
+      expect(fnv1a32(text), text).to.equal(byteWise(text));
+    }
+  });
+
+  it('returns the same shard in 0..shardCount-1 for the same identity', () => {
+    for (let i = 0; i < 1000; i++) {
+      const s = shardOf(`player-${i}`, 256);
+      expect(s).to.be.within(0, 255);
+      expect(shardOf(`player-${i}`, 256)).to.equal(s);
+    }
+  });
+
+  it('spreads identities over the shards', () => {
+    const counts = new Array(16).fill(0);
+    for (let i = 0; i < 16_000; i++) counts[shardOf(`id-${i}`, 16)]++;
+    for (const c of counts) expect(c).to.be.within(800, 1200);
+  });
+
+  it('rejects a shardCount below 1 with a typed error naming shardCount', () => {
+    expect(() => shardOf('x', 0))
+      .to.throw(InvalidClusterOptionError)
+      .with.property('option', 'shardCount');
+    expect(() => shardOf('x', 2.5)).to.throw(/shardCount/);
+  });
+});
