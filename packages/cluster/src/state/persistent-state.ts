@@ -98,7 +98,7 @@ export class PersistentState<T> {
     let pause = LOAD_RETRY_INITIAL_MS;
     for (;;) {
       try {
-        const record = await store.read(kind, id);
+        const record = await withinDeadline(store.read(kind, id), deadline, kind, id);
         this.current = record ? decodeState(codec, kind, id, record.state) : initial();
         this.storedVersion = record?.version ?? null;
         this.storedBytes = record?.state ?? null;
@@ -179,4 +179,30 @@ export class PersistentState<T> {
       );
     }
   }
+}
+
+/** The read, or StateUnavailableError once `deadline` passes (the read may still finish unseen). */
+function withinDeadline<R>(
+  read: Promise<R>,
+  deadline: number,
+  kind: string,
+  id: string,
+): Promise<R> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new StateUnavailableError(
+            kind,
+            id,
+            'read',
+            'load deadline passed while waiting for the store',
+          ),
+        ),
+      Math.max(0, deadline - Date.now()),
+    );
+  });
+  read.catch(() => undefined);
+  return Promise.race([read, expired]).finally(() => clearTimeout(timer));
 }

@@ -1,15 +1,18 @@
 import { StateArgumentError } from '../errors';
+import { checkWireTypes, type WireType } from './internal/check-wire-types';
 import type { StateCodec } from './state-codec';
 
 /**
  * The part of a protobufjs `Type` the codec uses (structural, so any protobufjs version fits).
  */
-export interface ProtobufStateType {
+export interface ProtobufStateType extends WireType {
   readonly fullName: string;
   encode(message: object): { finish(): Uint8Array };
   decode(bytes: Uint8Array): object;
   /** protobufjs' check of a decoded message: null if valid, else the reason. */
   verify(message: { [key: string]: unknown }): string | null;
+  /** Resolves field types (enums, nested messages), so the wire check knows them. */
+  resolveAll?(): unknown;
 }
 
 /** Where registered protobuf types are looked up: `serialization` of @granary/core fits. */
@@ -20,8 +23,9 @@ export interface ProtobufTypeRegistry {
 /**
  * State as a protobuf message: `type` is a protobufjs Type, or a full type name (`'shop.Cart'`,
  * no leading dot) looked up in `registry` (the serialization registry of @granary/core).
- * Decoding checks wire types and then `verify`s the message, so state written by an
- * incompatible schema becomes a StateDecodeError.
+ * Decoding first checks every known field's wire type against the schema (protobufjs does not),
+ * then decodes and `verify`s the message, so state written by an incompatible schema becomes a
+ * StateDecodeError instead of a wrong message.
  *
  * @example
  * serialization.registerRoot(root);
@@ -32,11 +36,13 @@ export function protobufStateCodec<T extends object>(
   registry?: ProtobufTypeRegistry,
 ): StateCodec<T> {
   const resolved = typeof type === 'string' ? lookup(type, registry) : type;
+  resolved.resolveAll?.();
   const typeName = resolved.fullName.replace(/^\./, '');
   return {
     name: `protobuf:${typeName}`,
     encode: (state) => resolved.encode(state).finish(),
     decode: (bytes) => {
+      checkWireTypes(resolved, bytes);
       const message = resolved.decode(bytes);
       const problem = resolved.verify(message as { [key: string]: unknown });
       if (problem) throw new Error(problem);
