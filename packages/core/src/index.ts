@@ -1,1 +1,89 @@
 export { VERSION } from './version';
+export type { Actor, Producer, ReceiveFunc } from './actor';
+export {
+  ActorSystem,
+  DEFAULT_ACTOR_SYSTEM_OPTIONS,
+  type ActorSystemOptions,
+  type SystemRemote,
+} from './actor-system';
+export type { Context, SendOptions, SenderContext, SpawnerContext } from './context';
+export {
+  DeadLetterEvent,
+  DeadLetterProcess,
+  DeadLetters,
+  DEFAULT_DEAD_LETTER_OPTIONS,
+  FUTURE_PREFIX,
+  type DeadLetterOptions,
+} from './dead-letters';
+export {
+  AWAITING,
+  DEAD,
+  DEFAULT_DISPATCHER_OPTIONS,
+  Dispatcher,
+  IDLE,
+  RUNNING,
+  SCHEDULED,
+  type DispatcherOptions,
+  type Schedulable,
+} from './dispatcher';
+export {
+  AbortError,
+  DeadLetterError,
+  GranaryError,
+  InvalidOptionError,
+  MailboxFullError,
+  NameExistsError,
+  SystemShutdownError,
+  TimeoutError,
+} from './errors';
+export { EventStream, type Subscription } from './event-stream';
+export { FutureProcess, type RequestOptions } from './future-process';
+export { createStderrLogger, silentLogger, type LogFn, type Logger, type LogLevel } from './logger';
+export { DEFAULT_MAILBOX_OPTIONS, Mailbox, type MailboxOptions } from './mailbox';
+export {
+  NotInfluenceReceiveTimeout,
+  PoisonPill,
+  ReceiveTimeout,
+  Restarting,
+  Started,
+  Stop,
+  Stopped,
+  Stopping,
+  Terminated,
+  Unwatch,
+  Watch,
+  type TerminatedReason,
+} from './messages';
+export {
+  makeReceiveChain,
+  makeSenderChain,
+  type ReceiveMiddleware,
+  type SenderFunc,
+  type SenderMiddleware,
+} from './middleware';
+export { PID } from './pid';
+export type { MessageEnvelope, Process } from './process';
+export { NONHOST, ProcessRegistry, type AddressResolver } from './process-registry';
+export { Props, type PropsOptions } from './props';
+export { RootContext } from './root-context';
+export { AllForOneStrategy } from './supervision/all-for-one-strategy';
+export { restartDecider, type Decider, type Directive } from './supervision/directive';
+export {
+  DEFAULT_EXPONENTIAL_BACKOFF_OPTIONS,
+  ExponentialBackoffStrategy,
+  type ExponentialBackoffOptions,
+} from './supervision/exponential-backoff-strategy';
+export {
+  DEFAULT_RESTARTING_STRATEGY_OPTIONS,
+  DEFAULT_SUPERVISOR_STRATEGY,
+  OneForOneStrategy,
+  type RestartingStrategyOptions,
+} from './supervision/one-for-one-strategy';
+export { RestartStatistics } from './supervision/restart-statistics';
+export type { Supervisor, SupervisorStrategy } from './supervision/supervisor-strategy';
+export {
+  DEFAULT_TIMER_WHEEL_OPTIONS,
+  TimerWheel,
+  type TimerHandle,
+  type TimerWheelOptions,
+} from './timer-wheel';

@@ -1,0 +1,100 @@
+import type { Actor, ReceiveFunc } from './actor';
+import type { ActorSystem } from './actor-system';
+import type { RequestOptions } from './future-process';
+import type { PID } from './pid';
+import type { Props } from './props';
+
+/** Options of `send` / `trySend`. */
+export interface SendOptions {
+  /**
+   * `'urgent'` puts the message in the target's urgent lane, drained before ordinary user
+   * messages (still after system messages).
+   * @default undefined
+   */
+  priority?: 'urgent';
+  /**
+   * The `ctx.sender` the target sees (plain sends carry none).
+   * @default undefined
+   */
+  sender?: PID;
+  /**
+   * String headers for the target's `ctx.headers`.
+   * @default undefined
+   */
+  header?: Record<string, string>;
+}
+
+/** Sending, shared by the root context and actor contexts. */
+export interface SenderContext {
+  readonly system: ActorSystem;
+  /** The sending actor; undefined for the root context. */
+  readonly self: PID | undefined;
+  /**
+   * Fire and forget. A missing target or a full mailbox dead-letters the message (counted,
+   * published, never silent).
+   */
+  send(pid: PID, message: unknown, options?: SendOptions): void;
+  /** Like send, but returns false (and enqueues nothing) when the target's mailbox is full. */
+  trySend(pid: PID, message: unknown, options?: SendOptions): boolean;
+  /**
+   * Sends with a temporary future as sender and resolves with the reply (`ctx.respond`).
+   * Rejects with TimeoutError, AbortError, DeadLetterError (no such target, at once) or
+   * MailboxFullError (at once), or with the Error the target responded with.
+   */
+  request<T = unknown>(pid: PID, message: unknown, options?: RequestOptions): Promise<T>;
+}
+
+/** Spawning and stopping, shared by the root context and actor contexts. */
+export interface SpawnerContext {
+  /** Starts an actor (a child, inside an actor) with a generated id. */
+  spawn(props: Props): PID;
+  /** Starts an actor with a chosen name; a taken name throws NameExistsError. */
+  spawnNamed(props: Props, name: string): PID;
+  /** Stops `pid` after its current message (system lane: ahead of its queued messages). */
+  stop(pid: PID): void;
+  /** Stops `pid` after the messages already queued (a PoisonPill in its user lane). */
+  poison(pid: PID): void;
+}
+
+/** What `receive` gets: the current message and everything an actor can do. */
+export interface Context extends SenderContext, SpawnerContext {
+  readonly self: PID;
+  readonly message: unknown;
+  /** Who to reply to (a request's future, or the `sender` option of a send). */
+  readonly sender: PID | undefined;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly parent: PID | undefined;
+  readonly children: PID[];
+  /** The current actor instance. */
+  readonly actor: Actor;
+  /** Current receive timeout in ms (0: none). */
+  readonly receiveTimeout: number;
+
+  /** Replies to the sender; an Error instance rejects the requester's promise with it. */
+  respond(message: unknown): void;
+  /** Sends the current message on to `pid`, keeping the original sender and headers. */
+  forward(pid: PID): void;
+  /** `Terminated { who, why }` arrives as a message when `pid` stops (or does not exist). */
+  watch(pid: PID): void;
+  unwatch(pid: PID): void;
+  /**
+   * Delivers `ReceiveTimeout` after `ms` without a user message (types marked
+   * NotInfluenceReceiveTimeout do not count), then again every `ms` while idle.
+   */
+  setReceiveTimeout(ms: number): void;
+  cancelReceiveTimeout(): void;
+  /** Keeps the current message aside; `unstashAll` puts them back in front of the mailbox. */
+  stash(): void;
+  unstashAll(): void;
+  /** Handles the next messages with `behavior` (stacked; `unbecome` pops it). */
+  become(behavior: ReceiveFunc): void;
+  unbecome(): void;
+  /**
+   * Waits for `promise` without blocking the mailbox; `callback` later runs as a turn of this
+   * actor, with `ctx.message` and `ctx.sender` of the message that called reenterAfter.
+   */
+  reenterAfter<T>(
+    promise: Promise<T>,
+    callback: (value: T | undefined, error: unknown) => void | Promise<void>,
+  ): void;
+}

@@ -1,0 +1,175 @@
+import { performance } from 'node:perf_hooks';
+import { RingQueue } from './internal/ring-queue';
+
+/**
+ * Per-actor scheduling states (one event loop: no workers, no CAS; the states are plain
+ * numbers on the actor and each transition is one Dispatcher method):
+ *
+ * ```
+ *            wake()                 take() (ready loop)
+ *   IDLE ─────────────▶ SCHEDULED ─────────────────────▶ RUNNING
+ *    ▲   (message in,     ▲  (on the ready queue,          │  │ │
+ *    │    no work before) │   exactly once)                │  │ │ suspend()
+ *    │                    │ finishTurn(): budget spent,    │  │ ▼ (receive returned a promise)
+ *    │                    └──────── work left ─────────────┘  │ AWAITING
+ *    └────────────────── finishTurn(): nothing left ──────────┘   │ (no turn runs; messages queue)
+ *                                                                  │ resume(): the promise settled;
+ *                                     RUNNING ◀────────────────────┘ its continuation runs, then
+ *                                                                    finishTurn() as above
+ *
+ *   any state ── retire() ──▶ DEAD (stopped; wake() is a no-op, the registry no longer has it)
+ * ```
+ *
+ * An IDLE actor is on no queue and holds no timer, promise or closure. A message to a
+ * SCHEDULED, RUNNING or AWAITING actor is just a push into its mailbox.
+ */
+export const IDLE = 0;
+/** On the ready queue. */
+export const SCHEDULED = 1;
+/** Its turn is running now. */
+export const RUNNING = 2;
+/** Its receive returned a promise that has not settled: no turn runs until it does. */
+export const AWAITING = 3;
+/** Stopped for good. */
+export const DEAD = 4;
+
+/** What the dispatcher schedules: an actor (or anything else with turns). */
+export interface Schedulable {
+  /** One of IDLE, SCHEDULED, RUNNING, AWAITING, DEAD; written only by the Dispatcher. */
+  sched: number;
+  /** Processes at most `budget` messages; ends with finishTurn, suspend or retire. */
+  runTurn(budget: number): void;
+  /** True if a turn would find something to do. */
+  hasWork(): boolean;
+}
+
+/** Options of the dispatcher (set through ActorSystemOptions). */
+export interface DispatcherOptions {
+  /**
+   * Messages one actor processes per turn before it goes to the tail of the ready queue.
+   * @default 64
+   */
+  throughput?: number;
+  /**
+   * The ready loop yields to the event loop (setImmediate) once it has run this long, so
+   * timers and sockets run while actors are busy.
+   * @default 2
+   */
+  timeSliceMs?: number;
+}
+
+/** Defaults of {@link DispatcherOptions}. */
+export const DEFAULT_DISPATCHER_OPTIONS: Required<DispatcherOptions> = {
+  // goakt measured 32 as balanced and 64 as the safe throughput upgrade; our turns are
+  // cheaper than a goroutine hand-off, so 64 keeps turn overhead low at small latency cost.
+  throughput: 64,
+  // 2 ms keeps timer and I/O latency under a few ms while one actor is flooded, and costs one
+  // setImmediate (~1 µs) per 2 ms of work.
+  timeSliceMs: 2,
+};
+
+const LOOP_IDLE = 0;
+const LOOP_PENDING = 1;
+const LOOP_RUNNING = 2;
+
+/**
+ * One ready queue on the one event loop. Going from idle to busy, the loop is scheduled with
+ * queueMicrotask (lowest latency); once a loop has run longer than `timeSliceMs` it continues
+ * with setImmediate, so I/O and timers always get their turn.
+ */
+export class Dispatcher {
+  readonly throughput: number;
+  readonly timeSliceMs: number;
+  private readonly ready = new RingQueue<Schedulable>();
+  private loop = LOOP_IDLE;
+  /** Clock read at the end of the last turn: actors use it instead of reading the clock. */
+  now = performance.now();
+  /** Loops that hit the time slice and yielded (for tests and metrics). */
+  yields = 0;
+
+  constructor(
+    options: DispatcherOptions = {},
+    private readonly onError: (error: unknown) => void = () => {},
+  ) {
+    const o = { ...DEFAULT_DISPATCHER_OPTIONS, ...options };
+    this.throughput = o.throughput;
+    this.timeSliceMs = o.timeSliceMs;
+  }
+
+  /** Actors waiting for a turn. */
+  get readyCount(): number {
+    return this.ready.length;
+  }
+
+  /** IDLE → SCHEDULED: a message arrived for an actor that had none. */
+  wake(s: Schedulable): void {
+    if (s.sched !== IDLE) return;
+    s.sched = SCHEDULED;
+    this.enqueue(s);
+  }
+
+  /** RUNNING → SCHEDULED (work left, to the tail) or → IDLE (nothing left). */
+  finishTurn(s: Schedulable): void {
+    if (s.sched !== RUNNING) return;
+    if (s.hasWork()) {
+      s.sched = SCHEDULED;
+      this.enqueue(s);
+    } else s.sched = IDLE;
+  }
+
+  /** RUNNING → AWAITING: receive returned a promise; no turn runs until resume(). */
+  suspend(s: Schedulable): void {
+    if (s.sched === RUNNING) s.sched = AWAITING;
+  }
+
+  /**
+   * AWAITING → RUNNING: the awaited promise settled and its continuation runs as the rest of
+   * the same turn (nothing else of this actor ran meanwhile); the actor then calls
+   * finishTurn. Returns false (nothing to do) if the actor was not awaiting.
+   */
+  resume(s: Schedulable): boolean {
+    if (s.sched !== AWAITING) return false;
+    s.sched = RUNNING;
+    return true;
+  }
+
+  /** any → DEAD. */
+  retire(s: Schedulable): void {
+    s.sched = DEAD;
+  }
+
+  private enqueue(s: Schedulable): void {
+    this.ready.push(s);
+    if (this.loop === LOOP_IDLE) {
+      this.loop = LOOP_PENDING;
+      queueMicrotask(this.run);
+    }
+  }
+
+  private readonly run = (): void => {
+    this.loop = LOOP_RUNNING;
+    const ready = this.ready;
+    const budget = this.throughput;
+    const sliceEnd = performance.now() + this.timeSliceMs;
+    for (let s = ready.shift(); s !== undefined; s = ready.shift()) {
+      // SCHEDULED → RUNNING (take); an actor retired while queued is skipped.
+      if (s.sched !== SCHEDULED) continue;
+      s.sched = RUNNING;
+      try {
+        s.runTurn(budget);
+      } catch (error) {
+        // A runtime bug, not user code (turns catch what receive throws): keep the loop alive.
+        this.onError(error);
+        this.finishTurn(s);
+      }
+      const now = (this.now = performance.now());
+      if (now >= sliceEnd && ready.length !== 0) {
+        this.yields++;
+        this.loop = LOOP_PENDING;
+        setImmediate(this.run);
+        return;
+      }
+    }
+    this.loop = LOOP_IDLE;
+  };
+}

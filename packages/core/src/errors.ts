@@ -1,0 +1,93 @@
+/**
+ * Base of every error Granary throws or rejects with: a fixed `name`, a stable `code` string
+ * callers can switch on, and the `cause` where there is one.
+ */
+export class GranaryError extends Error {
+  override readonly name: string = 'GranaryError';
+  /** Stable machine-readable code, e.g. `ERR_TIMEOUT`. */
+  readonly code: string;
+
+  constructor(message: string, code: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** A request got no reply within its `timeoutMs`. */
+export class TimeoutError extends GranaryError {
+  override readonly name = 'TimeoutError';
+  constructor(
+    /** The target of the request, as `address/id`. */
+    readonly target: string,
+    /** The timeout that elapsed. */
+    readonly timeoutMs: number,
+  ) {
+    super(`request to ${target} timed out after ${timeoutMs} ms (timeoutMs)`, 'ERR_TIMEOUT');
+  }
+}
+
+/** The bounded user lane of the target was full; the message was not enqueued. */
+export class MailboxFullError extends GranaryError {
+  override readonly name = 'MailboxFullError';
+  constructor(
+    readonly target: string,
+    /** The capacity of the full lane. */
+    readonly capacity: number,
+  ) {
+    super(
+      `mailbox of ${target} is full (${capacity} messages, mailbox.capacity)`,
+      'ERR_MAILBOX_FULL',
+    );
+  }
+}
+
+/** The message could not be delivered (no such actor, or it stopped); it went to dead letters. */
+export class DeadLetterError extends GranaryError {
+  override readonly name = 'DeadLetterError';
+  constructor(
+    readonly target: string,
+    /** Why it was dead-lettered, e.g. `not-found`, `stopped`. */
+    readonly reason: string,
+  ) {
+    super(`message to ${target} went to dead letters (${reason})`, 'ERR_DEAD_LETTER');
+  }
+}
+
+/** `spawnNamed` was given a name that a live actor already has. */
+export class NameExistsError extends GranaryError {
+  override readonly name = 'NameExistsError';
+  constructor(readonly id: string) {
+    super(`an actor with id "${id}" already exists (spawnNamed name)`, 'ERR_NAME_EXISTS');
+  }
+}
+
+/** A request was cancelled through its `signal`. */
+export class AbortError extends GranaryError {
+  override readonly name = 'AbortError';
+  constructor(
+    readonly target: string,
+    cause?: unknown,
+  ) {
+    super(`request to ${target} was aborted (signal)`, 'ERR_ABORTED', { cause });
+  }
+}
+
+/** An option or argument is out of range; the message names the option. */
+export class InvalidOptionError extends GranaryError {
+  override readonly name = 'InvalidOptionError';
+  constructor(
+    /** The option, e.g. `mailbox.capacity`. */
+    readonly option: string,
+    detail: string,
+  ) {
+    super(`invalid ${option}: ${detail}`, 'ERR_INVALID_OPTION');
+  }
+}
+
+/** The actor system was shut down: no more spawns, and pending requests are rejected. */
+export class SystemShutdownError extends GranaryError {
+  override readonly name = 'SystemShutdownError';
+  constructor(readonly system: string) {
+    super(`actor system "${system}" is shut down (shutdown)`, 'ERR_SHUTDOWN');
+  }
+}

@@ -1,0 +1,460 @@
+import { performance } from 'node:perf_hooks';
+import type { Actor } from '../actor';
+import { AWAITING, IDLE, RUNNING, type Schedulable } from '../dispatcher';
+import { MailboxFullError } from '../errors';
+import { Mailbox } from '../mailbox';
+import {
+  isNotInfluencing,
+  PoisonPill,
+  RECEIVE_TIMEOUT,
+  Restarting,
+  RESTARTING,
+  STARTED,
+  Stop,
+  Stopped,
+  STOPPED,
+  Stopping,
+  STOPPING,
+  Terminated,
+  Unwatch,
+  Watch,
+  type TerminatedReason,
+} from '../messages';
+import type { PID } from '../pid';
+import type { LocalProcess, MessageEnvelope } from '../process';
+import type { ProcessRegistry } from '../process-registry';
+import type { Props } from '../props';
+import { DEFAULT_SUPERVISOR_STRATEGY } from '../supervision/one-for-one-strategy';
+import { CellExtras } from './cell-extras';
+import { Envelope } from './envelope';
+import type { Runtime } from './runtime';
+import { entryOf } from './send';
+import {
+  Continuation,
+  Failure,
+  Restart,
+  ResumeMailbox,
+  RESTART,
+  RESUME_MAILBOX,
+} from './system-messages';
+
+/** Stop began: Stopping delivered, children stopping; user lanes paused. */
+const F_STOPPING = 1;
+/** Restart began: children stopping; user lanes paused. */
+const F_RESTARTING = 2;
+/** Failed, waiting for the supervisor's directive; user lanes paused. */
+const F_SUSPENDED = 4;
+/** Children gone, Stopped delivered or being delivered. */
+const F_FINISHING = 8;
+/** Stopped by a supervisor after a failure: watchers see `why: 'failed'`. */
+const F_FAILED = 16;
+const PAUSED = F_STOPPING | F_RESTARTING | F_SUSPENDED;
+
+function isPromise(value: unknown): value is Promise<unknown> {
+  return (
+    value !== undefined &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
+function keyOf(pid: PID): string {
+  return `${pid.address}/${pid.id}`;
+}
+
+/**
+ * One local actor: its process (what PIDs reach), its mailbox and scheduling state, its
+ * turn, lifecycle and supervision. The user-facing Context methods are in ActorContext,
+ * which extends this class, so an actor is one object (plus its mailbox and instance).
+ *
+ * While an async turn is AWAITING, no turn runs: user messages queue, and system messages
+ * (stop, watch, unwatch, restart, Terminated, ReceiveTimeout, reenterAfter continuations)
+ * also wait in the system lane and are handled first once the promise settles. So a `stop`
+ * of an actor in the middle of an await takes effect right after the await finishes, and a
+ * receive timeout never fires into a turn that is still running.
+ */
+export abstract class ActorCell implements LocalProcess, Schedulable {
+  sched = IDLE;
+  dead = false;
+  /** F_* bits. */
+  flags = 0;
+  self!: PID;
+  actor: Actor;
+  readonly mailbox: Mailbox;
+  /** The lane entry being processed (a bare message or an Envelope). */
+  cur: unknown = undefined;
+  /** Children by id. */
+  protected kids: Map<string, PID> | null = null;
+  protected ext: CellExtras | null = null;
+
+  constructor(
+    readonly runtime: Runtime,
+    readonly props: Props,
+    readonly parent: PID | undefined,
+  ) {
+    this.mailbox = new Mailbox(props.capacity);
+    this.actor = props.producer();
+  }
+
+  // ── Process ────────────────────────────────────────────────────────────────────────────
+
+  get owner(): ProcessRegistry {
+    return this.runtime.registry;
+  }
+
+  get capacity(): number {
+    return this.mailbox.capacity;
+  }
+
+  post(entry: unknown, urgent: boolean): boolean {
+    const ok = urgent ? this.mailbox.pushUrgent(entry) : this.mailbox.pushUser(entry);
+    if (ok && this.sched === IDLE && (this.flags & PAUSED) === 0) {
+      this.runtime.dispatcher.wake(this);
+    }
+    return ok;
+  }
+
+  sendUserMessage(_pid: PID, envelope: MessageEnvelope): void {
+    const entry = entryOf(envelope.message, envelope.sender, envelope.header);
+    if (this.post(entry, envelope.priority === 'urgent')) return;
+    const error = new MailboxFullError(this.self.toString(), this.capacity);
+    this.runtime.deadLetters.publish(
+      this.self,
+      envelope.message,
+      envelope.sender,
+      'mailbox-full',
+      error,
+    );
+  }
+
+  sendSystemMessage(_pid: PID, message: unknown): void {
+    if (this.dead) {
+      if (message instanceof Watch) this.tellTerminated(message.watcher, this.terminatedWhy());
+      return;
+    }
+    this.mailbox.pushSystem(message);
+    this.runtime.dispatcher.wake(this);
+  }
+
+  stop(_pid: PID): void {
+    this.sendSystemMessage(this.self, new Stop());
+  }
+
+  // ── Schedulable ────────────────────────────────────────────────────────────────────────
+
+  hasWork(): boolean {
+    return this.mailbox.hasSystem() || ((this.flags & PAUSED) === 0 && this.mailbox.hasUser());
+  }
+
+  runTurn(budget: number): void {
+    const mailbox = this.mailbox;
+    for (let n = 0; n < budget; n++) {
+      if (mailbox.hasSystem()) {
+        this.processSystem(mailbox.shiftSystem());
+      } else {
+        if ((this.flags & PAUSED) !== 0 || !mailbox.hasUser()) break;
+        this.invokeUser(mailbox.shiftUser());
+      }
+      if (this.sched !== RUNNING) return; // AWAITING an async turn, or DEAD
+    }
+    this.runtime.dispatcher.finishTurn(this);
+  }
+
+  // ── Turns ──────────────────────────────────────────────────────────────────────────────
+
+  /** Runs receive for one user entry (also ReceiveTimeout and watched Terminated). */
+  protected invokeUser(entry: unknown): void {
+    this.cur = entry;
+    const message = entry instanceof Envelope ? entry.message : entry;
+    if (message instanceof PoisonPill) {
+      this.beginStop('stopped');
+      return;
+    }
+    const x = this.ext;
+    if (x !== null && x.receiveTimeoutMs !== 0 && !isNotInfluencing(message)) {
+      x.lastActivity = performance.now();
+    }
+    let result: unknown;
+    try {
+      result = this.receive();
+    } catch (error) {
+      this.fail(error, message);
+      return;
+    }
+    if (isPromise(result)) this.awaitTurn(result, message, undefined);
+  }
+
+  /** Receive through the middleware chain, if any. */
+  protected receive(): void | Promise<void> {
+    const chain = this.props.receiveChain;
+    return chain !== undefined ? chain(this as never) : this.invokeActor();
+  }
+
+  /** The current behavior (top of `become`'s stack, else the instance's receive). */
+  invokeActor(): void | Promise<void> {
+    const behaviors = this.ext?.behaviors;
+    if (behaviors !== undefined && behaviors.length !== 0) {
+      return behaviors[behaviors.length - 1]!(this as never);
+    }
+    return this.actor.receive(this as never);
+  }
+
+  /**
+   * RUNNING → AWAITING until `promise` settles; then `after` (if any) runs as the rest of the
+   * turn, and a rejection is a failure for supervision (a lifecycle rejection is logged).
+   */
+  protected awaitTurn(
+    promise: Promise<unknown>,
+    message: unknown,
+    after: (() => void) | undefined,
+  ): void {
+    const dispatcher = this.runtime.dispatcher;
+    dispatcher.suspend(this);
+    const settle = (error: unknown, failed: boolean): void => {
+      if (!dispatcher.resume(this)) return;
+      const x = this.ext;
+      if (x !== null && x.receiveTimeoutMs !== 0) x.lastActivity = performance.now();
+      if (failed) this.turnFailed(error, message);
+      if (after !== undefined) after();
+      if (this.sched === RUNNING) dispatcher.finishTurn(this);
+    };
+    promise.then(
+      () => settle(undefined, false),
+      (error: unknown) => settle(error, true),
+    );
+  }
+
+  private turnFailed(error: unknown, message: unknown): void {
+    if (
+      message instanceof Stopping ||
+      message instanceof Stopped ||
+      message instanceof Restarting
+    ) {
+      this.runtime.logger.error(
+        { actor: this.self.toString(), err: error },
+        'lifecycle handler failed',
+      );
+    } else this.fail(error, message);
+  }
+
+  /** Delivers a lifecycle message to receive; `after` runs once it (and any await) is done. */
+  protected lifecycle(message: unknown, after: (() => void) | undefined): void {
+    this.cur = message;
+    let result: unknown;
+    try {
+      result = this.receive();
+    } catch (error) {
+      this.turnFailed(error, message);
+      after?.();
+      return;
+    }
+    if (isPromise(result)) this.awaitTurn(result, message, after);
+    else after?.();
+  }
+
+  // ── System messages ────────────────────────────────────────────────────────────────────
+
+  private processSystem(message: unknown): void {
+    if (message === STARTED) this.lifecycle(STARTED, undefined);
+    else if (message instanceof Stop) this.beginStop(message.why);
+    else if (message instanceof Watch) this.addWatcher(message.watcher);
+    else if (message instanceof Unwatch) this.extras().watchers?.delete(keyOf(message.watcher));
+    else if (message instanceof Terminated) this.onTerminated(message);
+    else if (message instanceof Failure) this.onChildFailure(message);
+    else if (message instanceof Restart) this.beginRestart();
+    else if (message instanceof ResumeMailbox) this.unpause(F_SUSPENDED);
+    else if (message instanceof Continuation) this.runContinuation(message);
+    else if (message === RECEIVE_TIMEOUT) this.deliverToUser(message);
+    else this.runtime.logger.warn({ actor: this.self.toString() }, 'unknown system message');
+  }
+
+  /** ReceiveTimeout / watched Terminated / continuations: held while the actor is paused. */
+  private deliverToUser(message: unknown): boolean {
+    if ((this.flags & F_STOPPING) !== 0) return false;
+    if ((this.flags & PAUSED) !== 0) {
+      (this.extras().deferred ??= []).push(message);
+      return false;
+    }
+    if (message instanceof Continuation) {
+      this.cur = message.entry;
+      let result: unknown;
+      try {
+        result = message.run();
+      } catch (error) {
+        this.fail(error, message.entry);
+        return true;
+      }
+      if (isPromise(result)) this.awaitTurn(result, message.entry, undefined);
+    } else this.invokeUser(message);
+    return true;
+  }
+
+  private runContinuation(c: Continuation): void {
+    this.deliverToUser(c);
+  }
+
+  private unpause(flag: number): void {
+    this.flags &= ~flag;
+    if ((this.flags & PAUSED) !== 0) return;
+    const deferred = this.ext?.deferred;
+    if (deferred !== undefined) {
+      this.ext!.deferred = undefined;
+      for (const m of deferred) this.mailbox.pushSystem(m);
+    }
+  }
+
+  private addWatcher(watcher: PID): void {
+    if ((this.flags & F_FINISHING) !== 0) {
+      this.tellTerminated(watcher, this.terminatedWhy());
+      return;
+    }
+    (this.extras().watchers ??= new Map()).set(keyOf(watcher), watcher);
+  }
+
+  private onTerminated(t: Terminated): void {
+    const kids = this.kids;
+    if (kids !== null && this.runtime.registry.isLocal(t.who) && kids.delete(t.who.id)) {
+      if (kids.size === 0) this.kids = null;
+      if ((this.flags & F_STOPPING) !== 0) {
+        this.tryFinishStop();
+        return;
+      }
+      if ((this.flags & F_RESTARTING) !== 0) this.tryFinishRestart();
+    }
+    const watching = this.ext?.watching;
+    if (watching === undefined || !watching.has(keyOf(t.who))) return;
+    if ((this.flags & PAUSED) !== 0) {
+      if ((this.flags & F_STOPPING) === 0) (this.extras().deferred ??= []).push(t);
+      return;
+    }
+    watching.delete(keyOf(t.who));
+    this.invokeUser(t);
+  }
+
+  // ── Supervision ────────────────────────────────────────────────────────────────────────
+
+  /** This actor failed: pause the user lanes and ask the supervisor. */
+  fail(reason: unknown, message: unknown): void {
+    const rt = this.runtime;
+    if ((this.flags & F_STOPPING) !== 0) {
+      rt.logger.error({ actor: this.self.toString(), err: reason }, 'actor failed while stopping');
+      return;
+    }
+    rt.logger.warn({ actor: this.self.toString(), err: reason }, 'actor failed');
+    this.flags |= F_SUSPENDED;
+    const failure = new Failure(this.self, reason, this.extras().stats(), message);
+    const parent = this.parent;
+    if (parent === undefined) rt.guardianFailure(failure);
+    else rt.registry.get(parent).sendSystemMessage(parent, failure);
+  }
+
+  private onChildFailure(f: Failure): void {
+    const strategy = this.props.supervisor ?? DEFAULT_SUPERVISOR_STRATEGY;
+    strategy.handleFailure(this as never, f.who, f.stats, f.reason, f.message);
+  }
+
+  protected sendSystem(pids: PID[], message: unknown): void {
+    const registry = this.runtime.registry;
+    for (const pid of pids) registry.get(pid).sendSystemMessage(pid, message);
+  }
+
+  resumeChildren(...pids: PID[]): void {
+    this.sendSystem(pids, RESUME_MAILBOX);
+  }
+
+  restartChildren(...pids: PID[]): void {
+    this.sendSystem(pids, RESTART);
+  }
+
+  stopChildren(...pids: PID[]): void {
+    this.sendSystem(pids, new Stop('failed'));
+  }
+
+  escalateFailure(reason: unknown, message: unknown): void {
+    this.fail(reason, message);
+  }
+
+  private beginRestart(): void {
+    if ((this.flags & (F_STOPPING | F_RESTARTING)) !== 0) return;
+    this.flags |= F_RESTARTING;
+    if (this.kids !== null) this.sendSystem([...this.kids.values()], new Stop());
+    this.tryFinishRestart();
+  }
+
+  private tryFinishRestart(): void {
+    if (this.kids !== null) return;
+    this.lifecycle(RESTARTING, () => {
+      try {
+        this.actor = this.props.producer();
+      } catch (error) {
+        this.runtime.logger.error({ actor: this.self.toString(), err: error }, 'producer failed');
+        this.flags &= ~F_RESTARTING;
+        this.beginStop('failed');
+        return;
+      }
+      if (this.ext !== null) this.ext.behaviors = undefined;
+      // Started goes first: it is in the system lane, drained before any user message.
+      this.mailbox.pushSystem(STARTED);
+      this.unpause(F_RESTARTING | F_SUSPENDED);
+    });
+  }
+
+  // ── Stopping ───────────────────────────────────────────────────────────────────────────
+
+  /** Stopping → (children stop) → Stopped → unregistered, watchers and parent told. */
+  protected beginStop(why: TerminatedReason): void {
+    if ((this.flags & F_STOPPING) !== 0) return;
+    this.flags |= F_STOPPING;
+    if (why === 'failed') this.flags |= F_FAILED;
+    const x = this.ext;
+    if (x !== null && x.receiveTimer !== undefined) x.receiveTimer.cancel();
+    if (this.kids !== null) this.sendSystem([...this.kids.values()], new Stop());
+    this.lifecycle(STOPPING, () => this.tryFinishStop());
+  }
+
+  private tryFinishStop(): void {
+    if (this.kids !== null || (this.flags & F_FINISHING) !== 0) return;
+    if (this.sched === AWAITING) return; // Stopping still running: its `after` comes back here
+    this.flags |= F_FINISHING;
+    this.lifecycle(STOPPED, () => this.finalize());
+  }
+
+  private terminatedWhy(): TerminatedReason {
+    return (this.flags & F_FAILED) !== 0 ? 'failed' : 'stopped';
+  }
+
+  private tellTerminated(to: PID, why: TerminatedReason): void {
+    this.runtime.registry.get(to).sendSystemMessage(to, new Terminated(this.self, why));
+  }
+
+  private finalize(): void {
+    const rt = this.runtime;
+    this.dead = true;
+    rt.registry.remove(this.self);
+    rt.dispatcher.retire(this);
+    const why = this.terminatedWhy();
+    // Never a silent drop: what was still queued is dead-lettered (pending requests reject).
+    for (const entry of this.mailbox.drainUser()) {
+      const e = entry instanceof Envelope ? entry : undefined;
+      const message = e === undefined ? entry : e.message;
+      if (!(message instanceof PoisonPill)) {
+        rt.deadLetters.publish(this.self, message, e?.sender, 'stopped');
+      }
+    }
+    for (let m = this.mailbox.shiftSystem(); m !== undefined; m = this.mailbox.shiftSystem()) {
+      if (m instanceof Watch) this.tellTerminated(m.watcher, why);
+    }
+    const x = this.ext;
+    if (x !== null) {
+      for (const w of x.watchers?.values() ?? []) this.tellTerminated(w, why);
+      const unwatch = new Unwatch(this.self);
+      for (const w of x.watching?.values() ?? []) rt.registry.get(w).sendSystemMessage(w, unwatch);
+    }
+    if (this.parent === undefined) rt.topLevelTerminated(this.self);
+    else this.tellTerminated(this.parent, why);
+  }
+
+  protected extras(): CellExtras {
+    return (this.ext ??= new CellExtras());
+  }
+}

@@ -1,0 +1,256 @@
+import { performance } from 'node:perf_hooks';
+import type { ReceiveFunc } from '../actor';
+import type { ActorSystem } from '../actor-system';
+import type { Context, SendOptions, SenderContext } from '../context';
+import { InvalidOptionError, SystemShutdownError } from '../errors';
+import type { RequestOptions } from '../future-process';
+import { POISON_PILL, RECEIVE_TIMEOUT, STARTED, Unwatch, Watch } from '../messages';
+import type { PID } from '../pid';
+import type { MessageEnvelope } from '../process';
+import type { Props } from '../props';
+import type { TimerWheel } from '../timer-wheel';
+import { ActorCell } from './actor-cell';
+import { Envelope } from './envelope';
+import type { Runtime } from './runtime';
+import { deliver, entryOf, requestEntry, sendEntry } from './send';
+import { Continuation } from './system-messages';
+
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+/** Set while trySend runs a sender-middleware chain: the chain's last step reports back. */
+let trying = false;
+let tryAccepted = true;
+
+/**
+ * Starts an actor: registers it (taken name → NameExistsError), links it to its parent, and
+ * queues Started. Shared by the root context and actor contexts.
+ */
+export function spawnActor(
+  rt: Runtime,
+  props: Props,
+  parent: ActorContext | undefined,
+  name: string | undefined,
+): PID {
+  if (rt.isShuttingDown) throw new SystemShutdownError(rt.name);
+  if (name !== undefined && (typeof name !== 'string' || name.length === 0)) {
+    throw new InvalidOptionError('name', 'spawnNamed needs a non-empty string');
+  }
+  const cell = new ActorContext(rt, props, parent?.self);
+  const id =
+    name === undefined ? rt.registry.nextId() : parent ? `${parent.self.id}/${name}` : name;
+  cell.self = rt.registry.add(id, cell);
+  if (parent === undefined) rt.topLevelSpawned(cell.self);
+  else parent.adopt(cell.self);
+  cell.mailbox.pushSystem(STARTED);
+  rt.dispatcher.wake(cell);
+  return cell.self;
+}
+
+/** An actor as its `receive` sees it: the cell plus the Context API. */
+export class ActorContext extends ActorCell implements Context {
+  get system(): ActorSystem {
+    return this.runtime as unknown as ActorSystem;
+  }
+
+  get message(): unknown {
+    const c = this.cur;
+    return c instanceof Envelope ? c.message : c;
+  }
+
+  get sender(): PID | undefined {
+    const c = this.cur;
+    return c instanceof Envelope ? c.sender : undefined;
+  }
+
+  get headers(): Readonly<Record<string, string>> {
+    const c = this.cur;
+    return (c instanceof Envelope ? c.header : undefined) ?? NO_HEADERS;
+  }
+
+  get children(): PID[] {
+    return this.kids === null ? [] : [...this.kids.values()];
+  }
+
+  get receiveTimeout(): number {
+    return this.ext?.receiveTimeoutMs ?? 0;
+  }
+
+  get timers(): TimerWheel {
+    return this.runtime.timers;
+  }
+
+  /** @internal */
+  adopt(child: PID): void {
+    (this.kids ??= new Map()).set(child.id, child);
+  }
+
+  // ── Sending ────────────────────────────────────────────────────────────────────────────
+
+  send(pid: PID, message: unknown, options?: SendOptions): void {
+    const chain = this.props.senderChain;
+    if (chain !== undefined) {
+      chain(this, pid, { message, ...options });
+      return;
+    }
+    if (options === undefined) sendEntry(this.runtime, pid, message, false);
+    else {
+      const entry = entryOf(message, options.sender, options.header);
+      sendEntry(this.runtime, pid, entry, options.priority === 'urgent');
+    }
+  }
+
+  trySend(pid: PID, message: unknown, options?: SendOptions): boolean {
+    const chain = this.props.senderChain;
+    if (chain !== undefined) {
+      trying = true;
+      tryAccepted = true;
+      try {
+        chain(this, pid, { message, ...options });
+      } finally {
+        trying = false;
+      }
+      return tryAccepted;
+    }
+    const entry = entryOf(message, options?.sender, options?.header);
+    return deliver(this.runtime, pid, entry, options?.priority === 'urgent');
+  }
+
+  /** The last step of the sender-middleware chain. @internal */
+  deliverEnvelope(_ctx: SenderContext, target: PID, envelope: MessageEnvelope): void {
+    const entry = entryOf(envelope.message, envelope.sender, envelope.header);
+    const urgent = envelope.priority === 'urgent';
+    if (trying) tryAccepted = deliver(this.runtime, target, entry, urgent);
+    else sendEntry(this.runtime, target, entry, urgent);
+  }
+
+  request<T = unknown>(pid: PID, message: unknown, options?: RequestOptions): Promise<T> {
+    return requestEntry<T>(this.runtime, pid, message, options, this, this.props.senderChain);
+  }
+
+  respond(message: unknown): void {
+    const to = this.sender;
+    if (to === undefined) {
+      this.runtime.deadLetters.publish(this.self, message, undefined, 'no-sender');
+      return;
+    }
+    this.send(to, message);
+  }
+
+  forward(pid: PID): void {
+    const c = this.cur;
+    if (c instanceof Envelope) this.send(pid, c.message, { sender: c.sender, header: c.header });
+    else this.send(pid, c);
+  }
+
+  // ── Spawning and stopping ──────────────────────────────────────────────────────────────
+
+  spawn(props: Props): PID {
+    return spawnActor(this.runtime, props, this, undefined);
+  }
+
+  spawnNamed(props: Props, name: string): PID {
+    return spawnActor(this.runtime, props, this, name);
+  }
+
+  override stop(pid: PID): void {
+    if (pid === this.self || pid.equals(this.self)) super.stop(pid);
+    else this.runtime.registry.get(pid).stop(pid);
+  }
+
+  poison(pid: PID): void {
+    sendEntry(this.runtime, pid, POISON_PILL, false);
+  }
+
+  watch(pid: PID): void {
+    (this.extras().watching ??= new Map()).set(`${pid.address}/${pid.id}`, pid);
+    this.runtime.registry.get(pid).sendSystemMessage(pid, new Watch(this.self));
+  }
+
+  unwatch(pid: PID): void {
+    this.ext?.watching?.delete(`${pid.address}/${pid.id}`);
+    this.runtime.registry.get(pid).sendSystemMessage(pid, new Unwatch(this.self));
+  }
+
+  // ── Receive timeout ────────────────────────────────────────────────────────────────────
+
+  setReceiveTimeout(ms: number): void {
+    if (!(ms > 0 && Number.isFinite(ms))) {
+      throw new InvalidOptionError('receiveTimeout', `${ms} is not a positive number of ms`);
+    }
+    const x = this.extras();
+    x.receiveTimeoutMs = ms;
+    x.lastActivity = performance.now();
+    x.receiveTimer?.cancel();
+    x.onReceiveTimer ??= () => this.receiveTimerFired();
+    x.receiveTimer = this.runtime.timers.schedule(ms, x.onReceiveTimer);
+  }
+
+  cancelReceiveTimeout(): void {
+    const x = this.ext;
+    if (x === null) return;
+    x.receiveTimeoutMs = 0;
+    x.receiveTimer?.cancel();
+    x.receiveTimer = undefined;
+  }
+
+  /**
+   * The wheel entry fired. Messages only stamp `lastActivity` (no timer work per message);
+   * if one came since, the entry is re-armed for the remainder instead.
+   */
+  private receiveTimerFired(): void {
+    const x = this.ext!;
+    x.receiveTimer = undefined;
+    if (this.dead || x.receiveTimeoutMs === 0) return;
+    const now = performance.now();
+    const idle = now - x.lastActivity;
+    if (idle < x.receiveTimeoutMs) {
+      x.receiveTimer = this.runtime.timers.schedule(x.receiveTimeoutMs - idle, x.onReceiveTimer!);
+      return;
+    }
+    x.lastActivity = now;
+    x.receiveTimer = this.runtime.timers.schedule(x.receiveTimeoutMs, x.onReceiveTimer!);
+    this.sendSystemMessage(this.self, RECEIVE_TIMEOUT);
+  }
+
+  // ── Stash, behaviors, reentrancy ───────────────────────────────────────────────────────
+
+  stash(): void {
+    (this.extras().stash ??= []).push(this.cur);
+  }
+
+  unstashAll(): void {
+    const x = this.ext;
+    if (x === null || x.stash === undefined) return;
+    const stashed = x.stash;
+    x.stash = undefined;
+    this.mailbox.prependUser(stashed);
+  }
+
+  become(behavior: ReceiveFunc): void {
+    (this.extras().behaviors ??= []).push(behavior);
+  }
+
+  unbecome(): void {
+    this.ext?.behaviors?.pop();
+  }
+
+  reenterAfter<T>(
+    promise: Promise<T>,
+    callback: (value: T | undefined, error: unknown) => void | Promise<void>,
+  ): void {
+    const entry = this.cur;
+    promise.then(
+      (value) => this.continueWith(new Continuation(entry, () => callback(value, undefined))),
+      (error: unknown) =>
+        this.continueWith(new Continuation(entry, () => callback(undefined, error))),
+    );
+  }
+
+  private continueWith(c: Continuation): void {
+    if (this.dead) {
+      this.runtime.logger.debug({ actor: this.self.toString() }, 'reenterAfter after stop');
+      return;
+    }
+    this.sendSystemMessage(this.self, c);
+  }
+}

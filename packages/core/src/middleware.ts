@@ -1,0 +1,38 @@
+import type { ReceiveFunc } from './actor';
+import type { SenderContext } from './context';
+import type { PID } from './pid';
+import type { MessageEnvelope } from './process';
+
+/** Wraps an actor's receive: may act before and after `next(ctx)`, or not call it. */
+export type ReceiveMiddleware = (next: ReceiveFunc) => ReceiveFunc;
+
+/** Delivers an outgoing envelope to `target`. */
+export type SenderFunc = (ctx: SenderContext, target: PID, envelope: MessageEnvelope) => void;
+
+/** Wraps an actor's outgoing sends (send, request, respond, forward). */
+export type SenderMiddleware = (next: SenderFunc) => SenderFunc;
+
+/**
+ * Folds middleware around `last` so they run in registration order: the first registered is
+ * the outermost (as proto-actor's makeInboundMiddlewareChain).
+ */
+export function makeReceiveChain(
+  middleware: readonly ReceiveMiddleware[],
+  last: ReceiveFunc,
+): ReceiveFunc | undefined {
+  if (middleware.length === 0) return undefined;
+  let h = last;
+  for (let i = middleware.length - 1; i >= 0; i--) h = middleware[i]!(h);
+  return h;
+}
+
+/** Same for sender middleware. */
+export function makeSenderChain(
+  middleware: readonly SenderMiddleware[],
+  last: SenderFunc,
+): SenderFunc | undefined {
+  if (middleware.length === 0) return undefined;
+  let h = last;
+  for (let i = middleware.length - 1; i >= 0; i--) h = middleware[i]!(h);
+  return h;
+}

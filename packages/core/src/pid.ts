@@ -1,0 +1,43 @@
+import type { LocalProcess } from './process';
+
+/**
+ * The address of a process (an actor, a request's future, a remote actor): `address` is the
+ * node (`'nonhost'` until remoting starts, then `host:port`), `id` is unique on that node.
+ *
+ * @example
+ * const pid = system.root.spawn(Props.fromFunc((ctx) => ctx.respond(ctx.message)));
+ * pid.toString(); // 'nonhost/$1'
+ */
+export class PID {
+  /**
+   * The local process this PID resolved to, so sends skip the registry lookup. Checked against
+   * its owner and liveness before every use (see ProcessRegistry.get).
+   * @internal
+   */
+  _p: LocalProcess | undefined = undefined;
+
+  constructor(
+    readonly address: string,
+    readonly id: string,
+  ) {}
+
+  /** `address/id`. */
+  toString(): string {
+    return `${this.address}/${this.id}`;
+  }
+
+  /** Same address and id (PIDs are values; two objects may name one process). */
+  equals(other: PID | undefined | null): boolean {
+    return (
+      other !== undefined &&
+      other !== null &&
+      other.id === this.id &&
+      other.address === this.address
+    );
+  }
+
+  /** Plain form for JSON and logs. */
+  toJSON(): { address: string; id: string } {
+    return { address: this.address, id: this.id };
+  }
+}
