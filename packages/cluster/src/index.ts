@@ -24,6 +24,12 @@ export {
 } from './providers/memory/memory-provider';
 export type { MemoryProviderOptions } from './providers/memory/memory-provider';
 export { MemoryClusterTable } from './providers/memory/memory-table';
+export { EtcdProvider } from './providers/etcd/etcd-provider';
+export {
+  DEFAULT_ETCD_PROVIDER_OPTIONS,
+  MIN_ETCD_TTL_SECONDS,
+} from './providers/etcd/etcd-provider-options';
+export type { EtcdProviderOptions } from './providers/etcd/etcd-provider-options';
 export { shardOf, fnv1a32 } from './placement/shard-of';
 export { ownerOf, hostsOf } from './placement/owner-of';
 export type { ClusterLogger } from './internal/logger';

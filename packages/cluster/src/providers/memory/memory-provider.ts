@@ -170,7 +170,8 @@ export class MemoryProvider implements ClusterProvider {
   private loseLease(): void {
     if (this.lost || !this.self) return;
     this.lost = true;
-    this.healthListeners.emit('lease-lost');
+    // leaseValid() is already false; listeners run after the caller (often canServe) returns.
+    queueMicrotask(() => this.healthListeners.emit('lease-lost'));
     this.table.revokeLease(this.leaseId);
     setTimeout(() => {
       if (!this.self || !this.timer) return;

@@ -1,0 +1,116 @@
+import type { IKeyValue } from 'etcd3';
+import type { Member, MemberStatus } from '../../membership/topology';
+
+/** What a member key stores; the incarnation is the key's create revision, not stored. */
+interface MemberValue {
+  id: string;
+  address: string;
+  kinds: string[];
+  status: MemberStatus;
+}
+
+/** What a claim key stores (for people reading etcd; the provider only needs the holder id). */
+interface ClaimValue {
+  member: string;
+  incarnation: number;
+}
+
+/** A key under the cluster root, parsed. */
+export type ParsedKey =
+  { type: 'member'; id: string } | { type: 'shard'; kind: string; shard: number } | undefined;
+
+/**
+ * The key layout of one cluster: `<prefix>/<cluster>/members/<id>` (on the member's lease) and
+ * `<prefix>/<cluster>/shards/<kind>/<n>` (claims, on the holder's lease).
+ */
+export class EtcdKeys {
+  /** `<prefix>/<cluster>/`: the one watched range. */
+  readonly root: string;
+  /** `<root>members/`. */
+  readonly members: string;
+  private readonly shards: string;
+
+  constructor(prefix: string, cluster: string) {
+    this.root = `${prefix}/${cluster}/`;
+    this.members = `${this.root}members/`;
+    this.shards = `${this.root}shards/`;
+  }
+
+  /** Key of a member. */
+  member(id: string): Buffer {
+    return Buffer.from(this.members + id);
+  }
+
+  /** Key of a shard claim. */
+  shard(kind: string, shard: number): Buffer {
+    return Buffer.from(`${this.shards}${kind}/${shard}`);
+  }
+
+  /** Parses a key under the root. */
+  parse(key: Buffer): ParsedKey {
+    const text = key.toString();
+    if (text.startsWith(this.members))
+      return { type: 'member', id: text.slice(this.members.length) };
+    if (text.startsWith(this.shards)) {
+      const rest = text.slice(this.shards.length);
+      const slash = rest.lastIndexOf('/');
+      const shard = Number(rest.slice(slash + 1));
+      if (slash > 0 && Number.isInteger(shard))
+        return { type: 'shard', kind: rest.slice(0, slash), shard };
+    }
+    return undefined;
+  }
+}
+
+/** The end of the range of every key starting with `prefix` (prefix with its last byte + 1). */
+export function prefixEnd(prefix: string): Buffer {
+  const end = Buffer.from(prefix);
+  for (let i = end.length - 1; i >= 0; i--) {
+    if (end[i] < 0xff) {
+      end[i]++;
+      return end.subarray(0, i + 1);
+    }
+  }
+  return Buffer.from([0]);
+}
+
+/** Encodes a member key's value. */
+export function encodeMember(m: MemberValue): Buffer {
+  return Buffer.from(
+    JSON.stringify({ id: m.id, address: m.address, kinds: m.kinds, status: m.status }),
+  );
+}
+
+/** Decodes a member key; undefined if the value is not one of ours. */
+export function decodeMember(kv: IKeyValue): Member | undefined {
+  try {
+    const v = JSON.parse(kv.value.toString()) as Partial<MemberValue>;
+    if (typeof v.id !== 'string' || typeof v.address !== 'string' || !Array.isArray(v.kinds))
+      return undefined;
+    const status: MemberStatus = v.status === 'leaving' || v.status === 'joining' ? v.status : 'up';
+    return {
+      id: v.id,
+      address: v.address,
+      kinds: v.kinds.map(String),
+      status,
+      incarnation: Number(kv.create_revision),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Encodes a claim key's value. */
+export function encodeClaim(c: ClaimValue): Buffer {
+  return Buffer.from(JSON.stringify(c));
+}
+
+/** The holder id of a claim key ('?' if the value is not one of ours). */
+export function claimHolder(kv: IKeyValue): string {
+  try {
+    const v = JSON.parse(kv.value.toString()) as Partial<ClaimValue>;
+    return typeof v.member === 'string' ? v.member : '?';
+  } catch {
+    return '?';
+  }
+}

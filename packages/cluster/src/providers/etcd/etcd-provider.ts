@@ -1,0 +1,338 @@
+import { Etcd3, type IOptions } from 'etcd3';
+import { JoinTimeoutError, LeaseLostError, NotJoinedError } from '../../errors';
+import { Listeners } from '../../internal/listeners';
+import { NOOP_LOGGER, type ClusterLogger } from '../../internal/logger';
+import type { MemberStatus, Topology } from '../../membership/topology';
+import type {
+  ClaimReleased,
+  ClaimResult,
+  ClusterProvider,
+  JoinRequest,
+  LeaseHealth,
+} from '../cluster-provider';
+import { claimHolder, encodeClaim, encodeMember, EtcdKeys } from './etcd-keys';
+import { EtcdLeaseKeeper, revokeLease } from './etcd-lease-keeper';
+import {
+  resolveEtcdProviderOptions,
+  type EtcdProviderOptions,
+  type ResolvedEtcdProviderOptions,
+} from './etcd-provider-options';
+import { EtcdTopologyWatch, watchBackoff } from './etcd-topology-watch';
+
+/** First retry delay of registration while etcd is unreachable. */
+const REGISTER_BACKOFF_INITIAL_MS = 100;
+/** Cap of the registration backoff: a member comes back within this long of etcd returning. */
+const REGISTER_BACKOFF_MAX_MS = 1000;
+/**
+ * gRPC reconnect backoff to etcd (grpc-js defaults to 1 s growing to 120 s, far too slow for a
+ * lease of a few seconds).
+ */
+const GRPC_CHANNEL_OPTIONS = {
+  'grpc.initial_reconnect_backoff_ms': 100,
+  'grpc.max_reconnect_backoff_ms': 1000,
+};
+
+/**
+ * A policy that runs the call once: fencing and retries are ours, and etcd3's default circuit
+ * breaker would refuse calls for 5 s after etcd returns. Async so a sync throw becomes a rejection.
+ */
+const PASS_THROUGH_POLICY = { execute: async <T>(fn: () => T | Promise<T>): Promise<T> => fn() };
+
+/**
+ * ClusterProvider on etcd (etcd3 client). The member key `<prefix>/<cluster>/members/<id>` lives
+ * on a lease kept alive well inside `ttlSeconds`; a watch on `<prefix>/<cluster>/` drives the
+ * topology. Claims are keys `<prefix>/<cluster>/shards/<kind>/<n>` created in a transaction only
+ * if absent, on the member's lease; the epoch is the key's create revision; release deletes only
+ * if the epoch matches. A member that cannot prove its lease alive fences itself (`lease-lost`),
+ * revokes the old lease, re-registers with a new one (new incarnation) and reports
+ * `lease-restored`.
+ *
+ * @example
+ * const provider = new EtcdProvider({ endpoints: ['http://127.0.0.1:2379'], ttlSeconds: 3 });
+ * const cluster = await Cluster.start({ name: 'shop', provider, kinds: ['Cart'] });
+ */
+export class EtcdProvider implements ClusterProvider {
+  private readonly options: ResolvedEtcdProviderOptions;
+  private readonly logger: ClusterLogger;
+  private client: Etcd3 | undefined;
+  private keys: EtcdKeys | undefined;
+  private self: JoinRequest | undefined;
+  private status: MemberStatus = 'up';
+  private incarnation = 0;
+  private lease: EtcdLeaseKeeper | undefined;
+  /** Leases of earlier registrations that still need revoking (their claims go with them). */
+  private readonly staleLeases = new Set<string>();
+  private watch: EtcdTopologyWatch | undefined;
+  private stopped = false;
+  private readonly topologyListeners = new Listeners<Topology>();
+  private readonly releaseListeners = new Listeners<ClaimReleased>();
+  private readonly healthListeners = new Listeners<LeaseHealth>();
+
+  /** Validates the options at once: a bad one throws InvalidClusterOptionError naming it. */
+  constructor(options: EtcdProviderOptions) {
+    this.options = resolveEtcdProviderOptions(options);
+    this.logger = this.options.logger ?? NOOP_LOGGER;
+  }
+
+  async join(self: JoinRequest): Promise<void> {
+    this.self = self;
+    this.keys = new EtcdKeys(this.options.prefix, self.cluster);
+    const etcdOptions: IOptions = {
+      ...this.options.etcd,
+      hosts: this.options.endpoints,
+      grpcOptions: { ...GRPC_CHANNEL_OPTIONS, ...this.options.etcd?.grpcOptions },
+      faultHandling: {
+        host: () => PASS_THROUGH_POLICY as never,
+        global: PASS_THROUGH_POLICY as never,
+        watchBackoff: watchBackoff() as never,
+        ...this.options.etcd?.faultHandling,
+      },
+    };
+    this.client = new Etcd3(etcdOptions);
+    try {
+      await this.registerWithRetry(Date.now() + this.options.joinTimeoutMs);
+      const watch = new EtcdTopologyWatch(
+        this.client,
+        this.keys,
+        this.logger,
+        this.options.requestTimeoutMs,
+      );
+      watch.topologyListeners.add((t) => this.topologyListeners.emit(t));
+      watch.releaseListeners.add((e) => this.releaseListeners.emit(e));
+      await watch.start();
+      this.watch = watch;
+    } catch (err) {
+      await this.teardown();
+      throw err;
+    }
+  }
+
+  async markLeaving(): Promise<void> {
+    this.status = 'leaving';
+    const lease = this.lease;
+    if (!lease || !lease.valid()) return; // re-registration writes the new status
+    await this.requireClient('markLeaving').kv.put(
+      {
+        key: this.requireKeys('markLeaving').member(this.requireSelf('markLeaving').id),
+        value: this.memberValue(),
+        lease: lease.id,
+      },
+      { deadline: Date.now() + this.options.requestTimeoutMs },
+    );
+  }
+
+  async leave(): Promise<void> {
+    if (!this.client || this.stopped) return;
+    this.stopped = true;
+    const lease = this.lease;
+    this.lease = undefined;
+    if (lease) this.staleLeases.add(lease.id);
+    lease?.stop();
+    await this.revokeStale(this.client).catch((err) => {
+      this.logger.warn(
+        { err },
+        'could not revoke the lease on leave; its keys expire with the TTL',
+      );
+    });
+    await this.teardown();
+  }
+
+  topology(): Topology {
+    return this.watch?.topology() ?? { version: 0, members: [] };
+  }
+
+  onTopology(listener: (t: Topology) => void): () => void {
+    return this.topologyListeners.add(listener);
+  }
+
+  async claim(kind: string, shard: number): Promise<ClaimResult> {
+    const client = this.requireClient('claim');
+    const self = this.requireSelf('claim');
+    const lease = this.lease;
+    if (!lease || !lease.valid()) throw new LeaseLostError(`claim ${kind}/${shard}`);
+    const key = this.requireKeys('claim').shard(kind, shard);
+    let res;
+    try {
+      res = await client.kv.txn(
+        {
+          compare: [{ key, target: 'Create', result: 'Equal', create_revision: 0 }],
+          success: [
+            {
+              request_put: {
+                key,
+                value: encodeClaim({ member: self.id, incarnation: this.incarnation }),
+                lease: lease.id,
+              },
+            },
+          ],
+          failure: [{ request_range: { key } }],
+        },
+        { deadline: Date.now() + this.options.requestTimeoutMs },
+      );
+    } catch (err) {
+      if (isLeaseNotFound(err)) {
+        this.loseLease(lease, 'etcd rejected a claim: lease not found');
+        throw new LeaseLostError(`claim ${kind}/${shard}`, { cause: err });
+      }
+      throw err;
+    }
+    if (res.succeeded) return { epoch: Number(res.header.revision) };
+    const kv = res.responses[0]?.response_range?.kvs[0];
+    if (!kv) return { heldBy: '?' }; // deleted in between: the release event triggers a retry
+    if (String(kv.lease) === lease.id) return { epoch: Number(kv.create_revision) };
+    return { heldBy: claimHolder(kv) };
+  }
+
+  async release(kind: string, shard: number, epoch: number): Promise<void> {
+    const client = this.requireClient('release');
+    const key = this.requireKeys('release').shard(kind, shard);
+    await client.kv.txn(
+      {
+        compare: [{ key, target: 'Create', result: 'Equal', create_revision: epoch }],
+        success: [{ request_delete_range: { key } }],
+        failure: [],
+      },
+      { deadline: Date.now() + this.options.requestTimeoutMs },
+    );
+  }
+
+  onClaimReleased(listener: (e: ClaimReleased) => void): () => void {
+    return this.releaseListeners.add(listener);
+  }
+
+  onLeaseHealth(listener: (e: LeaseHealth) => void): () => void {
+    return this.healthListeners.add(listener);
+  }
+
+  leaseValid(): boolean {
+    return this.lease !== undefined && this.lease.valid();
+  }
+
+  /** Registers, retrying with backoff until `deadline` (join) or forever (re-registration). */
+  private async registerWithRetry(deadline: number): Promise<void> {
+    let delay = REGISTER_BACKOFF_INITIAL_MS;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.register();
+        return;
+      } catch (err) {
+        if (this.stopped) throw err;
+        const endpoints = this.options.endpoints.join(', ');
+        if (Date.now() + delay >= deadline) {
+          throw new JoinTimeoutError(
+            `could not join cluster '${this.self?.cluster}' through etcd at ${endpoints} within ` +
+              `${this.options.joinTimeoutMs} ms (joinTimeoutMs) after ${attempt} attempts: ${(err as Error).message}`,
+            { cause: err },
+          );
+        }
+        this.logger.warn(
+          { err, endpoints: this.options.endpoints, attempt, retryInMs: delay },
+          `cannot register with etcd at ${endpoints}; retrying in ${delay} ms`,
+        );
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, REGISTER_BACKOFF_MAX_MS);
+      }
+    }
+  }
+
+  /**
+   * One registration: revoke stale leases, grant a lease, create the member key only if absent.
+   * A key still held by a lease that is not ours (a previous process with this id) is waited out.
+   */
+  private async register(): Promise<void> {
+    const client = this.requireClient('join');
+    const self = this.requireSelf('join');
+    await this.revokeStale(client);
+    const lease = await EtcdLeaseKeeper.grant(client, this.options, this.logger, (cause) =>
+      this.loseLease(lease, cause),
+    );
+    const key = this.requireKeys('join').member(self.id);
+    try {
+      const res = await client.kv.txn(
+        {
+          compare: [{ key, target: 'Create', result: 'Equal', create_revision: 0 }],
+          success: [{ request_put: { key, value: this.memberValue(), lease: lease.id } }],
+          failure: [{ request_range: { key } }],
+        },
+        { deadline: Date.now() + this.options.requestTimeoutMs },
+      );
+      if (!res.succeeded) {
+        const holder = res.responses[0]?.response_range?.kvs[0]?.lease;
+        throw new Error(
+          `member key of '${self.id}' is still held by lease ${holder} (another process with this id, or a previous incarnation whose lease has not expired yet)`,
+        );
+      }
+      this.incarnation = Number(res.header.revision);
+    } catch (err) {
+      await revokeLease(client, lease.id, this.options.requestTimeoutMs).catch(() => undefined);
+      throw err;
+    }
+    if (this.stopped) {
+      await revokeLease(client, lease.id, this.options.requestTimeoutMs).catch(() => undefined);
+      return;
+    }
+    this.lease = lease;
+    lease.start();
+  }
+
+  /** Fence now, then revoke the old lease and register again in the background. */
+  private loseLease(lease: EtcdLeaseKeeper, cause: string): void {
+    if (this.lease !== lease || this.stopped) return;
+    this.lease = undefined;
+    lease.stop();
+    this.staleLeases.add(lease.id);
+    this.logger.warn({ lease: lease.id, cause }, 'etcd lease lost: fencing and re-registering');
+    // leaseValid() is already false; listeners run after the caller (often canServe) returns.
+    queueMicrotask(() => this.healthListeners.emit('lease-lost'));
+    void this.registerWithRetry(Number.POSITIVE_INFINITY).then(
+      () => {
+        if (!this.stopped) this.healthListeners.emit('lease-restored');
+      },
+      (err) => this.logger.debug({ err }, 're-registration stopped'),
+    );
+  }
+
+  private async revokeStale(client: Etcd3): Promise<void> {
+    for (const id of [...this.staleLeases]) {
+      await revokeLease(client, id, this.options.requestTimeoutMs);
+      this.staleLeases.delete(id);
+    }
+  }
+
+  private memberValue(): Buffer {
+    const self = this.requireSelf('join');
+    return encodeMember({
+      id: self.id,
+      address: self.address,
+      kinds: self.kinds,
+      status: this.status,
+    });
+  }
+
+  private async teardown(): Promise<void> {
+    this.stopped = true;
+    await this.watch?.stop();
+    this.watch = undefined;
+    this.client?.close();
+    this.client = undefined;
+  }
+
+  private requireClient(operation: string): Etcd3 {
+    if (!this.client || this.stopped) throw new NotJoinedError(operation);
+    return this.client;
+  }
+
+  private requireSelf(operation: string): JoinRequest {
+    if (!this.self) throw new NotJoinedError(operation);
+    return this.self;
+  }
+
+  private requireKeys(operation: string): EtcdKeys {
+    if (!this.keys) throw new NotJoinedError(operation);
+    return this.keys;
+  }
+}
+
+function isLeaseNotFound(err: unknown): boolean {
+  return (err as Error)?.name === 'EtcdLeaseInvalidError' || /lease not found/.test(String(err));
+}

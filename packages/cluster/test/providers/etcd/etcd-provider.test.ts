@@ -1,0 +1,205 @@
+import { expect } from 'chai';
+import { Etcd3 } from 'etcd3';
+import { freePort, startEtcd, type EtcdHandle } from '@granary/testkit';
+import { InvalidClusterOptionError, JoinTimeoutError, LeaseLostError } from '../../../src/errors';
+import type { ClusterLogger } from '../../../src/internal/logger';
+import type { Topology } from '../../../src/membership/topology';
+import type { ClaimReleased, LeaseHealth } from '../../../src/providers/cluster-provider';
+import { EtcdProvider } from '../../../src/providers/etcd/etcd-provider';
+import type { EtcdProviderOptions } from '../../../src/providers/etcd/etcd-provider-options';
+
+function next<T>(
+  subscribe: (l: (v: T) => void) => () => void,
+  match: (v: T) => boolean,
+): Promise<T> {
+  return new Promise((resolve) => {
+    const off = subscribe((v) => {
+      if (match(v)) {
+        off();
+        resolve(v);
+      }
+    });
+  });
+}
+
+const self = (id: string, cluster = 'p') => ({ cluster, id, address: `${id}:1`, kinds: ['K'] });
+
+describe('EtcdProvider', () => {
+  describe('options', () => {
+    const bad: Array<[string, Partial<EtcdProviderOptions>]> = [
+      ['endpoints', { endpoints: [] }],
+      ['endpoints', { endpoints: ['not a url'] }],
+      ['ttlSeconds', { ttlSeconds: 1 }],
+      ['ttlSeconds', { ttlSeconds: 2.5 }],
+      ['keepAliveIntervalMs', { ttlSeconds: 3, keepAliveIntervalMs: 2000 }],
+      ['safetyMarginMs', { safetyMarginMs: 5000 }],
+      ['joinTimeoutMs', { joinTimeoutMs: 0 }],
+      ['prefix', { prefix: 'granary' }],
+    ];
+    for (const [option, opts] of bad) {
+      it(`rejects ${JSON.stringify(opts)} with an error naming ${option}`, () => {
+        expect(() => new EtcdProvider({ endpoints: ['http://127.0.0.1:2379'], ...opts }))
+          .to.throw(InvalidClusterOptionError, option)
+          .with.property('option', option);
+      });
+    }
+  });
+
+  describe('join with etcd unreachable', () => {
+    it('retries with a log line naming the endpoints, then throws JoinTimeoutError', async () => {
+      const endpoint = `http://127.0.0.1:${await freePort()}`;
+      const lines: string[] = [];
+      const logger: ClusterLogger = {
+        debug: () => undefined,
+        info: () => undefined,
+        warn: (_o, msg) => lines.push(String(msg)),
+        error: () => undefined,
+      };
+      const p = new EtcdProvider({
+        endpoints: [endpoint],
+        joinTimeoutMs: 800,
+        requestTimeoutMs: 200,
+        logger,
+      });
+      const started = Date.now();
+      const err = await p.join(self('x')).catch((e) => e);
+      expect(err).to.be.instanceOf(JoinTimeoutError);
+      expect(err.message).to.include(endpoint).and.include('joinTimeoutMs');
+      expect(Date.now() - started).to.be.below(3000);
+      expect(lines.length).to.be.greaterThan(0);
+      expect(lines[0]).to.include(endpoint);
+    });
+  });
+
+  describe('with etcd', () => {
+    let etcd: EtcdHandle;
+    let client: Etcd3;
+    let providers: EtcdProvider[] = [];
+    let cluster = 0;
+    before(async () => {
+      etcd = await startEtcd();
+      client = new Etcd3({ hosts: etcd.endpoints });
+    });
+    after(async () => {
+      client.close();
+      await etcd.stop();
+    });
+    beforeEach(() => cluster++);
+    afterEach(async () => {
+      await Promise.all(providers.map((p) => p.leave()));
+      providers = [];
+    });
+    function make(opts: Partial<EtcdProviderOptions> = {}): EtcdProvider {
+      const p = new EtcdProvider({ endpoints: etcd.endpoints, ttlSeconds: 2, ...opts });
+      providers.push(p);
+      return p;
+    }
+    const name = () => `p${cluster}`;
+
+    it('join writes the member key on a lease and lists the member with its create revision', async () => {
+      const a = make();
+      await a.join(self('a', name()));
+      const res = await client.get(`/granary/${name()}/members/a`).exec();
+      const kv = res.kvs[0];
+      expect(kv).to.not.equal(undefined);
+      expect(kv.lease).to.not.equal('0');
+      const t = a.topology();
+      expect(t.members.map((m) => [m.id, m.status, m.incarnation])).to.deep.equal([
+        ['a', 'up', Number(kv.create_revision)],
+      ]);
+    });
+
+    it('every member sees joins and leaves; the version grows and matches across members', async () => {
+      const a = make();
+      const b = make();
+      await a.join(self('a', name()));
+      const both = next<Topology>(
+        (l) => a.onTopology(l),
+        (t) => t.members.length === 2,
+      );
+      await b.join(self('b', name()));
+      const t = await both;
+      expect(t.version).to.equal(b.topology().version);
+      const gone = next<Topology>(
+        (l) => a.onTopology(l),
+        (t2) => t2.members.length === 1,
+      );
+      await b.leave();
+      expect((await gone).version).to.be.greaterThan(t.version);
+    });
+
+    it('claims only an absent shard: epoch = create revision, heldBy otherwise, idempotent for the holder', async () => {
+      const a = make();
+      const b = make();
+      await a.join(self('a', name()));
+      await b.join(self('b', name()));
+      const got = (await a.claim('K', 1)) as { epoch: number };
+      const kv = (await client.get(`/granary/${name()}/shards/K/1`).exec()).kvs[0];
+      expect(got.epoch).to.equal(Number(kv.create_revision));
+      expect(await b.claim('K', 1)).to.deep.equal({ heldBy: 'a' });
+      expect(await a.claim('K', 1)).to.deep.equal(got);
+    });
+
+    it('release deletes only with the current epoch and reports the release to every member', async () => {
+      const a = make();
+      const b = make();
+      await a.join(self('a', name()));
+      await b.join(self('b', name()));
+      const { epoch } = (await a.claim('K', 2)) as { epoch: number };
+      await a.release('K', 2, epoch - 1);
+      expect((await client.get(`/granary/${name()}/shards/K/2`).exec()).kvs).to.have.length(1);
+      const seen = next<ClaimReleased>(
+        (l) => b.onClaimReleased(l),
+        (e) => e.shard === 2,
+      );
+      await a.release('K', 2, epoch);
+      expect(await seen).to.deep.equal({ kind: 'K', shard: 2, epoch });
+      const again = (await b.claim('K', 2)) as { epoch: number };
+      expect(again.epoch).to.be.greaterThan(epoch);
+    });
+
+    it('a revoked lease: lease-lost, claims gone, re-registered with a new incarnation', async () => {
+      const a = make();
+      await a.join(self('a', name()));
+      await a.claim('K', 3);
+      const before = (await client.get(`/granary/${name()}/members/a`).exec()).kvs[0];
+      const events: LeaseHealth[] = [];
+      a.onLeaseHealth((e) => events.push(e));
+      const restored = next<LeaseHealth>(
+        (l) => a.onLeaseHealth(l),
+        (e) => e === 'lease-restored',
+      );
+      await client.leaseClient.leaseRevoke({ ID: before.lease });
+      await restored;
+      expect(events).to.deep.equal(['lease-lost', 'lease-restored']);
+      expect((await client.get(`/granary/${name()}/shards/K/3`).exec()).kvs).to.have.length(0);
+      const after = (await client.get(`/granary/${name()}/members/a`).exec()).kvs[0];
+      expect(Number(after.create_revision)).to.be.greaterThan(Number(before.create_revision));
+      expect(a.leaseValid()).to.equal(true);
+    });
+
+    it('fences at once after a blocked event loop: leaseValid false, claims refused', async () => {
+      const a = make();
+      await a.join(self('a', name()));
+      const lost = next<LeaseHealth>(
+        (l) => a.onLeaseHealth(l),
+        (e) => e === 'lease-lost',
+      );
+      const until = Date.now() + 1600; // > ttlSeconds * 1000 - safetyMarginMs = 1500
+      while (Date.now() < until);
+      expect(a.leaseValid()).to.equal(false);
+      const err = await a.claim('K', 0).catch((e) => e);
+      expect(err).to.be.instanceOf(LeaseLostError);
+      await lost;
+    });
+
+    it('leave deletes the member key and its claims at once', async () => {
+      const a = make();
+      await a.join(self('a', name()));
+      await a.claim('K', 4);
+      await a.leave();
+      const res = await client.getAll().prefix(`/granary/${name()}/`).keys();
+      expect(res).to.deep.equal([]);
+    });
+  });
+});
