@@ -41,3 +41,24 @@ export {
   LeaseLostError,
   ClusterStoppedError,
 } from './errors';
+export type { StateStore, StateRecord, StateWriteOptions } from './state/state-store';
+export { MemoryStateStore } from './state/memory/memory-state-store';
+export { RedisStateStore } from './state/redis/redis-state-store';
+export { DEFAULT_REDIS_STATE_STORE_OPTIONS } from './state/redis/redis-state-store-options';
+export type { RedisStateStoreOptions } from './state/redis/redis-state-store-options';
+export { PersistentState } from './state/persistent-state';
+export type { PersistentStateOptions } from './state/persistent-state';
+export { decodeState } from './state/codecs/state-codec';
+export type { StateCodec } from './state/codecs/state-codec';
+export { jsonStateCodec } from './state/codecs/json-state-codec';
+export type { JsonStateCodecOptions } from './state/codecs/json-state-codec';
+export { protobufStateCodec } from './state/codecs/protobuf-state-codec';
+export type { ProtobufStateType, ProtobufTypeRegistry } from './state/codecs/protobuf-state-codec';
+export {
+  StateStoreError,
+  InconsistentStateError,
+  StateUnavailableError,
+  StateDecodeError,
+  StateArgumentError,
+} from './state/errors';
+export type { StateConflictReason } from './state/errors';
