@@ -1,1 +1,32 @@
 export { VERSION } from './version';
+export { runCli, parseCliArguments } from './cli/cli';
+export type { CliArguments, CliOutput } from './cli/cli';
+export {
+  CodegenError,
+  InvalidOptionError,
+  NameClashError,
+  ProtoParseError,
+  StreamingRpcError,
+  UnsupportedProtoError,
+} from './errors';
+export { generate } from './generator/generate';
+export { DEFAULT_GENERATOR_OPTIONS } from './generator/options';
+export type { GeneratorOptions } from './generator/options';
+export { modelFromDescriptors } from './model/from-descriptors';
+export type { FileDescriptorObject } from './model/from-descriptors';
+export { loadProtoFiles } from './model/from-proto-files';
+export type { LoadProtoFilesOptions } from './model/from-proto-files';
+export type {
+  CodegenRequest,
+  EnumModel,
+  FieldModel,
+  FileModel,
+  GeneratedFile,
+  MessageModel,
+  MethodModel,
+  ScalarType,
+  ServiceModel,
+  TypeLocation,
+  TypeRef,
+} from './model/model';
+export { parsePluginParameter, runPlugin } from './plugin/plugin';

@@ -1,0 +1,63 @@
+import type { EnumModel, FieldModel, FileModel, MessageModel } from '../model/model';
+import { propertyName } from './names';
+
+/** A protobufjs JSON namespace (what `Root.addJSON` takes). */
+type JsonNamespace = Record<string, unknown>;
+
+/**
+ * The protobufjs JSON descriptor of a file's own messages and enums, embedded in the generated
+ * module so no .proto is read at run time. Field and oneof names are the TypeScript property
+ * names; types are fully qualified (`.pkg.Msg`), so references resolve from any module.
+ */
+export function descriptorOf(file: FileModel): JsonNamespace {
+  let nested: JsonNamespace = typesOf(file.messages, file.enums, file.syntax);
+  const parts = file.package === '' ? [] : file.package.split('.');
+  for (const part of parts.reverse()) nested = { [part]: { nested } };
+  return nested;
+}
+
+function typesOf(
+  messages: readonly MessageModel[],
+  enums: readonly EnumModel[],
+  edition: string,
+): JsonNamespace {
+  const out: JsonNamespace = {};
+  for (const message of messages) out[message.name] = messageJson(message, edition);
+  for (const e of enums) out[e.name] = enumJson(e, edition);
+  return out;
+}
+
+function messageJson(message: MessageModel, edition: string): JsonNamespace {
+  const fields: JsonNamespace = {};
+  const oneofs: Record<string, { oneof: string[] }> = {};
+  for (const name of message.oneofs) oneofs[propertyName(name)] = { oneof: [] };
+  for (const field of message.fields) {
+    const name = propertyName(field.name);
+    fields[name] = fieldJson(field);
+    if (field.oneof !== undefined) oneofs[propertyName(field.oneof)].oneof.push(name);
+    // protobufjs models proto3 `optional` as a synthetic one-member oneof, like protoc does.
+    if (field.proto3Optional) oneofs[`_${name}`] = { oneof: [name] };
+  }
+  const json: JsonNamespace = { edition, fields };
+  if (Object.keys(oneofs).length > 0) json.oneofs = oneofs;
+  if (message.messages.length + message.enums.length > 0) {
+    json.nested = typesOf(message.messages, message.enums, edition);
+  }
+  return json;
+}
+
+function fieldJson(field: FieldModel): JsonNamespace {
+  const json: JsonNamespace = {};
+  if (field.label === 'repeated' || field.label === 'required') json.rule = field.label;
+  if (field.label === 'map') json.keyType = field.mapKey;
+  json.type = field.type.kind === 'scalar' ? field.type.scalar : `.${field.type.fullName}`;
+  json.id = field.number;
+  if (field.proto3Optional) json.options = { proto3_optional: true };
+  return json;
+}
+
+function enumJson(e: EnumModel, edition: string): JsonNamespace {
+  const values: Record<string, number> = {};
+  for (const v of e.values) values[v.name] = v.number;
+  return { edition, values };
+}

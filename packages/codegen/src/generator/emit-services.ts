@@ -1,0 +1,97 @@
+import { NameClashError, StreamingRpcError } from '../errors';
+import type { FileModel, ServiceModel } from '../model/model';
+import type { FileScope } from './file-scope';
+import { kindHelperName, methodName, quote } from './names';
+
+/** Rejects streaming rpcs of a file, naming the rpc and the file. */
+export function checkUnary(file: FileModel): void {
+  for (const service of file.services) {
+    for (const m of service.methods) {
+      if (m.clientStreaming || m.serverStreaming) {
+        const direction =
+          m.clientStreaming && m.serverStreaming ? 'bidi' : m.clientStreaming ? 'client' : 'server';
+        throw new StreamingRpcError(`${service.fullName}.${m.name}`, file.name, direction);
+      }
+    }
+  }
+}
+
+/** Dispatch table, grain base class, client class and kind helper of one service. */
+export function emitService(service: ServiceModel, scope: FileScope): string[] {
+  const grain = scope.declare(`${service.name}Grain`, `service ${service.fullName}`);
+  const client = scope.declare(`${service.name}Client`, `service ${service.fullName}`);
+  const helper = scope.declare(kindHelperName(service.name), `service ${service.fullName}`);
+  const table = `$${service.name}Service`;
+  const methods = service.methods.map((m) => ({
+    model: m,
+    path: `${service.fullName}/${m.name}`,
+    name: methodName(m.name),
+    req: scope.typeRef(m.inputType),
+    res: scope.typeRef(m.outputType),
+    reqCodec: scope.codecRef(m.inputType),
+    resCodec: scope.codecRef(m.outputType),
+  }));
+  const names = new Set<string>();
+  for (const m of methods) {
+    if (names.has(m.name)) {
+      throw new NameClashError(
+        `two rpcs of ${service.fullName} in ${scope.file.name} map to the method name ${m.name}; rename one`,
+      );
+    }
+    names.add(m.name);
+  }
+  return [
+    `/** Dispatch table of service \`${service.fullName}\`: method identity → grain method. */`,
+    `const ${table} = $rt.defineService<${grain}, $GrainContext>(${quote(service.fullName)}, [`,
+    ...methods.map(
+      (m) =>
+        `  $rt.method(${quote(m.path)}, ${m.reqCodec}, ${m.resCodec}, (grain, request, ctx) => grain.${m.name}(request, ctx)),`,
+    ),
+    ']);',
+    '',
+    '/**',
+    ` * Grain base class of service \`${service.fullName}\`: extend it, override the rpcs, and`,
+    ` * register it with \`${helper}(() => new My${service.name}())\`. An rpc left out answers`,
+    ' * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.',
+    ' */',
+    `export abstract class ${grain} extends $rt.GrainBase<$GrainContext> {`,
+    '  /** The kind name grains of this service are registered under. */',
+    `  static readonly kindName = ${quote(service.fullName)};`,
+    `  protected readonly $service = ${table};`,
+    ...methods.flatMap((m) => [
+      '',
+      `  /** rpc \`${m.model.name}\` (\`${m.path}\`). */`,
+      `  ${m.name}(_request: ${m.req}, _ctx: $GrainContext): Promise<${m.res}> | ${m.res} {`,
+      `    return $rt.unimplemented(${quote(m.path)});`,
+      '  }',
+    ]),
+    '}',
+    '',
+    '/**',
+    ` * Typed client of service \`${service.fullName}\`:`,
+    ` * \`${client}.get(cluster, identity).${methods[0]?.name ?? 'method'}(request, { timeoutMs, signal, retries })\`.`,
+    ' */',
+    `export class ${client} extends $rt.GrainClient {`,
+    '  /** A client of grain `identity` (of kind `kindName`); creating one sends nothing. */',
+    `  static get(cluster: $rt.ClusterLike, identity: string, kindName: string = ${table}.kindName): ${client} {`,
+    `    return new ${client}(cluster, kindName, identity);`,
+    '  }',
+    ...methods.flatMap((m) => [
+      '',
+      `  /** rpc \`${m.model.name}\` (\`${m.path}\`). */`,
+      `  ${m.name}(request: ${m.req}, options?: $rt.CallOptions): Promise<${m.res}> {`,
+      `    return this.$invoke(${quote(m.path)}, ${m.reqCodec}, ${m.resCodec}, request, options);`,
+      '  }',
+    ]),
+    '}',
+    '',
+    `/** The kind of service \`${service.fullName}\`, for \`Cluster.start({ kinds: [...] })\`. */`,
+    `export function ${helper}(`,
+    `  factory: () => ${grain},`,
+    '  options?: Parameters<typeof $kind>[2],',
+    '): ReturnType<typeof $kind> {',
+    `  return $kind(${table}.kindName, factory, options ?? {});`,
+    '}',
+    '',
+  ];
+}

@@ -1,0 +1,107 @@
+import { NameClashError, UnsupportedProtoError } from '../errors';
+import type { FileModel, MessageModel, TypeLocation } from '../model/model';
+import { WELL_KNOWN_FILES } from '../runtime/well-known';
+import { importAlias, relativeImport, typeNameInFile } from './names';
+import type { GeneratorOptions } from './options';
+
+/**
+ * Names as seen from one generated module: how to write a type or codec declared here, in an
+ * imported module, or among the well-known types of the runtime, plus the imports that needs.
+ */
+export class FileScope {
+  /** Imported .proto file → namespace alias. */
+  private readonly imports = new Map<string, string>();
+  private readonly aliases = new Set<string>();
+  /** Well-known message types used as rpc request/response (need a codec constant). */
+  private readonly wellKnownCodecs = new Set<string>();
+  private readonly declared = new Map<string, string>();
+
+  constructor(
+    readonly file: FileModel,
+    private readonly types: ReadonlyMap<string, TypeLocation>,
+    private readonly options: GeneratorOptions,
+  ) {}
+
+  /** Reserves a top-level TypeScript name for `what`; throws `NameClashError` on a repeat. */
+  declare(tsName: string, what: string): string {
+    const previous = this.declared.get(tsName);
+    if (previous !== undefined) {
+      throw new NameClashError(
+        `${what} and ${previous} in ${this.file.name} would both be named ${tsName} in TypeScript; rename one`,
+      );
+    }
+    this.declared.set(tsName, what);
+    return tsName;
+  }
+
+  /** The TypeScript name of a message or enum declared in this file. */
+  localName(fullName: string): string {
+    return typeNameInFile(fullName, this.file.package);
+  }
+
+  /** A type expression for message or enum `fullName`. */
+  typeRef(fullName: string): string {
+    const location = this.locate(fullName);
+    if (location.file === this.file.name) return this.localName(fullName);
+    if (WELL_KNOWN_FILES.includes(location.file))
+      return `$rt.${typeNameInFile(fullName, location.package)}`;
+    return `${this.importOf(location.file)}.${typeNameInFile(fullName, location.package)}`;
+  }
+
+  /** A value expression for the codec of message `fullName`. */
+  codecRef(fullName: string): string {
+    const location = this.locate(fullName);
+    if (WELL_KNOWN_FILES.includes(location.file)) {
+      this.wellKnownCodecs.add(fullName);
+      return `$${fullName.replace(/\./g, '_')}`;
+    }
+    return this.typeRef(fullName);
+  }
+
+  /** Imported .proto files with their aliases, sorted by file name. */
+  importedFiles(): [file: string, alias: string, specifier: string][] {
+    return [...this.imports.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([file, alias]) => [
+        file,
+        alias,
+        relativeImport(this.file.name, file, this.options.importExtension),
+      ]);
+  }
+
+  /** Well-known message types that need a codec constant, sorted. */
+  wellKnownCodecTypes(): string[] {
+    return [...this.wellKnownCodecs].sort();
+  }
+
+  private importOf(file: string): string {
+    let alias = this.imports.get(file);
+    if (alias === undefined) {
+      const base = importAlias(file);
+      alias = base;
+      for (let i = 2; this.aliases.has(alias); i++) alias = `${base}${i}`;
+      this.aliases.add(alias);
+      this.imports.set(file, alias);
+    }
+    return alias;
+  }
+
+  private locate(fullName: string): TypeLocation {
+    const location = this.types.get(fullName);
+    if (location === undefined) {
+      throw new UnsupportedProtoError(`type ${fullName} used in ${this.file.name} is not defined`);
+    }
+    if (location.file.startsWith('google/protobuf/') && !WELL_KNOWN_FILES.includes(location.file)) {
+      throw new UnsupportedProtoError(
+        `${this.file.name} uses ${fullName} from ${location.file}; the supported google.protobuf ` +
+          `files are ${WELL_KNOWN_FILES.join(', ')}`,
+      );
+    }
+    return location;
+  }
+}
+
+/** Every message of a file, nested ones after their parent, in declaration order. */
+export function allMessages(messages: readonly MessageModel[]): MessageModel[] {
+  return messages.flatMap((m) => [m, ...allMessages(m.messages)]);
+}

@@ -1,0 +1,79 @@
+import { InvalidOptionError } from '../errors';
+import { generate } from '../generator/generate';
+import type { GeneratorOptions } from '../generator/options';
+import { modelFromDescriptors } from '../model/from-descriptors';
+import type { FileDescriptorObject } from '../model/from-descriptors';
+import { pluginMessages } from './plugin-messages';
+
+/** CodeGeneratorResponse.Feature.FEATURE_PROTO3_OPTIONAL: we handle proto3 `optional`. */
+const FEATURE_PROTO3_OPTIONAL = 1;
+
+interface RequestObject {
+  fileToGenerate?: string[];
+  parameter?: string;
+  protoFile?: FileDescriptorObject[];
+}
+
+/**
+ * The whole plugin as a pure function: CodeGeneratorRequest bytes in, CodeGeneratorResponse
+ * bytes out. Every failure (bad parameter, streaming rpc, unsupported construct, even a
+ * malformed request) becomes the response's `error`, which protoc prints with the file name;
+ * nothing throws.
+ */
+export function runPlugin(input: Uint8Array): Uint8Array {
+  const { request, response } = pluginMessages();
+  let body: Record<string, unknown>;
+  try {
+    const req = request.toObject(request.decode(input), {
+      enums: String,
+      longs: String,
+      arrays: true,
+    }) as RequestObject;
+    const options = parsePluginParameter(req.parameter ?? '');
+    const model = modelFromDescriptors(req.protoFile ?? [], req.fileToGenerate ?? []);
+    body = {
+      supportedFeatures: FEATURE_PROTO3_OPTIONAL,
+      file: generate(model, options).map((f) => ({ name: f.name, content: f.content })),
+    };
+  } catch (err) {
+    body = { supportedFeatures: FEATURE_PROTO3_OPTIONAL, error: errorText(err) };
+  }
+  return response.encode(response.fromObject(body)).finish();
+}
+
+/**
+ * `--granary_opt=import_extension=.js`: comma-separated `key=value` pairs. Unknown keys are an
+ * error rather than ignored, so a typo does not silently change nothing.
+ */
+export function parsePluginParameter(parameter: string): Partial<GeneratorOptions> {
+  const options: Partial<GeneratorOptions> = {};
+  for (const pair of parameter.split(',').filter((p) => p.trim() !== '')) {
+    const eq = pair.indexOf('=');
+    const key = (eq < 0 ? pair : pair.slice(0, eq)).trim();
+    const value = eq < 0 ? '' : pair.slice(eq + 1).trim();
+    if (key === 'import_extension') {
+      options.importExtension = checkImportExtension(value, '--granary_opt=import_extension');
+    } else {
+      throw new InvalidOptionError(
+        `unknown --granary_opt "${key}"; supported: import_extension=<'' | .js | .ts>`,
+      );
+    }
+  }
+  return options;
+}
+
+/** The import extension must be empty or `.js`/`.ts`/`.mjs`/`.cjs`. */
+export function checkImportExtension(value: string, option: string): string {
+  if (!['', '.js', '.ts', '.mjs', '.cjs'].includes(value)) {
+    throw new InvalidOptionError(`${option} must be '', .js, .ts, .mjs or .cjs, got "${value}"`);
+  }
+  return value;
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return `${typeof code === 'string' ? `${code}: ` : ''}${err.message}`;
+  }
+  return String(err);
+}

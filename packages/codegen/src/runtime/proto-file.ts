@@ -1,0 +1,86 @@
+import { Root, Type } from 'protobufjs';
+import type { INamespace } from 'protobufjs';
+import { GRAIN_INVOKE_DESCRIPTOR } from './grain-invoke';
+import { ProtobufMessageCodec } from './message-codec';
+import type { MessageCodec } from './message-codec';
+import { WELL_KNOWN_DESCRIPTOR } from './well-known';
+
+/**
+ * The part of the serialization registry of @granary/core (`serialization`) generated code
+ * uses, typed structurally so the runtime builds without it.
+ */
+export interface TypeRegistry {
+  registerType(type: Type): void;
+}
+
+/** The types of one generated module, looked up by full name. */
+export interface ProtoFile {
+  /** The .proto file name the module was generated from. */
+  readonly name: string;
+  /** Full names (no leading dot) of the message types the file declares. */
+  readonly messageTypes: readonly string[];
+  /** The codec of message `fullName` (declared in this file or one it imports). */
+  codec<T>(fullName: string): MessageCodec<T>;
+}
+
+/**
+ * One protobufjs Root per process holds the types of every generated module, so a module's
+ * types resolve references into the modules it imports (which Node loads first) without any
+ * .proto file at run time. It starts with the grain-call envelope and the well-known types.
+ */
+const sharedRoot = new Root().addJSON(GRAIN_INVOKE_DESCRIPTOR).addJSON(WELL_KNOWN_DESCRIPTOR);
+const BUILTIN_MESSAGE_TYPES = messageNames(GRAIN_INVOKE_DESCRIPTOR, '').concat(
+  messageNames(WELL_KNOWN_DESCRIPTOR, ''),
+);
+
+const files = new Map<string, ProtoFile>();
+const registries = new WeakSet<TypeRegistry>();
+
+/**
+ * Adds the types of one generated module (`descriptor`: protobufjs JSON of its namespaces) to the shared root and registers its message types
+ * (and, once per registry, the grain-call envelope and well-known types) with `registry`
+ * under their full names. Called once at the top of each generated module; a second call for
+ * the same file (two copies of a module) returns the first definition.
+ */
+export function defineProtoFile(
+  registry: TypeRegistry,
+  name: string,
+  descriptor: Record<string, unknown>,
+): ProtoFile {
+  const nested = descriptor as Record<string, INamespace>;
+  let file = files.get(name);
+  if (file === undefined) {
+    sharedRoot.addJSON(nested);
+    sharedRoot.resolveAll();
+    file = {
+      name,
+      messageTypes: messageNames(nested, ''),
+      codec: <T>(fullName: string) => new ProtobufMessageCodec<T>(sharedRoot.lookupType(fullName)),
+    };
+    files.set(name, file);
+  }
+  if (!registries.has(registry)) {
+    registries.add(registry);
+    for (const typeName of BUILTIN_MESSAGE_TYPES) {
+      registry.registerType(sharedRoot.lookupType(typeName));
+    }
+  }
+  for (const typeName of file.messageTypes) registry.registerType(sharedRoot.lookupType(typeName));
+  return file;
+}
+
+/** The codec of a message type already in the shared root (e.g. a well-known type). */
+export function codecOf<T>(fullName: string): MessageCodec<T> {
+  return new ProtobufMessageCodec<T>(sharedRoot.lookupType(fullName));
+}
+
+/** Full names of every message type in a protobufjs JSON namespace, depth first. */
+function messageNames(nested: Record<string, INamespace> | undefined, prefix: string): string[] {
+  const names: string[] = [];
+  for (const [key, value] of Object.entries(nested ?? {})) {
+    const fullName = prefix === '' ? key : `${prefix}.${key}`;
+    if ('fields' in value) names.push(fullName);
+    names.push(...messageNames(value.nested as Record<string, INamespace> | undefined, fullName));
+  }
+  return names;
+}

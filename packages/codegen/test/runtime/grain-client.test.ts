@@ -1,0 +1,232 @@
+import { expect } from 'chai';
+import type { CallOptions, InvokeContext, MessageCodec } from '../../src/runtime';
+import {
+  GRAIN_INVOKE_TYPE,
+  GrainBase,
+  GrainClient,
+  InvalidReplyError,
+  UnimplementedError,
+  defineProtoFile,
+  defineService,
+  method,
+  tagTypeName,
+  typeNameOf,
+  unimplemented,
+} from '../../src/runtime';
+import { FakeGrainError, InMemoryCluster, RecordingRegistry } from '../helpers/in-memory-cluster';
+
+// What the generator writes for `service Echo { rpc Say(Line) returns (Line); rpc Shout(Line) returns (Line); }`,
+// by hand, so the runtime is tested without @granary/core and @granary/cluster.
+interface Line {
+  text: string;
+  n: string;
+}
+const registry = new RecordingRegistry();
+const file = defineProtoFile(registry, 'test/echo.proto', {
+  test: {
+    nested: {
+      echo: {
+        nested: {
+          Line: {
+            edition: 'proto3',
+            fields: { text: { type: 'string', id: 1 }, n: { type: 'int64', id: 2 } },
+          },
+        },
+      },
+    },
+  },
+});
+const Line: MessageCodec<Line> = file.codec('test.echo.Line');
+const EchoService = defineService<EchoGrain, InvokeContext>('test.echo.Echo', [
+  method('test.echo.Echo/Say', Line, Line, (g, req, ctx) => g.say(req, ctx)),
+  method('test.echo.Echo/Shout', Line, Line, (g, req, ctx) => g.shout(req, ctx)),
+]);
+abstract class EchoGrain extends GrainBase<InvokeContext> {
+  protected readonly $service = EchoService;
+  say(_req: Line, _ctx: InvokeContext): Promise<Line> | Line {
+    return unimplemented('test.echo.Echo/Say');
+  }
+  shout(_req: Line, _ctx: InvokeContext): Promise<Line> | Line {
+    return unimplemented('test.echo.Echo/Shout');
+  }
+}
+class EchoClient extends GrainClient {
+  say(req: Line, options?: CallOptions): Promise<Line> {
+    return this.$invoke('test.echo.Echo/Say', Line, Line, req, options);
+  }
+  shout(req: Line, options?: CallOptions): Promise<Line> {
+    return this.$invoke('test.echo.Echo/Shout', Line, Line, req, options);
+  }
+  /** A method a newer .proto has and this grain does not. */
+  whisper(req: Line): Promise<Line> {
+    return this.$invoke('test.echo.Echo/Whisper', Line, Line, req);
+  }
+}
+
+/** Implements only Say: Shout stays the generated default. */
+class OnlySays extends EchoGrain {
+  defaults: unknown[] = [];
+  override async say(req: Line): Promise<Line> {
+    if (req.text === 'boom') throw Object.assign(new Error('grain exploded'), { code: 'ERR_BOOM' });
+    return { text: `${req.text}!`, n: (BigInt(req.n) + 1n).toString() };
+  }
+  override receiveDefault(ctx: InvokeContext): void {
+    this.defaults.push(ctx.message);
+  }
+}
+
+class NoDefault extends EchoGrain {}
+
+function timeout(): Error {
+  return Object.assign(new Error('deadline exceeded'), {
+    name: 'DeadlineExceededError',
+    code: 'ERR_DEADLINE_EXCEEDED',
+  });
+}
+
+describe('GrainClient and GrainBase', () => {
+  let cluster: InMemoryCluster;
+  beforeEach(() => {
+    cluster = new InMemoryCluster(registry, {
+      echo: () => new OnlySays(),
+      bare: () => new NoDefault(),
+    });
+  });
+
+  it('calls the grain method and decodes its response, int64 as decimal string', async () => {
+    const client = new EchoClient(cluster, 'echo', 'e1');
+    expect(await client.say({ text: 'hi', n: '9007199254740993' })).to.deep.equal({
+      text: 'hi!',
+      n: '9007199254740994',
+    });
+  });
+
+  it('sends a granary.GrainInvoke whose method is package.Service/Method', async () => {
+    await new EchoClient(cluster, 'echo', 'e1').say({ text: 'a', n: '1' });
+    const sent = cluster.requests[0];
+    expect(sent.kind).to.equal('echo');
+    expect(sent.identity).to.equal('e1');
+    expect(typeNameOf(sent.message)).to.equal(GRAIN_INVOKE_TYPE);
+    expect((sent.message as { method: string }).method).to.equal('test.echo.Echo/Say');
+    expect(Line.decode((sent.message as { payload: Uint8Array }).payload)).to.deep.equal({
+      text: 'a',
+      n: '1',
+    });
+  });
+
+  it('an rpc the grain does not override fails with UnimplementedError at the caller', async () => {
+    const err = await new EchoClient(cluster, 'echo', 'e1').shout({ text: 'a', n: '1' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).to.be.instanceOf(UnimplementedError);
+    expect((err as UnimplementedError).method).to.equal('test.echo.Echo/Shout');
+    expect((err as UnimplementedError).cause).to.be.instanceOf(FakeGrainError);
+  });
+
+  it('a method unknown to the grain (newer client) fails with UnimplementedError', async () => {
+    const err = await new EchoClient(cluster, 'echo', 'e1')
+      .whisper({ text: 'a', n: '1' })
+      .catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(UnimplementedError);
+    expect((err as Error).message).to.contain('test.echo.Echo/Whisper');
+  });
+
+  it('an error thrown by the grain arrives as the cluster error, not retried', async () => {
+    cluster.failures = [];
+    const err = await new EchoClient(cluster, 'echo', 'e1')
+      .say({ text: 'boom', n: '0' }, { retries: 3 })
+      .catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(FakeGrainError);
+    expect(err).to.include({ code: 'ERR_BOOM', originalName: 'Error', message: 'grain exploded' });
+    expect(cluster.requests).to.have.length(1);
+  });
+
+  it('retries timeouts up to `retries` times and returns the first success', async () => {
+    cluster.failures = [timeout(), timeout()];
+    const res = await new EchoClient(cluster, 'echo', 'e1').say(
+      { text: 'x', n: '0' },
+      { retries: 2 },
+    );
+    expect(res.text).to.equal('x!');
+    expect(cluster.requests).to.have.length(3);
+  });
+
+  it('without retries a timeout is thrown at once', async () => {
+    cluster.failures = [timeout()];
+    const err = await new EchoClient(cluster, 'echo', 'e1')
+      .say({ text: 'x', n: '0' })
+      .catch((e: unknown) => e);
+    expect(err).to.have.property('code', 'ERR_DEADLINE_EXCEEDED');
+    expect(cluster.requests).to.have.length(1);
+  });
+
+  it('gives up after `retries` extra attempts with the last error', async () => {
+    cluster.failures = [timeout(), timeout(), timeout()];
+    const err = await new EchoClient(cluster, 'echo', 'e1')
+      .say({ text: 'x', n: '0' }, { retries: 2 })
+      .catch((e: unknown) => e);
+    expect(err).to.have.property('code', 'ERR_DEADLINE_EXCEEDED');
+    expect(cluster.requests).to.have.length(3);
+  });
+
+  it('an abort before a retry stops retrying with the abort reason', async () => {
+    cluster.failures = [timeout(), timeout()];
+    const controller = new AbortController();
+    const call = new EchoClient(cluster, 'echo', 'e1').say(
+      { text: 'x', n: '0' },
+      { retries: 5, signal: controller.signal },
+    );
+    controller.abort(new Error('caller gave up'));
+    const err = await call.catch((e: unknown) => e);
+    expect(err).to.have.property('message', 'caller gave up');
+    expect(cluster.requests).to.have.length(1);
+  });
+
+  it('an abort during the backoff wait ends the call with the abort reason', async () => {
+    const controller = new AbortController();
+    const failing = new InMemoryCluster(registry, { echo: () => new OnlySays() });
+    failing.failures = [timeout(), timeout()];
+    const original = failing.request.bind(failing);
+    failing.request = async <T>(...args: Parameters<typeof original>): Promise<T> => {
+      // Abort right after the first attempt fails, while the client waits to retry.
+      const p = original<T>(...args);
+      p.catch(() => setImmediate(() => controller.abort(new Error('stop waiting'))));
+      return p;
+    };
+    const err = await new EchoClient(failing, 'echo', 'e1')
+      .say({ text: 'x', n: '0' }, { retries: 5, signal: controller.signal })
+      .catch((e: unknown) => e);
+    expect(err).to.have.property('message', 'stop waiting');
+    expect(failing.requests).to.have.length(1);
+  });
+
+  it('a reply that is not a GrainInvokeResult is an InvalidReplyError', async () => {
+    const odd = new InMemoryCluster(registry, {
+      echo: () => ({ receive: (ctx: InvokeContext) => ctx.respond({ hello: 'world' }) }),
+    });
+    const err = await new EchoClient(odd, 'echo', 'e1')
+      .say({ text: 'x', n: '0' })
+      .catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(InvalidReplyError);
+    expect((err as Error).message).to.contain('test.echo.Echo/Say');
+  });
+
+  it('plain messages go to receiveDefault', async () => {
+    const client = new EchoClient(cluster, 'echo', 'e1');
+    await client.say({ text: 'x', n: '0' }); // activates the grain
+    cluster.send('echo', 'e1', Line.create({ text: 'plain', n: '5' }));
+    const grain = cluster.grains.get('echo/e1') as OnlySays;
+    expect(grain.defaults).to.have.length(1);
+    expect(typeNameOf(grain.defaults[0])).to.equal('test.echo.Line');
+  });
+
+  it('a plain message to a grain without receiveDefault is an UnimplementedError', async () => {
+    const err = await cluster
+      .request('bare', 'b1', tagTypeName('test.echo.Line', { text: 'x', n: '1' }))
+      .catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(FakeGrainError);
+    expect(err).to.include({ code: 'ERR_UNIMPLEMENTED', originalName: 'UnimplementedError' });
+    expect((err as Error).message).to.contain('receiveDefault');
+  });
+});
