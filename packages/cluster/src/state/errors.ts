@@ -1,6 +1,8 @@
+import { ClusterError } from '../errors';
+
 /**
  * Errors of grain state. Every class has a fixed `name` and `code`; catch {@link StateStoreError}
- * to handle any of them.
+ * to handle any of them (they are also `ClusterError`s).
  */
 
 /** What a write or clear was checked against when it was rejected. */
@@ -10,9 +12,9 @@ export type StateConflictReason = 'version' | 'epoch';
  * Base of every state error, and the error for an unexpected reply of the backing store
  * (for example a key of another type under the state prefix).
  */
-export class StateStoreError extends Error {
+export class StateStoreError extends ClusterError {
   override readonly name: string = 'StateStoreError';
-  readonly code: string = 'ERR_STATE_STORE';
+  override readonly code: string = 'ERR_STATE_STORE';
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);

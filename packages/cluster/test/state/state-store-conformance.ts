@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { ClusterError } from '../../src/errors';
 import {
   InconsistentStateError,
   StateArgumentError,
@@ -38,6 +39,8 @@ async function conflict(
     actual,
   });
   expect(e.code).to.equal('ERR_INCONSISTENT_STATE');
+  expect(e.name).to.equal('InconsistentStateError');
+  expect(e).to.be.instanceOf(ClusterError);
   return e;
 }
 
