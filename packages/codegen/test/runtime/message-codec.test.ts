@@ -1,0 +1,180 @@
+import { expect } from 'chai';
+import { join } from 'node:path';
+import { descriptorOf } from '../../src/generator/emit-descriptor';
+import { loadProtoFiles } from '../../src/model/from-proto-files';
+import type { MessageCodec, Struct, Timestamp } from '../../src/runtime';
+import {
+  GRAIN_INVOKE_RESULT_TYPE,
+  GRAIN_INVOKE_TYPE,
+  PayloadDecodeError,
+  TYPE_NAME_TAG,
+  codecOf,
+  defineProtoFile,
+} from '../../src/runtime';
+import { RecordingRegistry } from '../helpers/in-memory-cluster';
+import { PROTOS_DIR } from '../helpers/paths';
+
+// The descriptor the generator embeds for test/protos/common/types.proto.
+const model = loadProtoFiles([join(PROTOS_DIR, 'common', 'types.proto')], {
+  includeDirs: [PROTOS_DIR],
+});
+const registry = new RecordingRegistry();
+const file = defineProtoFile(registry, 'common/types.proto', descriptorOf(model.files[0]));
+
+interface Money {
+  currency: number;
+  amountMinor: string;
+}
+interface Address {
+  street: string;
+  city: string;
+  postalCode?: string;
+  geo?: { lat: number; lon: number };
+}
+interface AllScalars {
+  fInt64: string;
+  fUint64: string;
+  fSint64: string;
+  fFixed64: string;
+  fSfixed64: string;
+  fBytes: Uint8Array;
+  manyInt64: string[];
+  manyBytes: Uint8Array[];
+  byInt: { [key: string]: string };
+  byLong: { [key: string]: Money };
+  byBool: { [key: string]: number };
+  maybeInt64?: string;
+  maybeCurrency?: number;
+  [other: string]: unknown;
+}
+const AllScalars: MessageCodec<AllScalars> = file.codec('granary.test.common.AllScalars');
+const Address: MessageCodec<Address> = file.codec('granary.test.common.Address');
+
+describe('MessageCodec', () => {
+  it('keeps 64-bit integers exact as decimal strings across the whole range', () => {
+    const out = AllScalars.decode(
+      AllScalars.encode({
+        fInt64: '-9223372036854775808',
+        fUint64: '18446744073709551615',
+        fSint64: '-1',
+        fFixed64: '9007199254740993',
+        fSfixed64: '9223372036854775807',
+      } as AllScalars),
+    );
+    expect(out).to.include({
+      fInt64: '-9223372036854775808',
+      fUint64: '18446744073709551615',
+      fSint64: '-1',
+      fFixed64: '9007199254740993',
+      fSfixed64: '9223372036854775807',
+    });
+  });
+
+  it('fills proto3 scalars, repeated and maps with their defaults', () => {
+    const out = AllScalars.decode(new Uint8Array());
+    expect(out).to.include({ fDouble: 0, fInt64: '0', fBool: false, fString: '' });
+    expect(out.manyInt64).to.deep.equal([]);
+    expect(out.byInt).to.deep.equal({});
+    expect(out.fBytes).to.be.instanceOf(Uint8Array).with.length(0);
+  });
+
+  it('round-trips bytes, repeated and maps (keys as strings)', () => {
+    const input = {
+      fBytes: new Uint8Array([1, 2, 255]),
+      manyInt64: ['1', '-2'],
+      manyBytes: [new Uint8Array([7])],
+      byInt: { 1: 'one', [-5]: 'minus five' },
+      byLong: { '18446744073709551615': { currency: 1, amountMinor: '250' } },
+      byBool: { true: 2 },
+    } as unknown as AllScalars;
+    const out = AllScalars.decode(AllScalars.encode(input));
+    expect([...out.fBytes]).to.deep.equal([1, 2, 255]);
+    expect(out.manyInt64).to.deep.equal(['1', '-2']);
+    expect([...out.manyBytes[0]]).to.deep.equal([7]);
+    expect(out.byInt).to.deep.equal({ 1: 'one', '-5': 'minus five' });
+    expect(out.byLong).to.deep.equal({
+      '18446744073709551615': { currency: 1, amountMinor: '250' },
+    });
+    expect(out.byBool).to.deep.equal({ true: 2 });
+  });
+
+  it('leaves unset message fields absent (not null), and decodes set ones', () => {
+    const empty = Address.decode(Address.encode({ street: 's', city: 'c' }));
+    expect(empty).to.deep.equal({ street: 's', city: 'c' });
+    expect('geo' in empty).to.equal(false);
+    const full = Address.decode(
+      Address.encode({ street: 's', city: 'c', geo: { lat: 1.5, lon: -2 } }),
+    );
+    expect(full.geo).to.deep.equal({ lat: 1.5, lon: -2 });
+  });
+
+  it('keeps proto3 optional presence: absent when unset, present when set to the default', () => {
+    expect(Address.decode(Address.encode({ street: '', city: '' }))).to.not.have.property(
+      'postalCode',
+    );
+    expect(
+      Address.decode(Address.encode({ street: '', city: '', postalCode: '' })),
+    ).to.have.property('postalCode', '');
+    const scalars = AllScalars.decode(AllScalars.encode({ maybeInt64: '0' } as AllScalars));
+    expect(scalars.maybeInt64).to.equal('0');
+    expect(scalars).to.not.have.property('maybeCurrency');
+  });
+
+  it('create() tags a message with its full type name, not enumerable', () => {
+    const tagged = Address.create({ street: 'a', city: 'b' });
+    expect((tagged as unknown as Record<symbol, unknown>)[TYPE_NAME_TAG]).to.equal(
+      'granary.test.common.Address',
+    );
+    expect(Object.keys(tagged)).to.deep.equal(['street', 'city']);
+    expect(Address.typeName).to.equal('granary.test.common.Address');
+  });
+
+  it('decoding bytes that are not the type throws PayloadDecodeError naming the type', () => {
+    expect(() => Address.decode(new Uint8Array([0x0a, 0xff, 0xff, 0xff])))
+      .to.throw(PayloadDecodeError)
+      .with.property('message')
+      .that.contains('granary.test.common.Address');
+  });
+
+  it('round-trips the well-known Timestamp and Struct', () => {
+    const ts: MessageCodec<Timestamp> = codecOf('google.protobuf.Timestamp');
+    expect(ts.decode(ts.encode({ seconds: '1700000000', nanos: 5 }))).to.deep.equal({
+      seconds: '1700000000',
+      nanos: 5,
+    });
+    const struct: MessageCodec<Struct> = codecOf('google.protobuf.Struct');
+    const value = {
+      fields: { a: { numberValue: 1 }, b: { listValue: { values: [{ boolValue: true }] } } },
+    };
+    expect(struct.decode(struct.encode(value))).to.deep.equal({
+      fields: {
+        a: { numberValue: 1, kind: 'numberValue' },
+        b: { listValue: { values: [{ boolValue: true, kind: 'boolValue' }] }, kind: 'listValue' },
+      },
+    });
+  });
+});
+
+describe('defineProtoFile', () => {
+  it('registers every message type of the file, the envelope and the well-known types', () => {
+    expect([...registry.types.keys()]).to.include.members([
+      'granary.test.common.Money',
+      'granary.test.common.Address',
+      'granary.test.common.Address.Geo',
+      'granary.test.common.AllScalars',
+      GRAIN_INVOKE_TYPE,
+      GRAIN_INVOKE_RESULT_TYPE,
+      'google.protobuf.Timestamp',
+      'google.protobuf.Struct',
+    ]);
+    expect(registry.types.has('granary.test.common.Currency')).to.equal(false);
+  });
+
+  it('defining the same file again returns the same definition and registers with a new registry', () => {
+    const other = new RecordingRegistry();
+    const again = defineProtoFile(other, 'common/types.proto', descriptorOf(model.files[0]));
+    expect(again).to.equal(file);
+    expect(other.types.has('granary.test.common.Money')).to.equal(true);
+    expect(other.types.has(GRAIN_INVOKE_TYPE)).to.equal(true);
+  });
+});
