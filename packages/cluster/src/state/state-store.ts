@@ -15,6 +15,8 @@ export interface StateWriteOptions {
   /**
    * The writer's shard epoch (the claim's revision). Rejected if older than the epoch stored by
    * the last write or clear, so a node that lost its shard can never overwrite the new owner.
+   * Epochs must grow for as long as the stored state lives (etcd revisions do); a provider whose
+   * counter restarts from zero would have every write to an existing grain rejected.
    */
   epoch: number;
 }

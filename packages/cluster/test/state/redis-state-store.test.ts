@@ -1,6 +1,6 @@
 import { startRedis, type RedisHandle } from '@granary/testkit';
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
+import { Redis, ReplyError } from 'ioredis';
 import { StateArgumentError, StateStoreError, StateUnavailableError } from '../../src/state/errors';
 import { RedisStateStore } from '../../src/state/redis/redis-state-store';
 import { describeStateStoreConformance } from './state-store-conformance';
@@ -97,6 +97,31 @@ describe('RedisStateStore', () => {
   });
 
   describe('unexpected replies', () => {
+    /** A client whose every command gets `reply` as a Redis error reply. */
+    const replying = (reply: string): Redis => {
+      const fail = (): Promise<never> => Promise.reject(new ReplyError(reply));
+      return {
+        status: 'ready',
+        options: { commandTimeout: 1000 },
+        defineCommand: () => undefined,
+        hmgetBuffer: fail,
+        granaryStateWriteV1: fail,
+        granaryStateClearV1: fail,
+      } as unknown as Redis;
+    };
+
+    it('maps replies that mean "not now" (loading, failover) to StateUnavailableError', async () => {
+      for (const reply of [
+        'LOADING Redis is loading the dataset in memory',
+        "READONLY You can't write against a read only replica.",
+      ]) {
+        const store = new RedisStateStore({ client: replying(reply) });
+        const err = await store.read('k', 'x').catch((e: unknown) => e);
+        expect(err, reply).to.be.instanceOf(StateUnavailableError);
+        expect((err as Error).message).to.contain(reply.split(' ')[0]);
+      }
+    });
+
     it('reports a foreign key under the prefix as StateStoreError, not as unavailable', async () => {
       const store = newStore({ keyPrefix: 'foreign:' });
       await newClient().set('foreign:{k/x}', 'not a hash');
