@@ -1,5 +1,6 @@
 import { Root, Type } from 'protobufjs';
 import type { INamespace } from 'protobufjs';
+import { UnimplementedError } from './errors';
 import { GRAIN_INVOKE_DESCRIPTOR } from './grain-invoke';
 import { ProtobufMessageCodec } from './message-codec';
 import type { MessageCodec } from './message-codec';
@@ -11,6 +12,8 @@ import { WELL_KNOWN_DESCRIPTOR } from './well-known';
  */
 export interface TypeRegistry {
   registerType(type: Type): void;
+  /** Rebuilds errors with `code` as `errorClass` on arrival from another node (core has it). */
+  registerErrorClass?(code: string, errorClass: abstract new (...args: never[]) => Error): void;
 }
 
 /** The types of one generated module, looked up by full name. */
@@ -33,14 +36,16 @@ const BUILTIN_MESSAGE_TYPES = messageNames(GRAIN_INVOKE_DESCRIPTOR, '').concat(
   messageNames(WELL_KNOWN_DESCRIPTOR, ''),
 );
 
+const UNIMPLEMENTED_CODE = 'ERR_UNIMPLEMENTED';
 const files = new Map<string, ProtoFile>();
 const registries = new WeakSet<TypeRegistry>();
 
 /**
- * Adds the types of one generated module (`descriptor`: protobufjs JSON of its namespaces) to the shared root and registers its message types
- * (and, once per registry, the grain-call envelope and well-known types) with `registry`
- * under their full names. Called once at the top of each generated module; a second call for
- * the same file (two copies of a module) returns the first definition.
+ * Adds the types of one generated module (`descriptor`: protobufjs JSON of its namespaces) to
+ * the shared root and registers its message types with `registry` under their full names; once
+ * per registry also the grain-call envelope, the well-known types and `UnimplementedError`.
+ * Called once at the top of each generated module; a second call for the same file (two
+ * copies of a module) returns the first definition.
  */
 export function defineProtoFile(
   registry: TypeRegistry,
@@ -61,6 +66,7 @@ export function defineProtoFile(
   }
   if (!registries.has(registry)) {
     registries.add(registry);
+    registry.registerErrorClass?.(UNIMPLEMENTED_CODE, UnimplementedError);
     for (const typeName of BUILTIN_MESSAGE_TYPES) {
       registry.registerType(sharedRoot.lookupType(typeName));
     }
