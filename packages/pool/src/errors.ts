@@ -1,18 +1,11 @@
-/**
- * Base of every error thrown by @granary/pool: a fixed `name`, a stable `code` string to branch
- * on, and the underlying `cause` where there is one.
- */
-export class PoolError extends Error {
-  override readonly name: string = 'PoolError';
+import { GranaryError } from '@granary/core';
 
-  constructor(
-    message: string,
-    /** Stable machine-readable code, e.g. `ERR_POOL_TIMEOUT`. */
-    readonly code: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
+/**
+ * Base of every error thrown by @granary/pool: a Granary error (fixed `name`, stable `code`
+ * string to branch on, `cause` where there is one).
+ */
+export class PoolError extends GranaryError {
+  override readonly name: string = 'PoolError';
 }
 
 /** `AsyncPool.get` found no element within its deadline. */
@@ -91,6 +84,61 @@ export class PoolOptionsError extends PoolError {
 
   constructor(message: string) {
     super(message, 'ERR_POOL_OPTIONS');
+  }
+}
+
+/**
+ * Every worker refused the message (all mailboxes full, or the consistent-hash worker's is):
+ * a request rejects with this at once, a plain send is dead-lettered with it. The backpressure
+ * signal of the pool (the seed's 503): add workers or raise `workerMailboxSize`.
+ */
+export class PoolSaturatedError extends PoolError {
+  override readonly name = 'PoolSaturatedError';
+
+  constructor(
+    /** The pool, as `address/id`. */
+    readonly pool: string,
+    /** Workers the pool tried. */
+    readonly tried: number,
+    /** The worker mailbox bound that was reached. */
+    readonly workerMailboxSize: number,
+  ) {
+    super(
+      `pool ${pool} is saturated: ${tried} worker(s) tried, each with ${workerMailboxSize} messages queued (poolSize, workerMailboxSize)`,
+      'ERR_POOL_SATURATED',
+    );
+  }
+}
+
+/** `addWorkers` / `removeWorkers` was called while the pool was not running. */
+export class PoolStateError extends PoolError {
+  override readonly name = 'PoolStateError';
+
+  constructor(operation: string, state: string) {
+    super(
+      `${operation} is only allowed while the pool is running; it is ${state}`,
+      'ERR_POOL_STATE',
+    );
+  }
+}
+
+/**
+ * An urgent request reached the pool and its `handleCall` is missing or returned
+ * `undefined`: the caller gets this at once instead of waiting for its timeout. (Urgent
+ * messages are never forwarded to workers.)
+ */
+export class PoolUnhandledRequestError extends PoolError {
+  override readonly name = 'PoolUnhandledRequestError';
+
+  constructor(
+    readonly pool: string,
+    /** Type name of the request. */
+    readonly requestType: string,
+  ) {
+    super(
+      `pool ${pool} did not answer the urgent request ${requestType} (handleCall returned undefined or is not defined); send work without priority to reach a worker`,
+      'ERR_POOL_UNHANDLED_REQUEST',
+    );
   }
 }
 

@@ -26,6 +26,8 @@ export interface PoolStrategy {
   readonly fallback: boolean;
   /** Forward every message to every worker instead of to one. */
   readonly broadcast: boolean;
+  /** `first` reads `workers.load(i)`: the pool then counts each worker's waiting messages. */
+  readonly usesLoad?: boolean;
   /** Index of the first worker to try for `message`. */
   first(message: unknown, workers: WorkerLoad): number;
   /** Worker `index` accepted the message. */
@@ -60,6 +62,7 @@ export function leastBusy(): PoolStrategy {
     name: 'least-busy',
     fallback: true,
     broadcast: false,
+    usesLoad: true,
     first: (_message, workers) => {
       const n = workers.count;
       let best = 0;

@@ -1,0 +1,292 @@
+import {
+  PoisonPill,
+  Terminated,
+  Unwatch,
+  Watch,
+  type ActorSystem,
+  type Context,
+  type MessageEnvelope,
+  type PID,
+  type Process,
+} from '@granary/core';
+import { PoolOptionsError, PoolSaturatedError, PoolStateError } from '../errors';
+import type { PoolBehavior, PoolContext, PoolInspection } from '../pool-behavior';
+import type { PoolStrategy, WorkerLoad } from '../pool-strategy';
+import { POOL_PRIORITY_HEADER } from '../urgent';
+import { DRAIN_POOL, PendingMessage, UrgentMessage } from './pool-messages';
+import { Slot, WorkerFactory } from './worker-factory';
+
+/**
+ * ```
+ *  init ──start──▶ running ──drain (PoisonPill)──▶ draining ──last worker gone──┐
+ *                   │  ▲                                                        ▼
+ *       Restarting  ▼  │ start                                        stopping ──▶ stopped
+ *                 restarting                    (Stop, from any state) ──▲
+ * ```
+ */
+export type PoolState = 'init' | 'running' | 'restarting' | 'draining' | 'stopping' | 'stopped';
+
+/**
+ * The process behind a pool's PID. Like Proto.Actor's router process, it routes user-lane
+ * messages on the sender's stack, straight into a worker's mailbox (no hop through the pool
+ * actor's mailbox, and no buffer of its own); urgent messages, requests marked urgent, and
+ * system messages go to the pool actor, which runs the behavior's callbacks and owns the
+ * workers (its children, watched).
+ */
+export class PoolRouter implements Process, PoolContext, WorkerLoad {
+  state: PoolState = 'init';
+  readonly self: PID;
+  /** The pool actor (parent of the workers). */
+  actor!: PID;
+  restarts = 0;
+  forwarded = 0;
+  unhandled = 0;
+  private ctx: Context | undefined;
+  private slots: Slot[] = [];
+  /** Workers taken out by removeWorkers, finishing their queues. */
+  private readonly retiring = new Set<string>();
+  private readonly watchers = new Map<string, PID>();
+  private targetSize: number;
+
+  constructor(
+    readonly system: ActorSystem,
+    readonly behavior: PoolBehavior<never>,
+    private readonly strategy: PoolStrategy,
+    private readonly factory: WorkerFactory,
+    poolSize: number,
+    name: string | undefined,
+  ) {
+    this.targetSize = poolSize;
+    const registry = system.registry;
+    this.self = registry.add(name ?? registry.nextId('pool$'), this);
+  }
+
+  // ── PoolContext ────────────────────────────────────────────────────────────────────────
+
+  get core(): Context {
+    if (this.ctx === undefined) throw new PoolStateError('core', this.state);
+    return this.ctx;
+  }
+
+  get workers(): readonly PID[] {
+    return this.slots.map((s) => s.pid);
+  }
+
+  addWorkers(n: number): number {
+    this.checkResize('addWorkers', n, Infinity);
+    for (let i = 0; i < n; i++) this.slots.push(this.spawn(new Slot(this.slots.length)));
+    this.targetSize = this.slots.length;
+    return this.targetSize;
+  }
+
+  removeWorkers(n: number): number {
+    this.checkResize('removeWorkers', n, this.slots.length - 1);
+    for (const slot of this.slots.splice(this.slots.length - n, n)) this.retire(slot.pid);
+    this.targetSize = this.slots.length;
+    return this.targetSize;
+  }
+
+  inspect(): PoolInspection {
+    return {
+      pool_size: this.slots.length,
+      worker_behavior: this.factory.behaviorName,
+      worker_mailbox_size: this.factory.mailboxSize,
+      worker_restarts: this.restarts,
+      messages_forwarded: this.forwarded,
+      messages_unhandled: this.unhandled,
+      strategy: this.strategy.name,
+      state: this.state,
+      ...(this.ctx ? this.behavior.handleInspect?.(this) : undefined),
+    };
+  }
+
+  // ── WorkerLoad ─────────────────────────────────────────────────────────────────────────
+
+  get count(): number {
+    return this.slots.length;
+  }
+
+  load(index: number): number {
+    return this.slots[index]!.load;
+  }
+
+  slotKey(index: number): number {
+    return this.slots[index]!.key;
+  }
+
+  // ── Process: what reaches the pool's PID ───────────────────────────────────────────────
+
+  sendUserMessage(_pid: PID, envelope: MessageEnvelope): void {
+    const { message, sender, header } = envelope;
+    if (envelope.priority === 'urgent' || header?.[POOL_PRIORITY_HEADER] === 'urgent') {
+      this.system.root.send(this.actor, new UrgentMessage(message, header), {
+        sender,
+        priority: 'urgent',
+      });
+    } else if (this.state === 'running') {
+      if (message instanceof PoisonPill) this.system.root.send(this.actor, DRAIN_POOL);
+      else this.route(message, sender, header);
+    } else if (this.state === 'init' || this.state === 'restarting') {
+      const pending =
+        message instanceof PoisonPill ? DRAIN_POOL : new PendingMessage(message, header);
+      this.system.root.send(this.actor, pending, { sender });
+    } else {
+      this.system.deadLetters.publish(this.self, message, sender, 'stopped');
+    }
+  }
+
+  sendSystemMessage(_pid: PID, message: unknown): void {
+    if (message instanceof Watch) {
+      if (this.state === 'stopped') this.tellTerminated(message.watcher);
+      else this.watchers.set(message.watcher.toString(), message.watcher);
+    } else if (message instanceof Unwatch) {
+      this.watchers.delete(message.watcher.toString());
+    } else if (!(message instanceof Terminated)) {
+      this.system.registry.get(this.actor).sendSystemMessage(this.actor, message);
+    }
+  }
+
+  stop(_pid: PID): void {
+    this.system.root.stop(this.actor);
+  }
+
+  // ── Routing ────────────────────────────────────────────────────────────────────────────
+
+  /** Forwards one user-lane message to a worker, keeping its sender and headers. */
+  route(message: unknown, sender: PID | undefined, header: Record<string, string> | undefined) {
+    const n = this.slots.length;
+    const strategy = this.strategy;
+    if (strategy.broadcast) return this.broadcast(message, sender, header);
+    let i = n === 0 ? 0 : strategy.first(message, this);
+    const tries = strategy.fallback ? n : Math.min(n, 1);
+    for (let k = 0; k < tries; k++) {
+      if (this.deliver(this.slots[i]!, message, sender, header)) {
+        this.forwarded++;
+        strategy.delivered(i);
+        return;
+      }
+      if (++i === n) i = 0;
+    }
+    this.saturated(message, sender, tries);
+  }
+
+  private broadcast(message: unknown, sender: PID | undefined, header?: Record<string, string>) {
+    let accepted = 0;
+    for (const slot of this.slots) {
+      if (this.deliver(slot, message, sender, header)) accepted++;
+      else {
+        this.unhandled++;
+        this.system.deadLetters.publish(slot.pid, message, undefined, 'pool-saturated');
+      }
+    }
+    this.forwarded += accepted;
+    if (accepted === 0) this.saturated(message, sender, 0);
+  }
+
+  /** Seed step 3: a dead worker is replaced and gets the message; false when it is full. */
+  private deliver(
+    slot: Slot,
+    message: unknown,
+    sender: PID | undefined,
+    header: Record<string, string> | undefined,
+  ): boolean {
+    if (this.system.registry.getLocal(slot.pid.id) === undefined) this.replace(slot);
+    const root = this.system.root;
+    const ok =
+      sender === undefined && header === undefined
+        ? root.trySend(slot.pid, message)
+        : root.trySend(slot.pid, message, { sender, header });
+    if (ok && this.factory.tracksLoad) slot.load++;
+    return ok;
+  }
+
+  /** No worker took it: a request rejects at once, a send is dead-lettered; both counted. */
+  private saturated(message: unknown, sender: PID | undefined, tried: number): void {
+    this.unhandled++;
+    const error = new PoolSaturatedError(this.self.toString(), tried, this.factory.mailboxSize);
+    this.system.deadLetters.publish(this.self, message, sender, 'pool-saturated', error);
+  }
+
+  // ── Lifecycle (called by the pool actor in its turns) ──────────────────────────────────
+
+  start(ctx: Context): void {
+    this.ctx = ctx;
+    this.slots = [];
+    for (let i = 0; i < this.targetSize; i++) this.slots.push(this.spawn(new Slot(i)));
+    this.state = 'running';
+  }
+
+  restarting(): void {
+    // The actor's children (the workers) are being stopped by the runtime; new ones come
+    // with the next Started.
+    this.state = 'restarting';
+    this.slots = [];
+    this.retiring.clear();
+  }
+
+  drain(): void {
+    if (this.state !== 'running') return;
+    this.state = 'draining';
+    for (const slot of this.slots.splice(0)) this.retire(slot.pid);
+    this.finishDrain();
+  }
+
+  stopping(): void {
+    this.state = 'stopping';
+  }
+
+  stopped(): void {
+    this.state = 'stopped';
+    this.slots = [];
+    this.system.registry.remove(this.self);
+    for (const watcher of this.watchers.values()) this.tellTerminated(watcher);
+    this.watchers.clear();
+  }
+
+  /** A watched worker is gone: replace it (running), or count it out (retiring). */
+  onTerminated(who: PID): void {
+    if (this.retiring.delete(who.toString())) {
+      this.finishDrain();
+      return;
+    }
+    const slot = this.slots.find((s) => s.pid.equals(who));
+    if (slot !== undefined && this.state === 'running') this.replace(slot);
+  }
+
+  private finishDrain(): void {
+    if (this.state === 'draining' && this.retiring.size === 0) this.core.stop(this.core.self);
+  }
+
+  private checkResize(operation: string, n: number, most: number): void {
+    if (this.state !== 'running') throw new PoolStateError(operation, this.state);
+    if (!(Number.isInteger(n) && n >= 1 && n <= most)) {
+      throw new PoolOptionsError(
+        `${operation}(n): n must be an integer from 1 to ${most}, got ${n} (the pool keeps at least one worker)`,
+      );
+    }
+  }
+
+  private spawn(slot: Slot): Slot {
+    const ctx = this.core;
+    slot.load = 0;
+    slot.pid = ctx.spawn(this.factory.propsFor(slot));
+    ctx.watch(slot.pid);
+    return slot;
+  }
+
+  private replace(slot: Slot): void {
+    this.restarts++;
+    this.spawn(slot);
+  }
+
+  private retire(pid: PID): void {
+    this.retiring.add(pid.toString());
+    this.core.poison(pid);
+  }
+
+  private tellTerminated(watcher: PID): void {
+    this.system.registry
+      .get(watcher)
+      .sendSystemMessage(watcher, new Terminated(this.self, 'stopped'));
+  }
+}

@@ -1,0 +1,445 @@
+import { expect } from 'chai';
+import {
+  ActorSystem,
+  DeadLetterError,
+  NameExistsError,
+  Props,
+  silentLogger,
+  type Context,
+  type PID,
+} from '@granary/core';
+import {
+  PoolOptionsError,
+  PoolSaturatedError,
+  PoolStateError,
+  PoolUnhandledRequestError,
+} from '../src/errors';
+import { spawnPool } from '../src/pool';
+import type { PoolContext } from '../src/pool-behavior';
+import { inspectPool, requestUrgent } from '../src/urgent';
+import { behavior, deadLetters, gate, Recorder, tick, type Seen } from './pool-support';
+
+/** Waits (turn by turn, no timers) until `cond` holds; fails after a bounded number of turns. */
+async function until(cond: () => boolean, turns = 10_000): Promise<void> {
+  for (let i = 0; i < turns; i++) {
+    if (cond()) return;
+    await tick();
+  }
+  throw new Error('condition not reached');
+}
+
+async function rejection(p: Promise<unknown>): Promise<Error> {
+  try {
+    await p;
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('Pool', () => {
+  let system: ActorSystem;
+  beforeEach(() => {
+    system = new ActorSystem({ logger: silentLogger });
+  });
+  afterEach(() => system.shutdown());
+
+  const workersOf = (pool: PID) => requestUrgent<PID[]>(system.root, pool, 'workers');
+
+  describe('init', () => {
+    it('needs only init: spawns poolSize workers at start', async () => {
+      const log: Seen[] = [];
+      const pool = spawnPool(system.root, () => ({
+        init: () => ({ poolSize: 4, workerProps: () => new Recorder(log) }),
+      }));
+      const stats = await inspectPool(system.root, pool);
+      expect(stats).to.include({
+        pool_size: 4,
+        worker_behavior: 'Recorder',
+        worker_mailbox_size: Infinity,
+        worker_restarts: 0,
+        messages_forwarded: 0,
+        messages_unhandled: 0,
+        strategy: 'round-robin',
+        state: 'running',
+      });
+    });
+
+    it('passes workerArgs to the factory of every worker', async () => {
+      const log: Seen[] = [];
+      const pool = spawnPool(
+        system.root,
+        behavior({
+          poolSize: 2,
+          workerArgs: { region: 'eu' },
+          workerProps: (args) => new Recorder(log, args),
+        }),
+      );
+      await system.root.request(pool, 'a');
+      await system.root.request(pool, 'b');
+      expect(log.map((s) => s.args)).to.deep.equal([{ region: 'eu' }, { region: 'eu' }]);
+    });
+
+    it('throws PoolOptionsError naming the option for a bad poolSize', () => {
+      expect(() =>
+        spawnPool(system.root, behavior({ poolSize: 0, workerProps: () => new Recorder([]) })),
+      )
+        .to.throw(PoolOptionsError)
+        .with.property('message')
+        .that.contains('(poolSize)');
+    });
+
+    it('throws what init throws, and registers nothing', () => {
+      const before = system.registry.size;
+      expect(() =>
+        spawnPool(system.root, () => ({
+          init: () => {
+            throw new Error('no config');
+          },
+        })),
+      ).to.throw('no config');
+      expect(system.registry.size).to.equal(before);
+    });
+
+    it('refuses a taken name with NameExistsError', () => {
+      const opts = behavior({ workerProps: () => new Recorder([]) });
+      spawnPool(system.root, opts, undefined, { name: 'resizers' });
+      expect(() => spawnPool(system.root, opts, undefined, { name: 'resizers' })).to.throw(
+        NameExistsError,
+      );
+    });
+  });
+
+  describe('forwarding', () => {
+    it("keeps the original sender: a worker's reply goes straight to the sending actor", async () => {
+      const log: Seen[] = [];
+      const pool = spawnPool(system.root, behavior({ workerProps: () => new Recorder(log) }));
+      const replies: unknown[] = [];
+      const asker = system.root.spawn(
+        Props.fromFunc((ctx: Context) => {
+          if (ctx.message === 'go')
+            ctx.send(pool, 'hello', { sender: ctx.self, header: { t: '1' } });
+          else if (typeof ctx.message === 'object' && ctx.message?.constructor === Object) {
+            replies.push(ctx.message);
+          }
+        }),
+      );
+      system.root.send(asker, 'go');
+      await until(() => replies.length === 1);
+      expect(log[0]!.sender!.equals(asker)).to.equal(true);
+      expect(log[0]!.headers).to.deep.equal({ t: '1' });
+      expect(replies[0]).to.deep.include({ message: 'hello' });
+    });
+
+    it("forwards requests: the worker answers the caller's future, not the pool", async () => {
+      const log: Seen[] = [];
+      const pool = spawnPool(system.root, behavior({ workerProps: () => new Recorder(log) }));
+      const reply = await system.root.request<{ worker: string }>(pool, 'work', {
+        timeoutMs: 1000,
+      });
+      expect(log[0]!.sender!.id).to.match(/^future\$/);
+      expect(reply.worker).to.equal(log[0]!.worker);
+      expect(reply.worker).to.not.equal(pool.id);
+    });
+
+    it('round-robin: takes workers in FIFO order, each goes back to the tail', async () => {
+      const log: Seen[] = [];
+      const pool = spawnPool(
+        system.root,
+        behavior({ poolSize: 3, workerProps: () => new Recorder(log) }),
+      );
+      const workers = (await workersOf(pool)).map((p) => p.id);
+      for (let i = 0; i < 6; i++) system.root.send(pool, `m${i}`);
+      await until(() => log.length === 6);
+      const byMessage = Object.fromEntries(log.map((s) => [s.message, s.worker]));
+      expect([0, 1, 2, 3, 4, 5].map((i) => byMessage[`m${i}`])).to.deep.equal([
+        ...workers,
+        ...workers,
+      ]);
+      expect((await inspectPool(system.root, pool)).messages_forwarded).to.equal(6);
+    });
+
+    it('skips a worker whose mailbox is full and forwards to the next one', async () => {
+      const log: Seen[] = [];
+      const pool = spawnPool(
+        system.root,
+        behavior({ poolSize: 2, workerMailboxSize: 1, workerProps: () => new Recorder(log) }),
+      );
+      const [w0, w1] = await workersOf(pool);
+      system.root.send(w0!, 'filler'); // w0's one slot is taken
+      system.root.send(pool, 'work'); // round-robin would pick w0 first
+      await until(() => log.length === 2);
+      expect(log.find((s) => s.message === 'work')!.worker).to.equal(w1!.id);
+      expect(await inspectPool(system.root, pool)).to.include({
+        messages_forwarded: 1,
+        messages_unhandled: 0,
+      });
+    });
+
+    it('rejects a request at once with PoolSaturatedError when every worker is full', async () => {
+      const hold = gate();
+      const log: Seen[] = [];
+      const pool = spawnPool(
+        system.root,
+        behavior({
+          poolSize: 2,
+          workerMailboxSize: 1,
+          workerProps: () => new Recorder(log, undefined, hold.promise),
+        }),
+      );
+      await workersOf(pool); // started
+      const accepted = [system.root.request(pool, 1), system.root.request(pool, 2)];
+      const err = await rejection(system.root.request(pool, 3));
+      expect(err).to.be.instanceOf(PoolSaturatedError);
+      expect(err).to.include({ code: 'ERR_POOL_SATURATED', tried: 2, workerMailboxSize: 1 });
+      hold.open();
+      expect(await Promise.all(accepted)).to.have.length(2);
+      expect((await inspectPool(system.root, pool)).messages_unhandled).to.equal(1);
+    });
+
+    it('dead-letters a plain send when every worker is full and counts it as unhandled', async () => {
+      const hold = gate();
+      const dead = deadLetters(system, 'pool-saturated');
+      const log: Seen[] = [];
+      const pool = spawnPool(
+        system.root,
+        behavior({
+          poolSize: 2,
+          workerMailboxSize: 3,
+          workerProps: () => new Recorder(log, undefined, hold.promise),
+        }),
+      );
+      await workersOf(pool);
+      for (let i = 0; i < 10; i++) system.root.send(pool, i);
+      // The pool keeps nothing itself: poolSize × workerMailboxSize = 6 accepted, 4 refused.
+      expect(dead.map((d) => d.message)).to.deep.equal([6, 7, 8, 9]);
+      expect(dead[0]!.pid.equals(pool)).to.equal(true);
+      hold.open();
+      await until(() => log.length === 6);
+      expect(await inspectPool(system.root, pool)).to.include({
+        messages_forwarded: 6,
+        messages_unhandled: 4,
+      });
+    });
+  });
+
+  describe('worker restarts', () => {
+    it('replaces a crashed worker with a fresh one from the same factory and args', async () => {
+      const log: Seen[] = [];
+      let made = 0;
+      const pool = spawnPool(
+        system.root,
+        behavior({
+          poolSize: 1,
+          workerArgs: 'cfg',
+          workerProps: (args) => (made++, new Recorder(log, args)),
+        }),
+      );
+      const [first] = await workersOf(pool);
+      const gone = system.root.watch(first!);
+      system.root.send(pool, 'crash');
+      expect((await gone).why).to.equal('failed');
+      const reply = await system.root.request<{ worker: string }>(pool, 'after', {
+        timeoutMs: 1000,
+      });
+      expect(reply.worker).to.not.equal(first!.id);
+      expect(made).to.equal(2);
+      expect(log.map((s) => s.args)).to.deep.equal(['cfg']);
+      expect((await inspectPool(system.root, pool)).worker_restarts).to.equal(1);
+    });
+
+    it('forwards a message sent right after a worker died to its replacement', async () => {
+      const log: Seen[] = [];
+      const pool = spawnPool(
+        system.root,
+        behavior({ poolSize: 1, workerProps: () => new Recorder(log) }),
+      );
+      const [first] = await workersOf(pool);
+      const gone = system.root.watch(first!);
+      system.root.stop(first!);
+      await gone;
+      const reply = await system.root.request<{ worker: string }>(pool, 'x', { timeoutMs: 1000 });
+      expect(reply.worker).to.not.equal(first!.id);
+      const stats = await inspectPool(system.root, pool);
+      expect(stats).to.include({ pool_size: 1, worker_restarts: 1, messages_unhandled: 0 });
+    });
+  });
+
+  describe('urgent lane', () => {
+    it('gives urgent messages to handleMessage and never to a worker', async () => {
+      const log: Seen[] = [];
+      const got: unknown[] = [];
+      const pool = spawnPool(
+        system.root,
+        behavior(
+          { workerProps: () => new Recorder(log) },
+          { handleMessage: (_pool, msg) => void got.push(msg) },
+        ),
+      );
+      system.root.send(pool, 'scale-up', { priority: 'urgent' });
+      await until(() => got.length === 1);
+      expect(got).to.deep.equal(['scale-up']);
+      await system.root.request(pool, 'normal');
+      expect(log.map((s) => s.message)).to.deep.equal(['normal']);
+    });
+
+    it('answers urgent requests from handleCall', async () => {
+      const pool = spawnPool(
+        system.root,
+        behavior(
+          { workerProps: () => new Recorder([]) },
+          { handleCall: (pool, req) => (req === 'size' ? pool.workers.length : undefined) },
+        ),
+      );
+      expect(await requestUrgent(system.root, pool, 'size', { timeoutMs: 1000 })).to.equal(3);
+    });
+
+    it('rejects an urgent request handleCall does not answer with PoolUnhandledRequestError', async () => {
+      const log: Seen[] = [];
+      const pool = spawnPool(system.root, () => ({
+        init: () => ({ workerProps: () => new Recorder(log) }),
+      }));
+      const err = await rejection(requestUrgent(system.root, pool, { op: 'stats' }));
+      expect(err).to.be.instanceOf(PoolUnhandledRequestError);
+      expect(err).to.include({ code: 'ERR_POOL_UNHANDLED_REQUEST' });
+      expect(log).to.have.length(0);
+    });
+
+    it('rejects the caller with the error handleCall throws', async () => {
+      const pool = spawnPool(
+        system.root,
+        behavior(
+          { workerProps: () => new Recorder([]) },
+          {
+            handleCall: () => {
+              throw new RangeError('bad op');
+            },
+          },
+        ),
+      );
+      const err = await rejection(requestUrgent(system.root, pool, 'op'));
+      expect(err).to.be.instanceOf(RangeError);
+    });
+  });
+
+  describe('addWorkers / removeWorkers', () => {
+    it('addWorkers spawns workers that take work at once and returns the new size', async () => {
+      const log: Seen[] = [];
+      const pool = spawnPool(
+        system.root,
+        behavior(
+          { poolSize: 1, workerProps: () => new Recorder(log) },
+          { handleCall: (p, req) => (req === 'add' ? p.addWorkers(2) : undefined) },
+        ),
+      );
+      expect(await requestUrgent(system.root, pool, 'add')).to.equal(3);
+      for (let i = 0; i < 3; i++) await system.root.request(pool, i);
+      expect(new Set(log.map((s) => s.worker)).size).to.equal(3);
+    });
+
+    it('removeWorkers lets a removed worker finish its queue, then stops it', async () => {
+      const hold = gate();
+      const log: Seen[] = [];
+      const pool = spawnPool(
+        system.root,
+        behavior(
+          { poolSize: 2, workerProps: () => new Recorder(log, undefined, hold.promise) },
+          {
+            handleCall: (p, req) =>
+              req === 'workers'
+                ? [...p.workers]
+                : req === 'remove'
+                  ? p.removeWorkers(1)
+                  : undefined,
+          },
+        ),
+      );
+      const [, w1] = await workersOf(pool);
+      const queued = [1, 2, 3, 4].map((i) => system.root.request(pool, i));
+      expect(await requestUrgent(system.root, pool, 'remove')).to.equal(1);
+      const gone = system.root.watch(w1!);
+      hold.open();
+      const replies = await Promise.all(queued);
+      expect(replies).to.have.length(4);
+      expect((await gone).why).to.equal('stopped');
+      expect(log.filter((s) => s.worker === w1!.id)).to.have.length(2);
+      await system.root.request(pool, 'after');
+      expect(log.at(-1)!.worker).to.not.equal(w1!.id);
+      expect((await inspectPool(system.root, pool)).pool_size).to.equal(1);
+    });
+
+    it('refuses to remove the last worker with PoolOptionsError', async () => {
+      const pool = spawnPool(
+        system.root,
+        behavior(
+          { poolSize: 2, workerProps: () => new Recorder([]) },
+          { handleCall: (p) => p.removeWorkers(2) },
+        ),
+      );
+      expect(await rejection(requestUrgent(system.root, pool, 'x'))).to.be.instanceOf(
+        PoolOptionsError,
+      );
+    });
+
+    it('fails outside the running state with PoolStateError', async () => {
+      const pool = spawnPool(system.root, behavior({ workerProps: () => new Recorder([]) }));
+      const { pool: ctx } = await requestUrgent<{ pool: PoolContext }>(system.root, pool, 'ctx');
+      const gone = system.root.watch(pool);
+      system.root.stop(pool);
+      await gone;
+      expect(() => ctx.addWorkers(1)).to.throw(PoolStateError);
+      expect(() => ctx.removeWorkers(1)).to.throw(PoolStateError);
+    });
+  });
+
+  describe('stopping', () => {
+    it('stop ends the pool and its workers and tells watchers of the pool PID', async () => {
+      const pool = spawnPool(system.root, behavior({ workerProps: () => new Recorder([]) }));
+      const workers = await workersOf(pool);
+      const gone = [pool, ...workers].map((p) => system.root.watch(p));
+      system.root.stop(pool);
+      const terminated = await Promise.all(gone);
+      expect(terminated[0]!.who.equals(pool)).to.equal(true);
+      const err = await rejection(system.root.request(pool, 'late'));
+      expect(err).to.be.instanceOf(DeadLetterError);
+    });
+
+    it('poison lets every worker finish its queue before the pool stops', async () => {
+      const hold = gate();
+      const log: Seen[] = [];
+      const pool = spawnPool(
+        system.root,
+        behavior({ poolSize: 2, workerProps: () => new Recorder(log, undefined, hold.promise) }),
+      );
+      await workersOf(pool);
+      for (let i = 0; i < 6; i++) system.root.send(pool, i);
+      system.root.poison(pool);
+      const gone = system.root.watch(pool);
+      hold.open();
+      await gone;
+      expect(log.map((s) => s.message).sort()).to.deep.equal([0, 1, 2, 3, 4, 5]);
+    });
+
+    it('calls terminate when the pool has stopped', async () => {
+      let reason: string | undefined;
+      const pool = spawnPool(
+        system.root,
+        behavior({ workerProps: () => new Recorder([]) }, { terminate: (r) => void (reason = r) }),
+      );
+      await workersOf(pool);
+      const gone = system.root.watch(pool);
+      system.root.stop(pool);
+      await gone;
+      expect(reason).to.equal('stopped');
+    });
+  });
+
+  describe('before the workers exist', () => {
+    it('forwards messages sent right after spawnPool once the workers started', async () => {
+      const log: Seen[] = [];
+      const pool = spawnPool(system.root, behavior({ workerProps: () => new Recorder(log) }));
+      const reply = system.root.request(pool, 'early', { timeoutMs: 1000 });
+      expect(await reply).to.deep.include({ message: 'early' });
+    });
+  });
+});
