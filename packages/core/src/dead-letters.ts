@@ -4,7 +4,7 @@ import type { Logger } from './logger';
 import { Stop, Terminated, Unwatch, Watch } from './messages';
 import type { PID } from './pid';
 import type { MessageEnvelope, Process } from './process';
-import type { ProcessRegistry } from './process-registry';
+import { FUTURE_PREFIX, type ProcessRegistry } from './process-registry';
 
 /** Published on the event stream for every message that could not be delivered. */
 export class DeadLetterEvent {
@@ -95,9 +95,6 @@ export class DeadLetters {
     );
   }
 }
-
-/** Request futures are registered under ids with this prefix. */
-export const FUTURE_PREFIX = 'future$';
 
 function isFutureId(id: string): boolean {
   return id.startsWith(FUTURE_PREFIX);

@@ -91,3 +91,79 @@ export class SystemShutdownError extends GranaryError {
     super(`actor system "${system}" is shut down (shutdown)`, 'ERR_SHUTDOWN');
   }
 }
+
+/**
+ * A remote endpoint cannot be reached: the connect attempt failed, the stream broke, the peer
+ * refused the handshake, or the node is backing off before its next reconnect
+ * (RemoteOptions.reconnect).
+ */
+export class EndpointUnavailableError extends GranaryError {
+  override readonly name = 'EndpointUnavailableError';
+  constructor(
+    /** The unreachable node's `host:port`. */
+    readonly address: string,
+    message = `endpoint ${address} is unavailable`,
+    options?: { cause?: unknown },
+  ) {
+    super(message, 'ERR_ENDPOINT_UNAVAILABLE', options);
+  }
+}
+
+/** A serialized message is larger than the remote's limit (RemoteOptions.maxMessageBytes). */
+export class MessageTooLargeError extends GranaryError {
+  override readonly name = 'MessageTooLargeError';
+  constructor(
+    readonly typeName: string,
+    /** Serialized size in bytes. */
+    readonly size: number,
+    /** The limit in force. */
+    readonly limit: number,
+  ) {
+    super(
+      `message of type '${typeName}' is ${size} bytes, over the limit of ${limit} bytes (maxMessageBytes)`,
+      'ERR_MESSAGE_TOO_LARGE',
+    );
+  }
+}
+
+/** A message type name has no codec in this process's serialization registry. */
+export class UnknownTypeError extends GranaryError {
+  override readonly name = 'UnknownTypeError';
+  constructor(
+    readonly typeName: string,
+    message = `unknown message type '${typeName}' (serialization.registerRoot)`,
+  ) {
+    super(message, 'ERR_UNKNOWN_TYPE');
+  }
+}
+
+/** A remote handshake was refused: cluster name, protocol version or secret do not match. */
+export class HandshakeError extends GranaryError {
+  override readonly name = 'HandshakeError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, 'ERR_HANDSHAKE', options);
+  }
+}
+
+/** Remote spawn of a kind the target node never registered (remote.registerKind). */
+export class UnknownKindError extends GranaryError {
+  override readonly name = 'UnknownKindError';
+  constructor(
+    readonly kind: string,
+    message = `unknown kind '${kind}': register it on the target node with remote.registerKind()`,
+  ) {
+    super(message, 'ERR_UNKNOWN_KIND');
+  }
+}
+
+/**
+ * An error that crossed the wire: `name`, `code` and `message` are the original error's, so a
+ * caller can branch on them as if the error had been thrown locally.
+ */
+export class RemoteError extends GranaryError {
+  override readonly name: string;
+  constructor(name: string, code: string, message: string) {
+    super(message, code);
+    this.name = name;
+  }
+}

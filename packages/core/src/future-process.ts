@@ -1,19 +1,18 @@
-import { FUTURE_PREFIX } from './dead-letters';
 import { AbortError, TimeoutError } from './errors';
 import { messageOf } from './internal/envelope';
-import { Terminated, Watch } from './messages';
 import type { Runtime } from './internal/runtime';
+import { Terminated, Watch } from './messages';
 import type { PID } from './pid';
 import type { LocalProcess, MessageEnvelope } from './process';
-import type { ProcessRegistry } from './process-registry';
+import type { ProcessRegistry, SequencedProcess } from './process-registry';
 import type { TimerHandle } from './timer-wheel';
 
 /** Options of a request. */
 export interface RequestOptions {
   /**
    * Reject with TimeoutError if no reply arrives within this many ms (on the shared timer
-   * wheel, never a setTimeout per request). Omitted: wait until a reply, a dead letter, or
-   * the signal.
+   * wheel, never a setTimeout per request). Omitted: wait until a reply, a dead letter, the
+   * signal, or shutdown.
    * @default undefined
    */
   timeoutMs?: number;
@@ -30,22 +29,27 @@ export interface RequestOptions {
   header?: Record<string, string>;
 }
 
+/** What only requests with a timeout, a signal or watchers need (allocated on demand). */
+class FutureExtras {
+  timer: TimerHandle | undefined = undefined;
+  signal: AbortSignal | undefined = undefined;
+  onAbort: (() => void) | undefined = undefined;
+  watchers: PID[] | undefined = undefined;
+}
+
 /**
  * The temporary process a request's reply goes to (`future$<n>` in the registry). The first
  * reply settles the promise (an Error reply rejects it); the process is then removed, so a
- * later reply is a dead letter.
+ * later reply is a dead letter (reason `late-reply`).
  */
-export class FutureProcess<T = unknown> implements LocalProcess {
+export class FutureProcess<T = unknown> implements LocalProcess, SequencedProcess {
   dead = false;
+  readonly seq: number;
   readonly pid: PID;
   readonly promise: Promise<T>;
   private resolve!: (value: T) => void;
   private reject!: (error: Error) => void;
-  private timer: TimerHandle | undefined = undefined;
-  private signal: AbortSignal | undefined = undefined;
-  private watchers: PID[] | undefined = undefined;
-  /** Created only for requests with a signal: a plain request allocates no closure here. */
-  private onAbort: (() => void) | undefined = undefined;
+  private extras: FutureExtras | undefined = undefined;
 
   constructor(
     private readonly runtime: Runtime,
@@ -58,23 +62,25 @@ export class FutureProcess<T = unknown> implements LocalProcess {
       this.reject = reject;
     });
     const registry = runtime.registry;
-    this.pid = registry.add(registry.nextId(FUTURE_PREFIX), this);
+    this.seq = registry.nextFutureSeq();
+    this.pid = registry.addFuture(this);
     if (options === undefined) return;
     if (options.timeoutMs !== undefined) {
       const ms = options.timeoutMs;
-      this.timer = runtime.timers.schedule(ms, () =>
+      (this.extras ??= new FutureExtras()).timer = runtime.timers.schedule(ms, () =>
         this.fail(new TimeoutError(target.toString(), ms)),
       );
     }
-    if (options.signal !== undefined) {
-      const signal = options.signal;
+    const signal = options.signal;
+    if (signal !== undefined) {
       if (signal.aborted) {
         this.fail(new AbortError(target.toString(), signal.reason));
         return;
       }
-      this.signal = signal;
-      this.onAbort = () => this.fail(new AbortError(target.toString(), signal.reason));
-      signal.addEventListener('abort', this.onAbort, { once: true });
+      const x = (this.extras ??= new FutureExtras());
+      x.signal = signal;
+      x.onAbort = () => this.fail(new AbortError(target.toString(), signal.reason));
+      signal.addEventListener('abort', x.onAbort, { once: true });
     }
   }
 
@@ -82,7 +88,9 @@ export class FutureProcess<T = unknown> implements LocalProcess {
     return this.runtime.registry;
   }
 
-  readonly capacity = Infinity;
+  get capacity(): number {
+    return Infinity;
+  }
 
   post(entry: unknown): boolean {
     this.complete(messageOf(entry));
@@ -94,7 +102,9 @@ export class FutureProcess<T = unknown> implements LocalProcess {
   }
 
   sendSystemMessage(_pid: PID, message: unknown): void {
-    if (message instanceof Watch) (this.watchers ??= []).push(message.watcher);
+    if (!(message instanceof Watch)) return;
+    if (this.dead) this.tellTerminated(message.watcher);
+    else ((this.extras ??= new FutureExtras()).watchers ??= []).push(message.watcher);
   }
 
   stop(): void {
@@ -121,13 +131,16 @@ export class FutureProcess<T = unknown> implements LocalProcess {
 
   private finish(): void {
     this.dead = true;
-    this.runtime.registry.remove(this.pid);
-    if (this.timer !== undefined) this.timer.cancel();
-    if (this.signal !== undefined) this.signal.removeEventListener('abort', this.onAbort!);
-    if (this.watchers !== undefined) {
-      for (const w of this.watchers) {
-        this.runtime.registry.get(w).sendSystemMessage(w, new Terminated(this.pid, 'stopped'));
-      }
-    }
+    this.runtime.registry.removeFuture(this);
+    const x = this.extras;
+    if (x === undefined) return;
+    x.timer?.cancel();
+    if (x.signal !== undefined) x.signal.removeEventListener('abort', x.onAbort!);
+    for (const w of x.watchers ?? []) this.tellTerminated(w);
+  }
+
+  private tellTerminated(watcher: PID): void {
+    const t = new Terminated(this.pid, 'stopped');
+    this.runtime.registry.get(watcher).sendSystemMessage(watcher, t);
   }
 }

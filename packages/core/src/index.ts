@@ -12,7 +12,6 @@ export {
   DeadLetterProcess,
   DeadLetters,
   DEFAULT_DEAD_LETTER_OPTIONS,
-  FUTURE_PREFIX,
   type DeadLetterOptions,
 } from './dead-letters';
 export {
@@ -29,12 +28,18 @@ export {
 export {
   AbortError,
   DeadLetterError,
+  EndpointUnavailableError,
   GranaryError,
+  HandshakeError,
   InvalidOptionError,
   MailboxFullError,
+  MessageTooLargeError,
   NameExistsError,
+  RemoteError,
   SystemShutdownError,
   TimeoutError,
+  UnknownKindError,
+  UnknownTypeError,
 } from './errors';
 export { EventStream, type Subscription } from './event-stream';
 export { FutureProcess, type RequestOptions } from './future-process';
@@ -63,9 +68,38 @@ export {
 } from './middleware';
 export { PID } from './pid';
 export type { MessageEnvelope, Process } from './process';
-export { NONHOST, ProcessRegistry, type AddressResolver } from './process-registry';
+export {
+  FUTURE_PREFIX,
+  NONHOST,
+  ProcessRegistry,
+  type AddressResolver,
+  type SequencedProcess,
+} from './process-registry';
 export { Props, type PropsOptions } from './props';
+export { Remote, type RemoteSpawnOptions } from './remote/remote';
+export {
+  EndpointConnectedEvent,
+  EndpointTerminatedEvent,
+  type UndecodableMessage,
+} from './remote/remote-events';
+export {
+  DEFAULT_REMOTE_OPTIONS,
+  type ReconnectOptions,
+  type RemoteOptions,
+  type RemoteTlsOptions,
+} from './remote/remote-options';
 export { RootContext } from './root-context';
+export {
+  BYTES_TYPE_NAME,
+  ERROR_TYPE_NAME,
+  JSON_TYPE_NAME,
+  SerializationFormat,
+  SerializationRegistry,
+  serialization,
+  type ErrorClass,
+  type SerializedMessage,
+} from './serialization/serialization-registry';
+export { TYPE_NAME, withTypeName } from './serialization/type-name';
 export { AllForOneStrategy } from './supervision/all-for-one-strategy';
 export { restartDecider, type Decider, type Directive } from './supervision/directive';
 export {

@@ -60,6 +60,15 @@ export class Mailbox {
     ) {
       return false;
     }
+    // Compact on the producer side only: a lane draining to empty is reset for free, and a
+    // lane that never empties is compacted in place (copyWithin, no allocation).
+    const head = this.userHead;
+    if (head >= COMPACT_AFTER && head * 2 > this.user.length) {
+      const lane = this.user;
+      lane.copyWithin(0, head);
+      lane.length -= head;
+      this.userHead = 0;
+    }
     this.user.push(entry);
     return true;
   }
@@ -124,10 +133,6 @@ export class Mailbox {
     } else {
       lane[head] = undefined;
       this.userHead = head + 1;
-      if (head >= COMPACT_AFTER && head * 2 > lane.length) {
-        lane.splice(0, head + 1);
-        this.userHead = 0;
-      }
     }
     return entry;
   }

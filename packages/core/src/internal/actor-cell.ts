@@ -146,18 +146,21 @@ export abstract class ActorCell implements LocalProcess, Schedulable {
     return this.mailbox.hasSystem() || ((this.flags & PAUSED) === 0 && this.mailbox.hasUser());
   }
 
-  runTurn(budget: number): void {
+  runTurn(budget: number): number {
     const mailbox = this.mailbox;
-    for (let n = 0; n < budget; n++) {
+    let n = 0;
+    while (n < budget) {
       if (mailbox.hasSystem()) {
         this.processSystem(mailbox.shiftSystem());
       } else {
         if ((this.flags & PAUSED) !== 0 || !mailbox.hasUser()) break;
         this.invokeUser(mailbox.shiftUser());
       }
-      if (this.sched !== RUNNING) return; // AWAITING an async turn, or DEAD
+      n++;
+      if (this.sched !== RUNNING) return n; // AWAITING an async turn, or DEAD
     }
     this.runtime.dispatcher.finishTurn(this);
+    return n;
   }
 
   // ── Turns ──────────────────────────────────────────────────────────────────────────────
@@ -264,7 +267,7 @@ export abstract class ActorCell implements LocalProcess, Schedulable {
     else if (message instanceof Restart) this.beginRestart();
     else if (message instanceof ResumeMailbox) this.unpause(F_SUSPENDED);
     else if (message instanceof Continuation) this.runContinuation(message);
-    else if (message === RECEIVE_TIMEOUT) this.deliverToUser(message);
+    else if (message === RECEIVE_TIMEOUT) this.onReceiveTimeout();
     else this.runtime.logger.warn({ actor: this.self.toString() }, 'unknown system message');
   }
 
@@ -287,6 +290,15 @@ export abstract class ActorCell implements LocalProcess, Schedulable {
       if (isPromise(result)) this.awaitTurn(result, message.entry, undefined);
     } else this.invokeUser(message);
     return true;
+  }
+
+  private onReceiveTimeout(): void {
+    const x = this.extras();
+    x.timeoutQueued = false;
+    // Cancelled (or a message arrived) after it was queued: it is stale.
+    if (x.receiveTimeoutMs === 0) return;
+    if (x.lastActivity > x.firedAt) return;
+    this.deliverToUser(RECEIVE_TIMEOUT);
   }
 
   private runContinuation(c: Continuation): void {

@@ -207,8 +207,10 @@ export class ActorContext extends ActorCell implements Context {
       x.receiveTimer = this.runtime.timers.schedule(x.receiveTimeoutMs - idle, x.onReceiveTimer!);
       return;
     }
-    x.lastActivity = now;
+    x.lastActivity = x.firedAt = now;
     x.receiveTimer = this.runtime.timers.schedule(x.receiveTimeoutMs, x.onReceiveTimer!);
+    if (x.timeoutQueued) return;
+    x.timeoutQueued = true;
     this.sendSystemMessage(this.self, RECEIVE_TIMEOUT);
   }
 

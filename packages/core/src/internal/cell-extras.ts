@@ -20,6 +20,10 @@ export class CellExtras {
   /** Dispatcher clock of the last influencing user message. */
   lastActivity = 0;
   receiveTimer: TimerHandle | undefined = undefined;
+  /** A ReceiveTimeout is in the system lane: a slow actor gets one, not one per period. */
+  timeoutQueued = false;
+  /** When the queued ReceiveTimeout fired (a later `lastActivity` makes it stale). */
+  firedAt = 0;
   /** Bound once per actor that uses receive timeouts. */
   onReceiveTimer: (() => void) | undefined = undefined;
   /** User-visible system deliveries (ReceiveTimeout, watched Terminated) held while suspended. */
