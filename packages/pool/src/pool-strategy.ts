@@ -8,7 +8,7 @@ export type PoolStrategyName = 'round-robin' | 'least-busy' | 'random' | 'broadc
 export interface WorkerLoad {
   /** Number of workers; indices run from 0 to `count - 1`. */
   readonly count: number;
-  /** Messages waiting in worker `index`'s mailbox. */
+  /** Messages forwarded to worker `index` that it has not finished (queued or in progress). */
   load(index: number): number;
   /** Stable identity of the slot at `index`; a replacement worker keeps its slot's key. */
   slotKey(index: number): number;
@@ -53,8 +53,8 @@ export function roundRobin(): PoolStrategy {
 }
 
 /**
- * The worker with the fewest messages waiting, an empty mailbox first (free-first, as
- * `AsyncPool` hands out a free element); ties go to the lowest index after the last choice.
+ * The worker with the fewest messages outstanding, an idle one first (free-first, as
+ * `AsyncPool` hands out a free element); ties go to the next index after the last choice.
  */
 export function leastBusy(): PoolStrategy {
   let last = -1;

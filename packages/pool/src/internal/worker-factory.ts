@@ -17,8 +17,10 @@ import {
  */
 export class Slot {
   pid!: PID;
-  /** Messages forwarded to this worker that it has not started yet (least-busy only). */
+  /** Messages forwarded to this worker that it has not finished (least-busy only). */
   load = 0;
+  /** Bumped per worker spawned in the slot, so a dead worker's late count-down is ignored. */
+  generation = 0;
   /** Hash key of the slot, stable across replacements. */
   readonly key: number;
 
@@ -40,9 +42,10 @@ function isLifecycle(message: unknown): boolean {
 
 /**
  * Makes worker Props from the pool's `workerProps` (Props or a factory of `workerArgs`), with
- * the mailbox bound set to `workerMailboxSize`. When the strategy reads load, each slot's
- * workers get a receive middleware that counts down the slot's `load` as a forwarded message
- * starts, so `load` is the number of forwarded messages waiting in that mailbox.
+ * the mailbox bound set to `workerMailboxSize`. When the strategy reads load, each worker gets
+ * a receive middleware that counts its slot's `load` down when a message is finished (an
+ * async receive when its promise settles), so `load` is the worker's outstanding messages:
+ * queued plus in progress. A worker at 0 is free, as a free element of `AsyncPool`.
  */
 export class WorkerFactory {
   /** Class name of the first worker made (for inspect's `worker_behavior`). */
@@ -68,12 +71,25 @@ export class WorkerFactory {
     this.shared = tracksLoad ? undefined : this.build([]);
   }
 
-  /** Props for a worker in `slot`. */
+  /** Props for the next worker of `slot` (a fresh generation of its load count). */
   propsFor(slot: Slot): Props {
     if (this.shared !== undefined) return this.shared;
+    const generation = ++slot.generation;
+    const done = (): void => {
+      if (slot.generation === generation && slot.load > 0) slot.load--;
+    };
     const countDown: ReceiveMiddleware = (next) => (ctx) => {
-      if (slot.load > 0 && !isLifecycle(ctx.message)) slot.load--;
-      return next(ctx);
+      if (isLifecycle(ctx.message)) return next(ctx);
+      let result: void | Promise<void>;
+      try {
+        result = next(ctx);
+      } catch (err) {
+        done();
+        throw err;
+      }
+      if (result === undefined) done();
+      else result = result.then(done, (err: unknown) => (done(), Promise.reject(err)));
+      return result;
     };
     return this.build([countDown]);
   }
