@@ -33,6 +33,20 @@ export class PayloadDecodeError extends Error {
   }
 }
 
+/** A grain rpc method that returned (or resolved) `undefined` or `null` instead of its response. */
+export class MissingResponseError extends Error {
+  override readonly name = 'MissingResponseError';
+  readonly code = 'ERR_MISSING_RESPONSE';
+  constructor(
+    readonly method: string,
+    readonly typeName: string,
+  ) {
+    super(
+      `grain method for ${method} returned nothing; it must return a ${typeName} (or a promise of one)`,
+    );
+  }
+}
+
 /** A reply to a grain call that is not a `granary.GrainInvokeResult`. */
 export class InvalidReplyError extends Error {
   override readonly name = 'InvalidReplyError';

@@ -1,5 +1,5 @@
 import type { InvokeContext } from './cluster-like';
-import { UnimplementedError } from './errors';
+import { MissingResponseError, UnimplementedError } from './errors';
 import { grainInvokeResult, isGrainInvoke } from './grain-invoke';
 import type { GrainInvoke } from './grain-invoke';
 import type { ServiceDefinition } from './service';
@@ -49,6 +49,9 @@ export abstract class GrainBase<Ctx extends InvokeContext> {
     }
     const request = method.request.decode(invoke.payload);
     const response = await method.handler(this as never, request as never, ctx);
+    if (response === undefined || response === null) {
+      throw new MissingResponseError(invoke.method, method.response.typeName);
+    }
     ctx.respond(grainInvokeResult(method.response.encode(response)));
   }
 }

@@ -4,7 +4,12 @@ export type {
   ClusterRequestOptions,
   InvokeContext,
 } from './cluster-like';
-export { InvalidReplyError, PayloadDecodeError, UnimplementedError } from './errors';
+export {
+  InvalidReplyError,
+  MissingResponseError,
+  PayloadDecodeError,
+  UnimplementedError,
+} from './errors';
 export { GrainBase, unimplemented } from './grain-base';
 export { DEFAULT_CALL_OPTIONS, GrainClient } from './grain-client';
 export {

@@ -8,6 +8,7 @@ import {
   UnimplementedError,
   defineProtoFile,
   defineService,
+  grainInvoke,
   method,
   tagTypeName,
   typeNameOf,
@@ -68,6 +69,7 @@ class OnlySays extends EchoGrain {
   defaults: unknown[] = [];
   override async say(req: Line): Promise<Line> {
     if (req.text === 'boom') throw Object.assign(new Error('grain exploded'), { code: 'ERR_BOOM' });
+    if (req.text === 'nothing') return undefined as unknown as Line;
     return { text: `${req.text}!`, n: (BigInt(req.n) + 1n).toString() };
   }
   override receiveDefault(ctx: InvokeContext): void {
@@ -140,6 +142,23 @@ describe('GrainClient and GrainBase', () => {
     expect(err).to.be.instanceOf(FakeGrainError);
     expect(err).to.include({ code: 'ERR_BOOM', originalName: 'Error', message: 'grain exploded' });
     expect(cluster.requests).to.have.length(1);
+  });
+
+  it('a grain method that returns nothing fails with MissingResponseError naming the method', async () => {
+    const err = await new EchoClient(cluster, 'echo', 'e1')
+      .say({ text: 'nothing', n: '0' })
+      .catch((e: unknown) => e);
+    expect(err).to.include({ code: 'ERR_MISSING_RESPONSE', originalName: 'MissingResponseError' });
+    expect((err as Error).message)
+      .to.contain('test.echo.Echo/Say')
+      .and.contain('test.echo.Line');
+  });
+
+  it('a payload that is not the request type fails with ERR_PAYLOAD_DECODE', async () => {
+    const err = await cluster
+      .request('echo', 'e1', grainInvoke('test.echo.Echo/Say', new Uint8Array([0x0a, 0xff, 0xff])))
+      .catch((e: unknown) => e);
+    expect(err).to.include({ code: 'ERR_PAYLOAD_DECODE', originalName: 'PayloadDecodeError' });
   });
 
   it('retries timeouts up to `retries` times and returns the first success', async () => {
