@@ -27,6 +27,7 @@ describe('golden files', () => {
     expect(inputs).to.include.members([
       'bare.proto',
       'common/types.proto',
+      'e2e/calculator.proto',
       'keywords/keywords.proto',
       'messages/protos.proto',
       'shop/events.proto',
