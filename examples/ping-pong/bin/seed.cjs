@@ -1,0 +1,4 @@
+#!/usr/bin/env node
+'use strict';
+// A seed node, configured by GRANARY_* environment variables (see src/config.ts).
+require('../dist/src/main').main('seed');

@@ -1,0 +1,101 @@
+/** How the pinger got a pong: an rpc through the generated client, or a plain message. */
+export type PongVia = 'rpc' | 'message';
+
+/** One pong the pinger printed. */
+export interface PongSeen {
+  cnt: number;
+  via: PongVia;
+  /** Member id of the node that answered. */
+  node: string;
+  /** When the runner read the line (ms since epoch). */
+  at: number;
+}
+
+/** The failover measurement of `--kill-after`. */
+export interface FailoverReport {
+  killed: string;
+  killedAt: number;
+  lastPongBefore: PongSeen | undefined;
+  firstPongAfter: PongSeen | undefined;
+  /** From the last pong before the kill to the first pong from another node after it. */
+  pauseMs: number | undefined;
+}
+
+const PONG_LINE = /\bpong cnt=(\d+) via=(rpc|message) node=(\S+)/;
+const ACTIVATED_LINE = /\bactivated grain=[^\s/]+\/(\S+) activation=(\S+)/;
+const DEACTIVATED_LINE = /\bdeactivated grain=[^\s/]+\/(\S+) activation=(\S+)/;
+
+/**
+ * Reads the nodes' log lines as the runner prints them and keeps what the demo reports: each
+ * pong and who answered it, which node currently hosts each grain (from the grains' activation
+ * and deactivation lines), and the pause around a deliberate kill.
+ */
+export class PongTracker {
+  readonly pongs: PongSeen[] = [];
+  private readonly hosts = new Map<string, string>();
+  private killed: { node: string; at: number } | undefined;
+
+  /** Feeds one line printed by node `node`. */
+  observe(node: string, text: string, at: number): PongSeen | undefined {
+    const pong = PONG_LINE.exec(text);
+    if (pong !== null) {
+      const seen: PongSeen = { cnt: Number(pong[1]), via: pong[2] as PongVia, node: pong[3], at };
+      this.pongs.push(seen);
+      return seen;
+    }
+    const activated = ACTIVATED_LINE.exec(text);
+    if (activated !== null) {
+      this.hosts.set(activated[1], node);
+      return undefined;
+    }
+    const deactivated = DEACTIVATED_LINE.exec(text);
+    if (deactivated !== null && this.hosts.get(deactivated[1]) === node) {
+      this.hosts.delete(deactivated[1]);
+    }
+    return undefined;
+  }
+
+  /**
+   * The node hosting grain `identity`: the last node that logged its activation and has not
+   * logged its deactivation since; else the node that answered the last rpc pong.
+   */
+  hostOf(identity: string): string | undefined {
+    const host = this.hosts.get(identity);
+    if (host !== undefined) return host;
+    for (let i = this.pongs.length - 1; i >= 0; i--) {
+      if (this.pongs[i].via === 'rpc') return this.pongs[i].node;
+    }
+    return undefined;
+  }
+
+  /** Records that `node` was SIGKILLed at `at`; its grains are no longer hosted. */
+  markKilled(node: string, at: number): void {
+    this.killed = { node, at };
+    for (const [identity, host] of this.hosts) if (host === node) this.hosts.delete(identity);
+  }
+
+  /** The first pong seen at or after `since` (ms since epoch). */
+  firstPongSince(since: number): PongSeen | undefined {
+    return this.pongs.find((p) => p.at >= since);
+  }
+
+  /** Distinct nodes that answered pongs. */
+  answeringNodes(): string[] {
+    return [...new Set(this.pongs.map((p) => p.node))];
+  }
+
+  /** The failover numbers, once a kill was recorded. */
+  failover(): FailoverReport | undefined {
+    if (this.killed === undefined) return undefined;
+    const { node, at } = this.killed;
+    const before = this.pongs.filter((p) => p.at <= at).pop();
+    const after = this.pongs.find((p) => p.at > at && p.node !== node);
+    return {
+      killed: node,
+      killedAt: at,
+      lastPongBefore: before,
+      firstPongAfter: after,
+      pauseMs: before !== undefined && after !== undefined ? after.at - before.at : undefined,
+    };
+  }
+}

@@ -1,0 +1,52 @@
+import { readConfig } from './config';
+import type { NodeRole } from './config';
+import { ConfigError } from './errors';
+import { createNodeLogger } from './log';
+import { startNode } from './node';
+
+/**
+ * Entry point of a node process (`node examples/ping-pong/bin/ponger.cjs`), configured by
+ * GRANARY_* environment variables. SIGTERM or SIGINT (and, under the demo runner, the end of
+ * stdin) makes it leave the cluster gracefully and exit 0.
+ */
+export async function main(role: NodeRole): Promise<void> {
+  let config;
+  try {
+    config = readConfig(role);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${role}: ${err.message}\n`);
+    process.exit(2);
+  }
+  const log = createNodeLogger('info', { node: config.nodeId });
+  let node;
+  try {
+    node = await startNode(config, log);
+  } catch (err) {
+    log.error({ error: err }, 'could not start');
+    process.exit(1);
+  }
+  log.info({ role, address: node.cluster.address }, 'ready');
+  let stopping = false;
+  const stop = (why: string): void => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ why }, 'stopping');
+    node.stop().then(
+      () => {
+        log.info({}, 'stopped');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        log.error({ error: err }, 'stop failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  if (config.exitWithParent) {
+    process.stdin.on('end', () => stop('parent gone'));
+    process.stdin.resume();
+  }
+}

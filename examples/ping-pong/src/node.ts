@@ -1,0 +1,55 @@
+import { Cluster } from '@granary/cluster';
+import { Props } from '@granary/core';
+import type { Logger } from '@granary/core';
+import type { NodeConfig } from './config';
+import { pongerKind } from './gen/protos.granary';
+import { Pinger } from './pinger';
+import { Ponger } from './ponger';
+import { createProvider } from './provider';
+
+/** A running node: its cluster member and how to leave. */
+export interface RunningNode {
+  cluster: Cluster;
+  /** Leaves the cluster gracefully (grains hand over) and stops the actor system. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts one node of the example: a member of the cluster that hosts the Ponger kind (role
+ * `ponger`), hosts nothing but runs the pinger actor (role `pinger`), or only keeps the member
+ * table for the others (role `seed`, seed provider).
+ */
+export async function startNode(config: NodeConfig, log: Logger): Promise<RunningNode> {
+  const libraryLog = log.child({ lib: 'granary' });
+  const kinds =
+    config.role === 'ponger'
+      ? [pongerKind(() => new Ponger(log), { idleTimeoutMs: config.idleTimeoutMs })]
+      : [];
+  const cluster = await Cluster.start({
+    name: config.cluster,
+    id: config.nodeId,
+    provider: createProvider(config, libraryLog),
+    kinds,
+    remote: { host: config.host, port: config.port, advertisedHost: config.advertisedHost },
+    logger: libraryLog,
+  });
+  if (config.role === 'pinger') {
+    const props = Props.fromProducer(
+      () =>
+        new Pinger(
+          cluster,
+          {
+            pongerId: config.pongerId,
+            intervalMs: config.pingIntervalMs,
+            deadlineMs: config.pingDeadlineMs,
+          },
+          log,
+        ),
+    );
+    cluster.system.root.spawnNamed(props, 'pinger');
+  }
+  return {
+    cluster,
+    stop: () => cluster.shutdown({ graceful: true }),
+  };
+}

@@ -1,0 +1,136 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { readConfig } from '../src/config';
+import type { NodeRole } from '../src/config';
+import { envVarsReadBySources } from './helpers/env-vars';
+import { commandOf, environmentOf, loadCompose, nodeServices } from './helpers/compose';
+import type { ComposeService } from './helpers/compose';
+import { DOCKERFILE, DOCKERIGNORE, REPO_ROOT } from './helpers/paths';
+
+/** The value of `--flag=value` in a service's command. */
+function flag(service: ComposeService, name: string): string | undefined {
+  const prefix = `--${name}=`;
+  return commandOf(service)
+    .find((a) => a.startsWith(prefix))
+    ?.slice(prefix.length);
+}
+
+function roleOf(command: string[]): NodeRole {
+  const script = command[1] ?? '';
+  const role = /bin\/(seed|ponger|pinger)\.cjs$/.exec(script)?.[1];
+  if (role === undefined) throw new Error(`not a node script: ${script}`);
+  return role as NodeRole;
+}
+
+describe('docker-compose.yml', () => {
+  const { services } = loadCompose();
+  const nodes = nodeServices(services);
+
+  it('parses and has etcd, redis, two ponger nodes and one pinger', () => {
+    expect(services).to.have.all.keys('etcd', 'redis', 'ponger-a', 'ponger-b', 'pinger');
+    const roles = nodes.map(([, s]) => roleOf(commandOf(s))).sort();
+    expect(roles).to.deep.equal(['pinger', 'ponger', 'ponger']);
+  });
+
+  it('runs etcd from an official image and redis from the redis image', () => {
+    expect(services.etcd.image).to.match(
+      /^(quay\.io\/coreos\/etcd|gcr\.io\/etcd-development\/etcd):v3\./,
+    );
+    expect(services.redis.image).to.match(/^redis:/);
+  });
+
+  it("points every node service's command at a node script that exists in the repo", () => {
+    for (const [name, service] of nodes) {
+      const command = commandOf(service);
+      expect(command[0], name).to.equal('node');
+      expect(existsSync(join(REPO_ROOT, command[1])), `${name}: ${command[1]}`).to.equal(true);
+      // The bin script requires the compiled entry point the Dockerfile builds.
+      const bin = readFileSync(join(REPO_ROOT, command[1]), 'utf8');
+      const target = /require\('(\.\.\/dist\/src\/[^']+)'\)/.exec(bin)?.[1];
+      expect(target, `${name}: ${command[1]} requires no compiled entry`).to.be.a('string');
+      const compiled = join(REPO_ROOT, command[1], '..', `${target}.js`);
+      expect(existsSync(compiled), `${name}: ${compiled}`).to.equal(true);
+    }
+  });
+
+  it('sets only environment variables the example reads, with values it accepts', () => {
+    const read = envVarsReadBySources();
+    for (const [name, service] of nodes) {
+      const env = environmentOf(service);
+      for (const variable of Object.keys(env)) {
+        expect(read.has(variable), `${name} sets ${variable}, which no code reads`).to.equal(true);
+      }
+      const config = readConfig(roleOf(commandOf(service)), env);
+      expect(config.nodeId, name).to.equal(name);
+      expect(config.advertisedHost, `${name} must advertise its service name`).to.equal(name);
+      expect(config.provider, name).to.equal('etcd');
+    }
+  });
+
+  it('points GRANARY_ETCD at the etcd service, on the port etcd listens and advertises', () => {
+    const listen = new URL(flag(services.etcd, 'listen-client-urls') ?? '');
+    const advertise = new URL(flag(services.etcd, 'advertise-client-urls') ?? '');
+    expect(advertise.hostname).to.equal('etcd');
+    expect(advertise.port).to.equal(listen.port);
+    for (const [name, service] of nodes) {
+      const endpoints = environmentOf(service).GRANARY_ETCD.split(',');
+      for (const e of endpoints) {
+        const url = new URL(e);
+        expect(url.hostname, name).to.equal('etcd');
+        expect(url.port, name).to.equal(listen.port);
+      }
+      expect(Object.keys(service.depends_on ?? {}), name).to.include('etcd');
+    }
+  });
+
+  it('points GRANARY_REDIS at the redis service and the port it listens on', () => {
+    const command = commandOf(services.redis);
+    const port = command[command.indexOf('--port') + 1];
+    const withRedis = nodes.filter(([, s]) => environmentOf(s).GRANARY_REDIS !== undefined);
+    expect(withRedis.map(([n]) => n).sort()).to.deep.equal(['ponger-a', 'ponger-b']);
+    for (const [name, service] of withRedis) {
+      const url = new URL(environmentOf(service).GRANARY_REDIS);
+      expect(url.hostname, name).to.equal('redis');
+      expect(url.port, name).to.equal(port);
+      expect(Object.keys(service.depends_on ?? {}), name).to.include('redis');
+    }
+  });
+
+  it('builds every node from the root Dockerfile', () => {
+    for (const [name, service] of nodes) {
+      const build = typeof service.build === 'string' ? service.build : service.build?.context;
+      expect(build, name).to.equal('.');
+    }
+    expect(existsSync(DOCKERFILE)).to.equal(true);
+  });
+});
+
+describe('Dockerfile', () => {
+  const lines = readFileSync(DOCKERFILE, 'utf8')
+    .split('\n')
+    .filter((l) => !l.startsWith('#'));
+
+  it('is multi-stage: a build stage with npm ci and the example build, a runtime stage', () => {
+    const stages = lines.filter((l) => /^FROM\s/.test(l));
+    expect(stages.length).to.be.at.least(2);
+    expect(stages[0]).to.match(/\bAS build$/);
+    const runs = lines.filter((l) => l.startsWith('RUN '));
+    expect(runs.some((l) => /\bnpm ci\b/.test(l))).to.equal(true);
+    expect(runs.some((l) => /npm run build -w @granary\/example-ping-pong/.test(l))).to.equal(true);
+    expect(lines.some((l) => /^COPY --from=build .*examples/.test(l))).to.equal(true);
+  });
+
+  it('runs from the repo root, where the compose commands are relative to', () => {
+    const workdirs = lines.filter((l) => l.startsWith('WORKDIR ')).map((l) => l.split(/\s+/)[1]);
+    expect(new Set(workdirs)).to.deep.equal(new Set(['/app']));
+    const cmd = lines.find((l) => l.startsWith('CMD '));
+    const script = (JSON.parse(cmd?.slice(4) ?? '[]') as string[])[1];
+    expect(existsSync(join(REPO_ROOT, script))).to.equal(true);
+  });
+
+  it('.dockerignore keeps host installs and build outputs out of the image', () => {
+    const ignored = readFileSync(DOCKERIGNORE, 'utf8').split('\n');
+    expect(ignored).to.include.members(['**/node_modules', '**/dist']);
+  });
+});

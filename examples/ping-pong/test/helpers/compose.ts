@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { COMPOSE_FILE } from './paths';
+
+/** The parts of a compose service the tests look at. */
+export interface ComposeService {
+  image?: string;
+  build?: string | { context?: string; dockerfile?: string };
+  command?: string | string[];
+  environment?: Record<string, string | number | boolean | null> | string[];
+  depends_on?: string[] | Record<string, unknown>;
+}
+
+/** docker-compose.yml, parsed with the `yaml` package (YAML 1.2, as Compose reads it). */
+export function loadCompose(): { services: Record<string, ComposeService> } {
+  return parse(readFileSync(COMPOSE_FILE, 'utf8')) as { services: Record<string, ComposeService> };
+}
+
+/** A service's environment as a name → string map (both compose forms). */
+export function environmentOf(service: ComposeService): Record<string, string> {
+  const env = service.environment ?? {};
+  if (Array.isArray(env)) {
+    return Object.fromEntries(
+      env.map((entry) => {
+        const i = entry.indexOf('=');
+        return i < 0 ? [entry, ''] : [entry.slice(0, i), entry.slice(i + 1)];
+      }),
+    );
+  }
+  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v === null ? '' : String(v)]));
+}
+
+/** A service's command as an argv array. */
+export function commandOf(service: ComposeService): string[] {
+  const c = service.command ?? [];
+  return Array.isArray(c) ? c : c.split(/\s+/).filter(Boolean);
+}
+
+/** The services built from this repo's Dockerfile: the Granary nodes. */
+export function nodeServices(services: Record<string, ComposeService>): [string, ComposeService][] {
+  return Object.entries(services).filter(([, s]) => s.build !== undefined);
+}
