@@ -1,0 +1,43 @@
+import { expect } from 'chai';
+import {
+  AbortError,
+  DeadLetterError,
+  GranaryError,
+  InvalidOptionError,
+  MailboxFullError,
+  NameExistsError,
+  Props,
+  SystemShutdownError,
+  TimeoutError,
+} from '../src/index';
+
+describe('errors', () => {
+  const cases: [GranaryError, string, string][] = [
+    [new TimeoutError('n/a', 5), 'TimeoutError', 'ERR_TIMEOUT'],
+    [new MailboxFullError('n/a', 1), 'MailboxFullError', 'ERR_MAILBOX_FULL'],
+    [new DeadLetterError('n/a', 'not-found'), 'DeadLetterError', 'ERR_DEAD_LETTER'],
+    [new NameExistsError('x'), 'NameExistsError', 'ERR_NAME_EXISTS'],
+    [new AbortError('n/a'), 'AbortError', 'ERR_ABORTED'],
+    [new InvalidOptionError('opt', 'bad'), 'InvalidOptionError', 'ERR_INVALID_OPTION'],
+    [new SystemShutdownError('s'), 'SystemShutdownError', 'ERR_SHUTDOWN'],
+  ];
+  for (const [error, name, code] of cases) {
+    it(`${name} has name ${name} and code ${code}`, () => {
+      expect(error).to.be.instanceOf(GranaryError).and.instanceOf(Error);
+      expect(error.name).to.equal(name);
+      expect(error.code).to.equal(code);
+    });
+  }
+
+  it('keeps the cause', () => {
+    const cause = new Error('why');
+    expect(new AbortError('t', cause).cause).to.equal(cause);
+  });
+
+  it('rejects a bad mailbox capacity naming the option', () => {
+    expect(() => Props.fromFunc(() => {}, { mailbox: { capacity: 0 } })).to.throw(
+      InvalidOptionError,
+      'mailbox.capacity',
+    );
+  });
+});

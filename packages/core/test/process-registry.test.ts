@@ -1,0 +1,85 @@
+import { expect } from 'chai';
+import {
+  InvalidOptionError,
+  NameExistsError,
+  PID,
+  Props,
+  Watch,
+  type ActorSystem,
+  type MessageEnvelope,
+  type Process,
+} from '../src/index';
+import { testSystem } from './support';
+
+/** A stand-in for remoting: records what it is asked to deliver. */
+class RecordingProcess implements Process {
+  user: [PID, MessageEnvelope][] = [];
+  system: [PID, unknown][] = [];
+  sendUserMessage(pid: PID, envelope: MessageEnvelope): void {
+    this.user.push([pid, envelope]);
+  }
+  sendSystemMessage(pid: PID, message: unknown): void {
+    this.system.push([pid, message]);
+  }
+  stop(pid: PID): void {
+    this.system.push([pid, 'stop']);
+  }
+}
+
+describe('ProcessRegistry', () => {
+  let system: ActorSystem;
+  beforeEach(() => {
+    system = testSystem();
+  });
+  afterEach(() => system.shutdown());
+
+  it('routes PIDs of another address through the first resolver that answers', async () => {
+    const remote = new RecordingProcess();
+    system.registry.addAddressResolver(() => undefined);
+    system.registry.addAddressResolver((pid) => (pid.address === 'h:1' ? remote : undefined));
+    const target = new PID('h:1', 'ponger');
+    system.root.send(target, 'hi', { header: { a: 'b' }, priority: 'urgent' });
+    const watcher = system.root.spawn(
+      Props.fromFunc((ctx) => {
+        if (ctx.message !== 'watch') return;
+        ctx.watch(target);
+        ctx.respond('watching');
+      }),
+    );
+    await system.root.request(watcher, 'watch');
+    expect(remote.user).to.have.length(1);
+    expect(remote.user[0]![1]).to.deep.include({ message: 'hi', priority: 'urgent' });
+    expect(remote.user[0]![1].header).to.deep.equal({ a: 'b' });
+    expect(remote.system[0]![1]).to.be.instanceOf(Watch);
+  });
+
+  it('gives a request to a remote PID a future sender that a reply by id resolves', async () => {
+    const remote = new RecordingProcess();
+    system.registry.addAddressResolver(() => remote);
+    const pending = system.root.request(new PID('h:2', 'x'), 'q');
+    const sender = remote.user[0]![1].sender!;
+    expect(sender.id).to.match(/^future\$\d+$/);
+    // A reply arriving from the network names the future by address and id only.
+    const fromWire = new PID(sender.address, sender.id);
+    system.registry.get(fromWire).sendUserMessage(fromWire, { message: 'answer' });
+    expect(await pending).to.equal('answer');
+  });
+
+  it('treats its own address and nonhost as local', () => {
+    system.address = '127.0.0.1:5000';
+    const pid = system.root.spawnNamed(
+      Props.fromFunc(() => {}),
+      'me',
+    );
+    expect(pid.address).to.equal('127.0.0.1:5000');
+    expect(system.registry.isLocal(new PID('nonhost', 'me'))).to.equal(true);
+    expect(system.registry.getLocal('me')).to.not.equal(undefined);
+  });
+
+  it('refuses a taken id and the reserved future prefix', () => {
+    const p = new RecordingProcess();
+    system.registry.add('a', p);
+    expect(() => system.registry.add('a', p)).to.throw(NameExistsError);
+    expect(() => system.registry.add('future$1', p)).to.throw(InvalidOptionError);
+  });
+});
