@@ -1,0 +1,79 @@
+import { PID } from '@granary/core';
+import { defineBenchmark, percentile } from '../harness';
+import { ping } from '../remote/messages';
+import type { RemotePair } from '../remote/peer-client';
+import { rawUnary, startPair } from '../remote/peer-client';
+
+/** Requests per Granary repetition (~0.7 s at the 150k req/s target). */
+const REQUESTS = 100_000;
+/** Raw unary calls per repetition: unary is ~6k calls/s with 1,000 in flight, keep it ~2 s. */
+const RAW_CALLS = 10_000;
+const IN_FLIGHT = 1000;
+
+let pair: RemotePair;
+let echo: PID;
+
+/** Runs `count` calls with `inFlight` outstanding; returns { perSecond, latencies in ms }. */
+async function inFlight(
+  count: number,
+  concurrency: number,
+  call: (n: number) => Promise<unknown>,
+): Promise<{ perSecond: number; latencies: number[] }> {
+  const latencies: number[] = [];
+  let next = 0;
+  const start = process.hrtime.bigint();
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const n = next++;
+      const t0 = process.hrtime.bigint();
+      await call(n);
+      latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return { perSecond: count / (Number(process.hrtime.bigint() - start) / 1e9), latencies };
+}
+
+const granaryCall = (n: number): Promise<unknown> =>
+  pair.system.root.request(echo, ping(n), { timeoutMs: 30_000 });
+
+export const benchmark = defineBenchmark({
+  name: 'remote-request',
+  description:
+    'request/response between two processes on loopback with 1,000 in flight: req/s and p99, vs raw grpc-js unary',
+  async setup() {
+    pair = await startPair();
+    echo = new PID(pair.granary, 'echo');
+    await pair.system.root.request(echo, ping(0), { timeoutMs: 10_000 });
+  },
+  teardown: () => pair.close(),
+  cases: [
+    {
+      id: 'raw-grpc-unary-inflight-1000',
+      metric: 'req_per_s',
+      run: async () =>
+        (await inFlight(RAW_CALLS, IN_FLIGHT, (n) => rawUnary(pair.rawClient, n))).perSecond,
+    },
+    {
+      id: 'granary-request-inflight-1000',
+      metric: 'req_per_s',
+      baseline: 'raw-grpc-unary-inflight-1000',
+      run: async () => (await inFlight(REQUESTS, IN_FLIGHT, granaryCall)).perSecond,
+    },
+    {
+      id: 'raw-grpc-unary-inflight-1000-p99',
+      metric: 'p99_ms',
+      run: async () =>
+        percentile(
+          (await inFlight(RAW_CALLS, IN_FLIGHT, (n) => rawUnary(pair.rawClient, n))).latencies,
+          99,
+        ),
+    },
+    {
+      id: 'granary-request-inflight-1000-p99',
+      metric: 'p99_ms',
+      baseline: 'raw-grpc-unary-inflight-1000-p99',
+      run: async () => percentile((await inFlight(REQUESTS, IN_FLIGHT, granaryCall)).latencies, 99),
+    },
+  ],
+});

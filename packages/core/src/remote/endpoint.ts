@@ -1,0 +1,284 @@
+import * as grpc from '@grpc/grpc-js';
+import { EndpointUnavailableError, HandshakeError } from '../errors';
+import { BatchBuilder } from './internal/batch-builder';
+import type { RemoteLogger } from './internal/logger';
+import type { OutboundEnvelope } from './internal/outbound-envelope';
+import type { StreamLinkHandlers } from './internal/stream-link';
+import { StreamLink } from './internal/stream-link';
+import type { WireFrame, WireHandshake } from './internal/wire';
+import { CONNECT_METHOD, encodeFrame } from './internal/wire';
+
+/** Frames above this many payload bytes are sent at once, so one frame stays a few MiB at most. */
+const MAX_BATCH_BYTES = 1024 * 1024;
+
+/** grpc-js limits a message to 4 MB by default; our frames are bounded by MAX_BATCH_BYTES + one message instead. */
+export const CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  'grpc.max_receive_message_length': -1,
+  'grpc.max_send_message_length': -1,
+  'grpc.enable_retries': 0,
+};
+
+const identity = (bytes: Buffer): Buffer => bytes;
+
+/** Everything an endpoint needs from the node that owns it. */
+export interface EndpointHost {
+  readonly handshake: WireHandshake;
+  readonly credentials: grpc.ChannelCredentials;
+  readonly channelOptions: grpc.ChannelOptions;
+  readonly batchSize: number;
+  readonly connectTimeoutMs: number;
+  readonly reconnect: { initialDelayMs: number; maxDelayMs: number };
+  readonly logger: RemoteLogger;
+  /** Frames that arrive after the handshake (batches, goodbye). */
+  readonly linkHandlers: StreamLinkHandlers;
+  /** An envelope that will never be sent; the host dead-letters it or fails its request. */
+  reject(address: string, env: OutboundEnvelope, error: Error): void;
+  up(address: string): void;
+  /** The peer went away or could not be reached: watchers and pending requests must learn it. */
+  down(address: string, error: Error): void;
+}
+
+type State = 'idle' | 'connecting' | 'connected' | 'down' | 'closed';
+
+/**
+ * The sending side towards one peer address: a state machine around one stream.
+ *
+ * ```
+ *  idle ──send──▶ connecting ──ack──▶ connected ──stream ends──▶ down
+ *                    │ fails / refused                 ▲  │ backoff timer
+ *                    └────────────────▶ down ◀─────────┘  └──▶ connecting
+ *  idle | down ──peer dialled us──▶ connected         any ──close()──▶ closed
+ * ```
+ *
+ * While `connecting`, envelopes wait; while `down`, they are rejected at once with
+ * EndpointUnavailableError, so a request to a dead node fails fast instead of timing out.
+ */
+export class Endpoint {
+  private state: State = 'idle';
+  private link: StreamLink | undefined;
+  private client: grpc.Client | undefined;
+  private pending: OutboundEnvelope[] = [];
+  private readonly batch = new BatchBuilder();
+  private flushScheduled = false;
+  private attempts = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private lastError: Error | undefined;
+
+  constructor(
+    readonly address: string,
+    private readonly host: EndpointHost,
+  ) {}
+
+  /** True while a stream to the peer is open. */
+  get isConnected(): boolean {
+    return this.state === 'connected';
+  }
+
+  /** True while the peer is known to be unreachable (between reconnect attempts). */
+  get isDown(): boolean {
+    return this.state === 'down' || this.state === 'closed';
+  }
+
+  send(env: OutboundEnvelope): void {
+    switch (this.state) {
+      case 'connected':
+        this.batch.add(env);
+        if (this.batch.count >= this.host.batchSize || this.batch.bytes >= MAX_BATCH_BYTES)
+          this.flush();
+        else this.scheduleFlush();
+        return;
+      case 'idle':
+        this.pending.push(env);
+        this.connect();
+        return;
+      case 'connecting':
+        this.pending.push(env);
+        return;
+      default:
+        this.host.reject(this.address, env, this.unavailable());
+    }
+  }
+
+  /** Adopts a stream the peer opened to us, unless we already have (or are opening) our own. */
+  attach(link: StreamLink): boolean {
+    if (this.state !== 'idle' && this.state !== 'down') return false;
+    this.clearTimer();
+    this.becomeConnected(link);
+    return true;
+  }
+
+  /** A link ended; if it was ours the peer is gone. */
+  linkClosed(link: StreamLink, error?: Error): void {
+    if (link !== this.link || this.state !== 'connected') return;
+    this.link = undefined;
+    this.goDown(
+      new EndpointUnavailableError(this.address, `connection to ${this.address} was lost`, {
+        cause: error,
+      }),
+    );
+  }
+
+  /** The peer said goodbye (graceful shutdown): treat it as gone at once. */
+  peerLeft(): void {
+    if (this.state === 'closed') return;
+    const link = this.link;
+    this.link = undefined;
+    if (this.state === 'connected' || this.state === 'connecting') {
+      this.goDown(new EndpointUnavailableError(this.address, `node ${this.address} shut down`));
+    }
+    link?.end();
+  }
+
+  /** Flushes what is queued, says goodbye and ends the stream; later sends are rejected. */
+  close(goodbye: Buffer): void {
+    if (this.state === 'closed') return;
+    if (this.state === 'connected' && this.link) {
+      this.flush();
+      this.link.write(goodbye);
+      this.link.end();
+    }
+    this.state = 'closed';
+    this.lastError = new EndpointUnavailableError(
+      this.address,
+      `remote is shut down; ${this.address} is unreachable`,
+    );
+    this.clearTimer();
+    this.rejectPending(this.lastError);
+    this.client?.close();
+    this.client = undefined;
+  }
+
+  private connect(): void {
+    this.state = 'connecting';
+    const client = new grpc.Client(this.address, this.host.credentials, this.host.channelOptions);
+    this.client = client;
+    const stream = client.makeBidiStreamRequest(CONNECT_METHOD, identity, identity);
+    let acked = false;
+    const link = new StreamLink(stream, 'client', this.address, {
+      onFrame: (l, frame) => {
+        if (acked) return this.host.linkHandlers.onFrame(l, frame);
+        acked = true;
+        this.onAck(l, frame);
+      },
+      onClose: (l, error) => {
+        if (acked) {
+          this.host.linkHandlers.onClose(l, error);
+          this.linkClosed(l, error);
+        } else if (this.client === client && this.state === 'connecting') {
+          this.connectFailed(
+            new EndpointUnavailableError(
+              this.address,
+              `cannot connect to ${this.address}: ${error?.message ?? 'stream ended'}`,
+              { cause: error },
+            ),
+          );
+        }
+      },
+      onCorruptFrame: (l, error) => this.host.linkHandlers.onCorruptFrame(l, error),
+    });
+    link.write(encodeFrame({ handshake: this.host.handshake }));
+    this.timer = setTimeout(() => {
+      if (this.client !== client || this.state !== 'connecting') return;
+      link.abort(grpc.status.DEADLINE_EXCEEDED, 'handshake timed out');
+      this.connectFailed(
+        new EndpointUnavailableError(
+          this.address,
+          `connecting to ${this.address} took over ${this.host.connectTimeoutMs} ms (connectTimeoutMs)`,
+        ),
+      );
+    }, this.host.connectTimeoutMs);
+  }
+
+  private onAck(link: StreamLink, frame: WireFrame): void {
+    this.clearTimer();
+    const ack = frame.handshakeAck;
+    if (!ack || !ack.accepted) {
+      const reason = ack ? ack.reason : 'the first frame was not a handshake ack';
+      const error = new HandshakeError(`${this.address} refused our handshake: ${reason}`);
+      this.host.logger.error({ peer: this.address, reason }, 'remote handshake refused by peer');
+      link.abort(grpc.status.PERMISSION_DENIED, error.message);
+      this.connectFailed(
+        new EndpointUnavailableError(this.address, error.message, { cause: error }),
+      );
+      return;
+    }
+    this.becomeConnected(link);
+  }
+
+  private becomeConnected(link: StreamLink): void {
+    this.state = 'connected';
+    this.link = link;
+    this.attempts = 0;
+    this.lastError = undefined;
+    const pending = this.pending;
+    this.pending = [];
+    this.host.up(this.address);
+    for (const env of pending) this.send(env);
+    this.flush();
+  }
+
+  private connectFailed(error: Error): void {
+    this.host.logger.warn(
+      { peer: this.address, err: error.message },
+      'remote endpoint unreachable',
+    );
+    this.goDown(error);
+  }
+
+  private goDown(error: Error): void {
+    this.state = 'down';
+    this.lastError = error;
+    this.clearTimer();
+    this.client?.close();
+    this.client = undefined;
+    this.pending.push(...this.batch.discard());
+    this.rejectPending(error);
+    this.host.down(this.address, error);
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    const { initialDelayMs, maxDelayMs } = this.host.reconnect;
+    const delay = Math.min(maxDelayMs, initialDelayMs * 2 ** Math.min(this.attempts, 30));
+    this.attempts++;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.state === 'down') this.connect();
+    }, delay);
+    this.timer.unref();
+  }
+
+  private rejectPending(error: Error): void {
+    const pending = this.pending;
+    this.pending = [];
+    for (const env of pending) this.host.reject(this.address, env, error);
+  }
+
+  private unavailable(): EndpointUnavailableError {
+    const cause = this.lastError;
+    if (cause instanceof EndpointUnavailableError) return cause;
+    return new EndpointUnavailableError(this.address, `endpoint ${this.address} is unavailable`, {
+      cause,
+    });
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    // After this event-loop turn: no fixed delay, yet everything sent in the turn shares a frame.
+    setImmediate(() => {
+      this.flushScheduled = false;
+      if (this.state === 'connected') this.flush();
+    });
+  }
+
+  private flush(): void {
+    if (this.batch.count === 0 || !this.link) return;
+    this.link.write(this.batch.take());
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}

@@ -1,0 +1,70 @@
+import { FUTURE_PREFIX } from '../../process-registry';
+import { POISON_PILL, Terminated } from '../../messages';
+import { PID } from '../../pid';
+import type { SerializationFormat } from '../../serialization/serialization-registry';
+import type { UndecodableMessage } from '../remote-events';
+import { POISON_PILL_TYPE_NAME, reasonOf } from '../remote-process';
+import type { RemoteState } from './remote-state';
+import { decodeSystemMessage } from './system-codec';
+import type { WireBatch } from './wire';
+import { SYSTEM_FORMAT } from './wire';
+
+/**
+ * Hands every envelope of a batch from `from` to its local target. Undecodable messages are
+ * dead-lettered (a request's remote future gets the error); a missing target dead-letters as
+ * locally, which rejects a remote requester with DeadLetterError.
+ */
+export function deliverBatch(state: RemoteState, batch: WireBatch, from: string): void {
+  const { registry } = state;
+  for (const env of batch.envelopes) {
+    const target = new PID(state.address, batch.targetIds[env.target]!);
+    const sender =
+      env.senderAddress === 0
+        ? undefined
+        : new PID(batch.senderAddresses[env.senderAddress - 1]!, env.senderId);
+    if (env.format === SYSTEM_FORMAT) {
+      deliverSystem(state, target, env.payload, from);
+      continue;
+    }
+    const typeName = batch.typeNames[env.type]!;
+    if (target.id.startsWith(FUTURE_PREFIX)) state.inflight.settled(from, target.id);
+    let message: unknown;
+    try {
+      message =
+        typeName === POISON_PILL_TYPE_NAME
+          ? POISON_PILL
+          : state.serialization.deserialize(
+              typeName,
+              env.payload,
+              env.format as SerializationFormat,
+            );
+    } catch (err) {
+      const undecodable: UndecodableMessage = { typeName, payload: env.payload };
+      state.deadLetters.publish(target, undecodable, sender, reasonOf(err as Error), err as Error);
+      continue;
+    }
+    const header = env.header && Object.keys(env.header).length > 0 ? env.header : undefined;
+    registry.get(target).sendUserMessage(target, {
+      message,
+      sender,
+      header,
+      priority: env.urgent ? 'urgent' : undefined,
+    });
+  }
+}
+
+function deliverSystem(state: RemoteState, target: PID, payload: Uint8Array, from: string): void {
+  let message: ReturnType<typeof decodeSystemMessage>;
+  try {
+    message = decodeSystemMessage(payload);
+  } catch (err) {
+    state.logger.error(
+      { peer: from, err: (err as Error).message },
+      'undecodable remote system message',
+    );
+    state.deadLetters.publish(target, payload, undefined, 'undecodable-system-message');
+    return;
+  }
+  if (message instanceof Terminated) state.watches.terminated(message.who, target);
+  state.registry.get(target).sendSystemMessage(target, message);
+}

@@ -1,0 +1,15 @@
+import type { PID } from '../../pid';
+
+/** A message serialized for one endpoint, waiting in its batch. */
+export interface OutboundEnvelope {
+  /** Id of the target actor on the peer. */
+  targetId: string;
+  typeName: string;
+  format: number;
+  payload: Uint8Array;
+  sender?: PID;
+  header?: Record<string, string>;
+  urgent: boolean;
+  /** The message before serialization, kept so a rejected envelope can be dead-lettered. */
+  message: unknown;
+}

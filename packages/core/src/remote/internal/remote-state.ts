@@ -1,0 +1,21 @@
+import type { DeadLetters } from '../../dead-letters';
+import type { EventStream } from '../../event-stream';
+import type { Logger } from '../../logger';
+import type { ProcessRegistry } from '../../process-registry';
+import type { SerializationRegistry } from '../../serialization/serialization-registry';
+import type { InflightRequests } from './inflight-requests';
+import type { WatchTable } from './watch-table';
+
+/** What the remote's processes and inbound delivery share with the Remote that owns them. */
+export interface RemoteState {
+  readonly registry: ProcessRegistry;
+  readonly deadLetters: DeadLetters;
+  readonly eventStream: EventStream;
+  readonly logger: Logger;
+  readonly serialization: SerializationRegistry;
+  readonly maxMessageBytes: number;
+  readonly watches: WatchTable;
+  readonly inflight: InflightRequests;
+  /** This node's `host:port`. */
+  readonly address: string;
+}

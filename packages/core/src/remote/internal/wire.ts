@@ -1,0 +1,128 @@
+import type * as protobuf from 'protobufjs';
+import { loadProto } from '../../serialization/internal/proto-files';
+import type { SerializationRegistry } from '../../serialization/serialization-registry';
+
+/** Bumped on any incompatible change to remote.proto; peers with another version are refused. */
+export const PROTOCOL_VERSION = 1;
+
+/** The gRPC method both ends of a node pair talk over. */
+export const CONNECT_METHOD = '/granary.remote.Remoting/Connect';
+
+/** Envelope `format` of a SystemMessage (above every SerializationFormat value). */
+export const SYSTEM_FORMAT = 16;
+
+const root = loadProto('remote.proto');
+
+/** protobufjs types of remote.proto, resolved once per process. */
+export const WireTypes = {
+  Frame: root.lookupType('granary.remote.Frame'),
+  SystemMessage: root.lookupType('granary.remote.SystemMessage'),
+  SpawnRequest: root.lookupType('granary.remote.SpawnRequest'),
+  SpawnResponse: root.lookupType('granary.remote.SpawnResponse'),
+  Pid: root.lookupType('granary.remote.Pid'),
+};
+
+/** Registers the remote's own user messages (spawn request / response) in a registry. */
+export function registerWireTypes(registry: SerializationRegistry): void {
+  registry.registerType(WireTypes.SpawnRequest);
+  registry.registerType(WireTypes.SpawnResponse);
+  registry.registerType(WireTypes.Pid);
+}
+
+/** Wire shape of a PID. */
+export interface WirePid {
+  address: string;
+  id: string;
+}
+
+/** Decoded Handshake frame. */
+export interface WireHandshake {
+  clusterName: string;
+  memberId: string;
+  address: string;
+  protocolVersion: number;
+  secret: string;
+}
+
+/** Decoded HandshakeAck frame. */
+export interface WireHandshakeAck {
+  accepted: boolean;
+  reason: string;
+  memberId: string;
+  address: string;
+}
+
+/** Decoded envelope of a batch; indexes point into the batch's tables. */
+export interface WireEnvelope {
+  target: number;
+  type: number;
+  format: number;
+  payload: Uint8Array;
+  senderAddress: number;
+  senderId: string;
+  header?: Record<string, string>;
+  urgent: boolean;
+}
+
+/** Decoded Batch frame. */
+export interface WireBatch {
+  typeNames: string[];
+  targetIds: string[];
+  senderAddresses: string[];
+  envelopes: WireEnvelope[];
+}
+
+/** Decoded Frame: exactly one of the fields is set. */
+export interface WireFrame {
+  handshake?: WireHandshake;
+  handshakeAck?: WireHandshakeAck;
+  batch?: WireBatch;
+  goodbye?: { address: string };
+}
+
+/** SystemMessage as encoded / decoded. */
+export interface WireSystemMessage {
+  watch?: WirePid;
+  unwatch?: WirePid;
+  terminated?: { who?: WirePid; why: string };
+  stop?: { why: string };
+}
+
+/** Encodes one frame for a raw-bytes gRPC write. */
+export function encodeFrame(frame: WireFrame): Buffer {
+  const bytes = WireTypes.Frame.encode(frame).finish();
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/**
+ * Decodes one frame and checks what protobuf cannot: that exactly one kind is set and batch
+ * indexes stay inside their tables.
+ * @throws Error on bytes that are not a well-formed frame.
+ */
+export function decodeFrame(bytes: Uint8Array): WireFrame {
+  const frame = WireTypes.Frame.decode(bytes) as unknown as WireFrame & { kind?: string };
+  const kinds =
+    (frame.handshake ? 1 : 0) +
+    (frame.handshakeAck ? 1 : 0) +
+    (frame.batch ? 1 : 0) +
+    (frame.goodbye ? 1 : 0);
+  if (kinds !== 1) throw new Error(`frame carries ${kinds} kinds, expected exactly one`);
+  if (frame.batch) checkBatch(frame.batch);
+  return frame;
+}
+
+function checkBatch(batch: WireBatch): void {
+  for (const env of batch.envelopes) {
+    if (env.target >= batch.targetIds.length || env.type >= batch.typeNames.length) {
+      throw new Error('batch envelope points outside its string tables');
+    }
+    if (env.senderAddress > batch.senderAddresses.length) {
+      throw new Error('batch envelope sender points outside the address table');
+    }
+  }
+}
+
+/** Encodes a protobufjs message of remote.proto. */
+export function encodeWith(type: protobuf.Type, value: object): Uint8Array {
+  return type.encode(value).finish();
+}

@@ -1,0 +1,121 @@
+import type { SerializationRegistry } from '../serialization/serialization-registry';
+
+/**
+ * TLS for the remote's gRPC server and the connections it opens. PEM strings or buffers.
+ * With `ca`, `cert` and `key` every node presents its certificate and verifies the peer's
+ * server certificate; `requireClientCert` makes it mutual TLS.
+ */
+export interface RemoteTlsOptions {
+  /**
+   * CA certificate(s) that sign the peers' certificates (both directions).
+   * @default undefined (the system roots)
+   */
+  ca?: string | Buffer;
+  /**
+   * This node's certificate chain; required to serve TLS, and presented as client certificate.
+   * @default undefined
+   */
+  cert?: string | Buffer;
+  /**
+   * This node's private key, paired with `cert`.
+   * @default undefined
+   */
+  key?: string | Buffer;
+  /**
+   * Refuse incoming connections that do not present a certificate signed by `ca` (mutual TLS).
+   * @default false
+   */
+  requireClientCert?: boolean;
+  /**
+   * Host name expected in peers' server certificates, when it differs from the address host
+   * (e.g. 'localhost' for a node reached as 127.0.0.1).
+   * @default undefined (the host of the peer's address)
+   */
+  serverNameOverride?: string;
+}
+
+/** Reconnect policy of an endpoint whose peer went away. */
+export interface ReconnectOptions {
+  /**
+   * Delay before the first reconnect attempt.
+   * @default 100
+   */
+  initialDelayMs?: number;
+  /**
+   * Cap of the doubling delay between attempts.
+   * @default 5000
+   */
+  maxDelayMs?: number;
+}
+
+/** Options of `system.remote.start()` / `new Remote(system, options)`. */
+export interface RemoteOptions {
+  /**
+   * Interface the gRPC server binds to.
+   * @default '127.0.0.1'
+   */
+  host?: string;
+  /**
+   * Port the gRPC server binds to; 0 picks a free one (system.address then shows it).
+   * @default 0
+   */
+  port?: number;
+  /**
+   * Host peers use to reach this node, when it differs from `host` (e.g. binding 0.0.0.0).
+   * @default the value of `host`
+   */
+  advertisedHost?: string;
+  /**
+   * Nodes only talk to nodes of the same cluster name; a mismatch is refused at handshake.
+   * @default 'granary'
+   */
+  clusterName?: string;
+  /**
+   * This node's member id, sent in the handshake and logged by peers.
+   * @default the advertised address
+   */
+  memberId?: string;
+  /**
+   * Shared secret a peer must present in its handshake; also what this node presents.
+   * @default undefined (no secret)
+   */
+  secret?: string;
+  /**
+   * TLS or mutual TLS; plaintext when absent.
+   * @default undefined
+   */
+  tls?: RemoteTlsOptions;
+  /**
+   * Most envelopes coalesced into one frame for one endpoint.
+   * @default 1000
+   */
+  batchSize?: number;
+  /**
+   * Largest serialized message accepted for sending (MessageTooLargeError above it).
+   * @default 4194304 (4 MiB)
+   */
+  maxMessageBytes?: number;
+  /**
+   * How long a connect attempt (TCP, TLS and handshake) may take before it counts as failed.
+   * @default 5000
+   */
+  connectTimeoutMs?: number;
+  /** Reconnect policy after a peer went away. */
+  reconnect?: ReconnectOptions;
+  /**
+   * Codecs for messages; the process-wide registry unless a test wants its own.
+   * @default serialization (the process-wide registry)
+   */
+  serialization?: SerializationRegistry;
+}
+
+/** Defaults of {@link RemoteOptions} (serialization excepted: see the field). */
+export const DEFAULT_REMOTE_OPTIONS = {
+  host: '127.0.0.1',
+  port: 0,
+  clusterName: 'granary',
+  batchSize: 1000,
+  maxMessageBytes: 4 * 1024 * 1024,
+  connectTimeoutMs: 5000,
+  reconnect: { initialDelayMs: 100, maxDelayMs: 5000 },
+} as const satisfies RemoteOptions;

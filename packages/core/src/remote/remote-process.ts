@@ -1,0 +1,142 @@
+import { FUTURE_PREFIX } from '../process-registry';
+import { MessageTooLargeError } from '../errors';
+import { PoisonPill, Stop, Terminated, Unwatch, Watch } from '../messages';
+import { PID } from '../pid';
+import type { MessageEnvelope, Process } from '../process';
+import { NONHOST } from '../process-registry';
+import type { SerializedMessage } from '../serialization/serialization-registry';
+import { SerializationFormat } from '../serialization/serialization-registry';
+import type { Endpoint } from './endpoint';
+import type { RemoteState } from './internal/remote-state';
+import { SYSTEM_TYPE_NAME, encodeSystemMessage } from './internal/system-codec';
+import { SYSTEM_FORMAT } from './internal/wire';
+
+/** Wire type name of PoisonPill, which has no fields and must arrive as the class. */
+export const POISON_PILL_TYPE_NAME = 'granary.PoisonPill';
+const POISON_PILL_WIRE: SerializedMessage = {
+  typeName: POISON_PILL_TYPE_NAME,
+  format: SerializationFormat.Bytes,
+  bytes: new Uint8Array(0),
+};
+
+/**
+ * The process of every PID on one other node: serializes user and system messages at send
+ * time (so size and type errors surface at the sender) and queues them on the endpoint.
+ */
+export class RemoteProcess implements Process {
+  constructor(
+    private readonly state: RemoteState,
+    readonly endpoint: Endpoint,
+  ) {}
+
+  sendUserMessage(pid: PID, envelope: MessageEnvelope): void {
+    const { state } = this;
+    const message = envelope.message;
+    let wire: SerializedMessage;
+    try {
+      wire =
+        message instanceof PoisonPill ? POISON_PILL_WIRE : state.serialization.serialize(message);
+    } catch (err) {
+      return this.fail(pid, envelope, err as Error);
+    }
+    if (wire.bytes.byteLength > state.maxMessageBytes) {
+      return this.fail(
+        pid,
+        envelope,
+        new MessageTooLargeError(wire.typeName, wire.bytes.byteLength, state.maxMessageBytes),
+      );
+    }
+    const sender = envelope.sender === undefined ? undefined : this.localize(envelope.sender);
+    if (
+      sender !== undefined &&
+      sender.address === state.address &&
+      sender.id.startsWith(FUTURE_PREFIX)
+    ) {
+      state.inflight.add(this.endpoint.address, sender.id);
+    }
+    this.endpoint.send({
+      targetId: pid.id,
+      typeName: wire.typeName,
+      format: wire.format,
+      payload: wire.bytes,
+      sender,
+      header: envelope.header,
+      urgent: envelope.priority === 'urgent',
+      message,
+    });
+  }
+
+  sendSystemMessage(pid: PID, message: unknown): void {
+    const { state } = this;
+    if (message instanceof Watch) {
+      const watcher = this.localize(message.watcher);
+      if (this.endpoint.isDown) {
+        // Watching an actor of a node we know is unreachable answers at once, like a dead one.
+        state.registry
+          .get(watcher)
+          .sendSystemMessage(watcher, new Terminated(pid, 'address-terminated'));
+        return;
+      }
+      state.watches.add(pid, watcher);
+      message = new Watch(watcher);
+    } else if (message instanceof Unwatch) {
+      const watcher = this.localize(message.watcher);
+      state.watches.remove(pid, watcher);
+      message = new Unwatch(watcher);
+    } else if (message instanceof Terminated) {
+      message = new Terminated(this.localize(message.who), message.why);
+    }
+    const payload = encodeSystemMessage(message);
+    if (payload === undefined) {
+      state.deadLetters.publish(pid, message, undefined, 'not-remotable');
+      return;
+    }
+    this.endpoint.send({
+      targetId: pid.id,
+      typeName: SYSTEM_TYPE_NAME,
+      format: SYSTEM_FORMAT,
+      payload,
+      urgent: false,
+      message,
+    });
+  }
+
+  stop(pid: PID): void {
+    this.sendSystemMessage(pid, new Stop());
+  }
+
+  /**
+   * A message that cannot be sent. A request (future sender) rejects with the error; a reply
+   * to a remote requester sends it the error instead, so it fails fast; a plain send throws it
+   * to the caller, who still holds the message.
+   */
+  private fail(pid: PID, envelope: MessageEnvelope, error: Error): void {
+    const sender = envelope.sender;
+    if (sender !== undefined && sender.id.startsWith(FUTURE_PREFIX)) {
+      this.state.deadLetters.publish(pid, envelope.message, sender, reasonOf(error), error);
+      return;
+    }
+    if (pid.id.startsWith(FUTURE_PREFIX)) {
+      this.state.logger.warn(
+        { target: pid.toString(), err: error.message },
+        'reply could not be sent; the requester gets the error',
+      );
+      this.sendUserMessage(pid, { message: error });
+      return;
+    }
+    throw error;
+  }
+
+  /** PIDs made before remoting started say 'nonhost'; peers must see our real address. */
+  private localize(pid: PID): PID {
+    return pid.address === NONHOST ? new PID(this.state.address, pid.id) : pid;
+  }
+}
+
+/** Dead-letter reason for an error: its code, lower-cased without the ERR_ prefix. */
+export function reasonOf(error: Error): string {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string'
+    ? code.replace(/^ERR_/, '').toLowerCase().replace(/_/g, '-')
+    : 'send-failed';
+}

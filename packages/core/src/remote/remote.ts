@@ -1,0 +1,256 @@
+import type { ActorSystem } from '../actor-system';
+import { FUTURE_PREFIX } from '../process-registry';
+import { EndpointUnavailableError, InvalidOptionError } from '../errors';
+import type { Logger } from '../logger';
+import { Terminated, Watch } from '../messages';
+import { PID } from '../pid';
+import type { Props } from '../props';
+import type { SerializationRegistry } from '../serialization/serialization-registry';
+import { serialization as processWideSerialization } from '../serialization/serialization-registry';
+import type { TransportStats } from './endpoint-manager';
+import { EndpointManager } from './endpoint-manager';
+import { InflightRequests } from './internal/inflight-requests';
+import { deliverBatch } from './internal/inbound-delivery';
+import type { OutboundEnvelope } from './internal/outbound-envelope';
+import type { RemoteState } from './internal/remote-state';
+import { WatchTable } from './internal/watch-table';
+import { WireTypes, registerWireTypes } from './internal/wire';
+import { ACTIVATOR_ID, RemoteActivator } from './remote-activator';
+import { EndpointConnectedEvent, EndpointTerminatedEvent } from './remote-events';
+import type { RemoteOptions } from './remote-options';
+import { DEFAULT_REMOTE_OPTIONS } from './remote-options';
+import { RemoteProcess, reasonOf } from './remote-process';
+
+declare module '../actor-system' {
+  /** `system.remote` once a {@link Remote} was created for the system. */
+  interface SystemRemote {
+    readonly address: string;
+    start(options?: RemoteOptions): Promise<string>;
+    registerKind(kind: string, props: Props): void;
+    spawnNamed(
+      address: string,
+      kind: string,
+      name: string,
+      options?: RemoteSpawnOptions,
+    ): Promise<PID>;
+    spawn(address: string, kind: string, options?: RemoteSpawnOptions): Promise<PID>;
+    shutdown(): Promise<void>;
+  }
+}
+
+/** Options of a remote spawn. */
+export interface RemoteSpawnOptions {
+  /**
+   * Reject with TimeoutError when the target node does not answer in time.
+   * @default 5000
+   */
+  timeoutMs?: number;
+}
+
+/**
+ * gRPC remoting for one ActorSystem: after `start`, PIDs of other `host:port` addresses
+ * resolve to their node, so `send`, `request`, `forward`, `watch` and `stop` work across nodes
+ * as they do locally.
+ *
+ * @example
+ * const remote = new Remote(system);
+ * await remote.start({ host: '127.0.0.1', port: 4020, clusterName: 'shop' });
+ * remote.registerKind('echo', Props.fromFunc((ctx) => ctx.respond(ctx.message)));
+ * const echo = await remote.spawnNamed('127.0.0.1:4021', 'echo', 'echo-1');
+ * await system.root.request(echo, 'hi');
+ */
+export class Remote {
+  private transport: EndpointManager | undefined;
+  private state: RemoteState | undefined;
+  private readonly processes = new Map<string, RemoteProcess>();
+  private readonly kinds = new Map<string, Props>();
+  private stopped = false;
+
+  constructor(readonly system: ActorSystem) {
+    system.remote = this;
+    system.onShutdown(() => this.shutdown());
+  }
+
+  /** This node's `host:port` once started. */
+  get address(): string {
+    return this.state?.address ?? this.system.registry.address;
+  }
+
+  /** Wire error counters (corrupt frames, refused handshakes). */
+  get stats(): TransportStats {
+    return this.transport?.stats ?? { corruptFrames: 0, refusedHandshakes: 0 };
+  }
+
+  /**
+   * Binds the gRPC server, sets the system's address to the advertised `host:port`, and routes
+   * PIDs of other addresses to their nodes. Resolves with the address.
+   * @throws InvalidOptionError on an out-of-range option (the message names it).
+   */
+  async start(options: RemoteOptions = {}): Promise<string> {
+    if (this.transport) throw new InvalidOptionError('remote', 'remote is already started');
+    const o = {
+      ...DEFAULT_REMOTE_OPTIONS,
+      ...options,
+      reconnect: { ...DEFAULT_REMOTE_OPTIONS.reconnect, ...options.reconnect },
+    };
+    validate(o.batchSize, 'batchSize', 1);
+    validate(o.maxMessageBytes, 'maxMessageBytes', 1);
+    validate(o.connectTimeoutMs, 'connectTimeoutMs', 1);
+    if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535)
+      throw new InvalidOptionError('port', `${o.port} is not a port`);
+    const registry = o.serialization ?? processWideSerialization;
+    registerWireTypes(registry);
+    const logger = this.system.logger.child({ component: 'remote' });
+    const transport = new EndpointManager(
+      {
+        host: o.host,
+        port: o.port,
+        advertisedHost: o.advertisedHost ?? o.host,
+        clusterName: o.clusterName,
+        memberId: o.memberId,
+        secret: o.secret,
+        tls: o.tls,
+        batchSize: o.batchSize,
+        connectTimeoutMs: o.connectTimeoutMs,
+        reconnect: o.reconnect,
+      },
+      {
+        batch: (batch, from) => deliverBatch(this.state!, batch, from),
+        reject: (address, env, error) => this.rejected(address, env, error),
+        up: (address) => this.system.eventStream.publish(new EndpointConnectedEvent(address)),
+        down: (address, error) => this.endpointDown(address, error),
+      },
+      logger,
+    );
+    const address = await transport.start();
+    this.transport = transport;
+    this.state = this.createState(address, registry, o.maxMessageBytes, logger);
+    this.system.address = address;
+    this.system.registry.addAddressResolver((pid) => this.processFor(pid.address));
+    this.system.registry.add(
+      ACTIVATOR_ID,
+      new RemoteActivator(this.system.registry, this.system.root, this.kinds),
+    );
+    logger.info({ address, clusterName: o.clusterName }, 'remote started');
+    return address;
+  }
+
+  /** Makes `kind` spawnable on this node by `remote.spawnNamed(thisAddress, kind, name)`. */
+  registerKind(kind: string, props: Props): void {
+    this.kinds.set(kind, props);
+  }
+
+  /**
+   * Spawns an actor of a kind registered on the node at `address` and resolves with its PID.
+   * @throws UnknownKindError when that node has no such kind; NameExistsError for a taken name.
+   */
+  async spawnNamed(
+    address: string,
+    kind: string,
+    name: string,
+    options: RemoteSpawnOptions = {},
+  ): Promise<PID> {
+    const target = new PID(address, ACTIVATOR_ID);
+    const response = await this.system.root.request<{ pid: { address: string; id: string } }>(
+      target,
+      WireTypes.SpawnRequest.create({ kind, name }),
+      { timeoutMs: options.timeoutMs ?? 5000 },
+    );
+    return new PID(response.pid.address, response.pid.id);
+  }
+
+  /** Like spawnNamed with an id the target node picks. */
+  spawn(address: string, kind: string, options?: RemoteSpawnOptions): Promise<PID> {
+    return this.spawnNamed(address, kind, '', options);
+  }
+
+  /**
+   * Flushes queued batches, says goodbye to every peer (their watchers of our actors see
+   * `address-terminated`), closes the streams and the server. Requests still waiting on other
+   * nodes reject with EndpointUnavailableError.
+   */
+  async shutdown(): Promise<void> {
+    if (this.stopped || !this.transport) return;
+    this.stopped = true;
+    await this.transport.shutdown();
+    const state = this.state!;
+    for (const address of state.inflight.addresses()) {
+      this.failRequests(
+        address,
+        new EndpointUnavailableError(address, `remote of ${state.address} is shut down`),
+      );
+    }
+    this.system.registry.remove(new PID(state.address, ACTIVATOR_ID));
+  }
+
+  private createState(
+    address: string,
+    serialization: SerializationRegistry,
+    maxMessageBytes: number,
+    logger: Logger,
+  ): RemoteState {
+    const registry = this.system.registry;
+    return {
+      registry,
+      deadLetters: this.system.deadLetters,
+      eventStream: this.system.eventStream,
+      logger,
+      serialization,
+      maxMessageBytes,
+      watches: new WatchTable(),
+      inflight: new InflightRequests((id) => registry.getLocal(id) !== undefined),
+      address,
+    };
+  }
+
+  private processFor(address: string): RemoteProcess | undefined {
+    if (!this.transport || !this.state) return undefined;
+    let process = this.processes.get(address);
+    if (!process) {
+      process = new RemoteProcess(this.state, this.transport.endpoint(address));
+      this.processes.set(address, process);
+    }
+    return process;
+  }
+
+  /** An envelope its endpoint could not send: watchers learn the node is gone, the rest dead-letters. */
+  private rejected(address: string, env: OutboundEnvelope, error: Error): void {
+    const state = this.state!;
+    const target = new PID(address, env.targetId);
+    if (env.message instanceof Watch) {
+      state.watches.remove(target, env.message.watcher);
+      const watcher = env.message.watcher;
+      state.registry
+        .get(watcher)
+        .sendSystemMessage(watcher, new Terminated(target, 'address-terminated'));
+      return;
+    }
+    if (env.format >= 16) return; // other system messages to a gone node have nothing left to do
+    if (env.sender && env.sender.id.startsWith(FUTURE_PREFIX))
+      state.inflight.settled(address, env.sender.id);
+    state.deadLetters.publish(target, env.message, env.sender, reasonOf(error), error);
+  }
+
+  private endpointDown(address: string, error: Error): void {
+    const state = this.state!;
+    for (const [id, watcher] of state.watches.drain(address)) {
+      state.registry
+        .get(watcher)
+        .sendSystemMessage(watcher, new Terminated(new PID(address, id), 'address-terminated'));
+    }
+    this.failRequests(address, error);
+    state.eventStream.publish(new EndpointTerminatedEvent(address, error));
+  }
+
+  private failRequests(address: string, error: Error): void {
+    const state = this.state!;
+    for (const id of state.inflight.drain(address)) {
+      state.registry.getLocal(id)?.sendUserMessage(new PID(state.address, id), { message: error });
+    }
+  }
+}
+
+function validate(value: number, option: string, min: number): void {
+  if (!Number.isFinite(value) || value < min)
+    throw new InvalidOptionError(option, `${value} is below ${min}`);
+}

@@ -1,0 +1,241 @@
+import * as protobuf from 'protobufjs';
+import {
+  AbortError,
+  DeadLetterError,
+  EndpointUnavailableError,
+  HandshakeError,
+  MailboxFullError,
+  MessageTooLargeError,
+  NameExistsError,
+  RemoteError,
+  TimeoutError,
+  UnknownKindError,
+  UnknownTypeError,
+} from '../errors';
+import { decodeJson, encodeJson } from './internal/json-codec';
+import { loadProto } from './internal/proto-files';
+import { TYPE_NAME, withTypeName } from './type-name';
+
+/** How a payload is encoded on the wire (the `format` field of a remote envelope). */
+export const SerializationFormat = {
+  /** A `Uint8Array` passed through untouched. */
+  Bytes: 0,
+  /** Plain data as UTF-8 JSON (nested `Uint8Array` kept as bytes). */
+  Json: 1,
+  /** A registered protobufjs type, by full name. */
+  Protobuf: 2,
+  /** An `Error`: name, code and message, rehydrated as {@link RemoteError}. */
+  Error: 3,
+} as const;
+
+/** One of the {@link SerializationFormat} values. */
+export type SerializationFormat = (typeof SerializationFormat)[keyof typeof SerializationFormat];
+
+/** A message ready for the wire. */
+export interface SerializedMessage {
+  typeName: string;
+  format: SerializationFormat;
+  bytes: Uint8Array;
+}
+
+/** Type name of raw bytes. */
+export const BYTES_TYPE_NAME = 'bytes';
+/** Type name of untagged plain data. */
+export const JSON_TYPE_NAME = 'json';
+/** Type name of a serialized `Error`. */
+export const ERROR_TYPE_NAME = 'granary.Error';
+
+/** A Granary error class that is rebuilt as itself (not RemoteError) when its code arrives. */
+export type ErrorClass = abstract new (...args: never[]) => Error;
+
+/** Core's errors keep their class across nodes, so `instanceof DeadLetterError` still works. */
+const BUILT_IN_ERRORS: Array<[string, ErrorClass]> = [
+  ['ERR_TIMEOUT', TimeoutError],
+  ['ERR_MAILBOX_FULL', MailboxFullError],
+  ['ERR_DEAD_LETTER', DeadLetterError],
+  ['ERR_NAME_EXISTS', NameExistsError],
+  ['ERR_ABORTED', AbortError],
+  ['ERR_ENDPOINT_UNAVAILABLE', EndpointUnavailableError],
+  ['ERR_MESSAGE_TOO_LARGE', MessageTooLargeError],
+  ['ERR_UNKNOWN_TYPE', UnknownTypeError],
+  ['ERR_HANDSHAKE', HandshakeError],
+  ['ERR_UNKNOWN_KIND', UnknownKindError],
+];
+
+interface ErrorWire {
+  name: string;
+  code?: string;
+  message: string;
+}
+
+/**
+ * Maps wire type names to codecs: protobufjs types registered by full name ('pkg.Msg'), JSON
+ * for plain data, bytes for `Uint8Array`, and a small JSON form for `Error` instances.
+ *
+ * @example
+ * serialization.registerRoot(protobuf.loadSync('ping.proto'));
+ * const { typeName, format, bytes } = serialization.serialize(Ping.create({ n: 1 }));
+ * const ping = serialization.deserialize(typeName, bytes, format);
+ */
+export class SerializationRegistry {
+  private readonly types = new Map<string, protobuf.Type>();
+  private readonly errorClasses = new Map<string, ErrorClass>(BUILT_IN_ERRORS);
+
+  /**
+   * Rebuilds errors with this `code` as instances of `errorClass` (name, code and message set;
+   * the constructor is not run, so class-specific fields are absent). Others become RemoteError.
+   */
+  registerErrorClass(code: string, errorClass: ErrorClass): void {
+    this.errorClasses.set(code, errorClass);
+  }
+
+  /** Registers every message type of `root` (nested namespaces included) by full name. */
+  registerRoot(root: protobuf.Root): void {
+    root.resolveAll();
+    const visit = (ns: protobuf.NamespaceBase): void => {
+      for (const nested of ns.nestedArray) {
+        if (nested instanceof protobuf.Type) this.registerType(nested);
+        if (nested instanceof protobuf.Namespace || nested instanceof protobuf.Type) visit(nested);
+      }
+    };
+    visit(root);
+  }
+
+  /** Registers one protobufjs message type under its full name (no leading dot). */
+  registerType(type: protobuf.Type): void {
+    const name = fullNameOf(type);
+    this.types.set(name, type);
+    // Decoded messages and Type.create() instances then carry the tag like withTypeName ones.
+    Object.defineProperty(type.ctor.prototype, TYPE_NAME, { value: name, configurable: true });
+  }
+
+  /** The protobufjs type registered under `typeName`, if any. */
+  lookup(typeName: string): protobuf.Type | undefined {
+    return this.types.get(typeName);
+  }
+
+  /** The wire type name of `message`: its TYPE_NAME tag, its protobufjs type, else JSON. */
+  typeNameOf(message: unknown): string {
+    if (message instanceof Uint8Array) return BYTES_TYPE_NAME;
+    if (message instanceof Error) return ERROR_TYPE_NAME;
+    if (message !== null && typeof message === 'object') {
+      const tag = (message as { [TYPE_NAME]?: string })[TYPE_NAME];
+      if (tag !== undefined) return tag;
+      const $type = (message as { $type?: unknown }).$type;
+      if ($type instanceof protobuf.Type) return fullNameOf($type);
+    }
+    return JSON_TYPE_NAME;
+  }
+
+  /**
+   * Encodes `message` for the wire.
+   * @throws UnknownTypeError when the value cannot be carried (undefined, a function, a symbol).
+   */
+  serialize(message: unknown): SerializedMessage {
+    if (message instanceof Uint8Array) {
+      return { typeName: BYTES_TYPE_NAME, format: SerializationFormat.Bytes, bytes: message };
+    }
+    if (message instanceof Error) return serializeError(message);
+    const typeName = this.typeNameOf(message);
+    const type = this.types.get(typeName) ?? ownTypeOf(message);
+    if (type) {
+      return {
+        typeName,
+        format: SerializationFormat.Protobuf,
+        bytes: type.encode(message as object).finish(),
+      };
+    }
+    const bytes = encodeJson(message);
+    if (bytes === undefined) {
+      throw new UnknownTypeError(
+        typeof message,
+        `cannot serialize a value of type ${typeof message}`,
+      );
+    }
+    return { typeName, format: SerializationFormat.Json, bytes };
+  }
+
+  /**
+   * Decodes a payload. `format` defaults to protobuf for registered names, bytes/JSON/Error
+   * for the built-in names.
+   * @throws UnknownTypeError when a protobuf type name is not registered in this process.
+   */
+  deserialize(typeName: string, bytes: Uint8Array, format?: SerializationFormat): unknown {
+    switch (format ?? this.formatOf(typeName)) {
+      case SerializationFormat.Bytes:
+        return bytes;
+      case SerializationFormat.Json: {
+        const value = decodeJson(bytes);
+        if (typeName !== JSON_TYPE_NAME && value !== null && typeof value === 'object') {
+          withTypeName(typeName, value);
+        }
+        return value;
+      }
+      case SerializationFormat.Error: {
+        const wire = decodeJson(bytes) as ErrorWire;
+        const known = wire.code === undefined ? undefined : this.errorClasses.get(wire.code);
+        return known
+          ? rehydrate(known, wire)
+          : new RemoteError(wire.name, wire.code ?? 'ERR_REMOTE', wire.message);
+      }
+      default: {
+        const type = this.types.get(typeName);
+        if (!type) {
+          throw new UnknownTypeError(
+            typeName,
+            `unknown message type '${typeName}': register it with serialization.registerRoot() or registerType()`,
+          );
+        }
+        return type.decode(bytes);
+      }
+    }
+  }
+
+  private formatOf(typeName: string): SerializationFormat {
+    if (typeName === BYTES_TYPE_NAME) return SerializationFormat.Bytes;
+    if (typeName === JSON_TYPE_NAME) return SerializationFormat.Json;
+    if (typeName === ERROR_TYPE_NAME) return SerializationFormat.Error;
+    return SerializationFormat.Protobuf;
+  }
+}
+
+function fullNameOf(type: protobuf.Type): string {
+  return type.fullName.startsWith('.') ? type.fullName.slice(1) : type.fullName;
+}
+
+/** A protobufjs message instance knows its own type even when nobody registered it. */
+function ownTypeOf(message: unknown): protobuf.Type | undefined {
+  if (message === null || typeof message !== 'object') return undefined;
+  const $type = (message as { $type?: unknown }).$type;
+  return $type instanceof protobuf.Type ? $type : undefined;
+}
+
+function rehydrate(errorClass: ErrorClass, wire: ErrorWire): Error {
+  const error = Object.create(errorClass.prototype as object) as Error;
+  const value = (v: unknown): PropertyDescriptor => ({
+    value: v,
+    writable: true,
+    configurable: true,
+  });
+  Object.defineProperties(error, {
+    name: value(wire.name),
+    code: value(wire.code),
+    message: value(wire.message),
+  });
+  Error.captureStackTrace(error, rehydrate);
+  return error;
+}
+
+function serializeError(error: Error): SerializedMessage {
+  const code = (error as { code?: unknown }).code;
+  const wire: ErrorWire = { name: error.name, message: error.message };
+  if (typeof code === 'string') wire.code = code;
+  return { typeName: ERROR_TYPE_NAME, format: SerializationFormat.Error, bytes: encodeJson(wire)! };
+}
+
+/**
+ * The process-wide registry, the default of every ActorSystem and remote, so generated code can
+ * register its types at import time. It knows the `granary.*` messages out of the box.
+ */
+export const serialization = new SerializationRegistry();
+serialization.registerRoot(loadProto('granary.proto'));

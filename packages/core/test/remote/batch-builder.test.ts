@@ -1,0 +1,69 @@
+import { expect } from 'chai';
+import { PID } from '../../src/pid';
+import { BatchBuilder } from '../../src/remote/internal/batch-builder';
+import type { OutboundEnvelope } from '../../src/remote/internal/outbound-envelope';
+import { decodeFrame, encodeFrame } from '../../src/remote/internal/wire';
+
+function env(targetId: string, typeName: string, sender?: PID): OutboundEnvelope {
+  return {
+    targetId,
+    typeName,
+    format: 1,
+    payload: Buffer.from('{}'),
+    sender,
+    urgent: false,
+    message: {},
+  };
+}
+
+describe('BatchBuilder', () => {
+  describe('take', () => {
+    it('writes each type name, target id and sender address once per batch', () => {
+      const builder = new BatchBuilder();
+      const a = new PID('10.0.0.1:1', '$1');
+      const b = new PID('10.0.0.1:1', '$2');
+      for (let i = 0; i < 100; i++)
+        builder.add(env(i % 2 ? 'echo' : 'sink', i % 3 ? 'app.Ping' : 'json', i % 2 ? a : b));
+      builder.add(env('echo', 'app.Ping'));
+      const frame = decodeFrame(builder.take());
+      const batch = frame.batch!;
+      expect(batch.typeNames).to.have.members(['app.Ping', 'json']);
+      expect(batch.targetIds).to.have.members(['echo', 'sink']);
+      expect(batch.senderAddresses).to.deep.equal(['10.0.0.1:1']);
+      expect(batch.envelopes).to.have.length(101);
+      const first = batch.envelopes[0]!;
+      expect(batch.targetIds[first.target]).to.equal('sink');
+      expect(batch.typeNames[first.type]).to.equal('json');
+      expect(batch.senderAddresses[first.senderAddress - 1]).to.equal('10.0.0.1:1');
+      expect(first.senderId).to.equal('$2');
+      expect(batch.envelopes[100]!.senderAddress).to.equal(0);
+    });
+
+    it('starts an empty batch after take', () => {
+      const builder = new BatchBuilder();
+      builder.add(env('x', 'json'));
+      builder.take();
+      expect(builder.count).to.equal(0);
+      builder.add(env('y', 'bytes'));
+      const batch = decodeFrame(builder.take()).batch!;
+      expect(batch.targetIds).to.deep.equal(['y']);
+      expect(batch.typeNames).to.deep.equal(['bytes']);
+    });
+  });
+
+  describe('decodeFrame', () => {
+    it('rejects a batch whose indexes point outside its tables', () => {
+      const builder = new BatchBuilder();
+      builder.add(env('x', 'json'));
+      const bytes = builder.take();
+      const frame = decodeFrame(bytes);
+      frame.batch!.targetIds.length = 0;
+      // Re-encode the tampered batch: same wire layout, the table entry is gone.
+      expect(() => decodeFrame(encodeFrame({ batch: frame.batch! }))).to.throw(/outside/);
+    });
+
+    it('rejects bytes that are not a frame', () => {
+      expect(() => decodeFrame(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f]))).to.throw();
+    });
+  });
+});

@@ -1,0 +1,122 @@
+import * as grpc from '@grpc/grpc-js';
+import { ActorSystem } from '../../src/actor-system';
+import type { Logger } from '../../src/logger';
+import { Remote } from '../../src/remote/remote';
+import type { RemoteOptions } from '../../src/remote/remote-options';
+import { CONNECT_METHOD, decodeFrame, encodeFrame } from '../../src/remote/internal/wire';
+import type { WireFrame } from '../../src/remote/internal/wire';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Class<T> = abstract new (...args: any[]) => T;
+
+/** One logged line, as the capturing logger keeps it. */
+export interface LogLine {
+  level: string;
+  fields: Record<string, unknown>;
+  msg: string | undefined;
+}
+
+/** A logger that keeps every line, for asserting what was logged. */
+export function captureLogger(lines: LogLine[] = []): Logger {
+  const at =
+    (level: string) =>
+    (obj: object | string, msg?: string): void => {
+      lines.push(
+        typeof obj === 'string'
+          ? { level, fields: {}, msg: obj }
+          : { level, fields: obj as Record<string, unknown>, msg },
+      );
+    };
+  const logger: Logger = {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: () => logger,
+  };
+  return logger;
+}
+
+/** An ActorSystem with a started Remote on a free loopback port. */
+export interface TestNode {
+  system: ActorSystem;
+  remote: Remote;
+  address: string;
+  logs: LogLine[];
+}
+
+/** Starts a node; `stopNodes` shuts them down in the test's `afterEach`. */
+export async function startNode(options: RemoteOptions = {}): Promise<TestNode> {
+  const logs: LogLine[] = [];
+  const system = new ActorSystem({ logger: captureLogger(logs) });
+  const remote = new Remote(system);
+  const address = await remote.start({ host: '127.0.0.1', port: 0, ...options });
+  return { system, remote, address, logs };
+}
+
+/** Graceful shutdown of every node (remote first, then the system). */
+export async function stopNodes(nodes: TestNode[]): Promise<void> {
+  await Promise.all(
+    nodes.map(async (n) => {
+      await n.remote.shutdown();
+      await n.system.shutdown();
+    }),
+  );
+  nodes.length = 0;
+}
+
+/** Resolves with the first event of `type` (matching `predicate`) published on the system. */
+export function nextEvent<T>(
+  system: ActorSystem,
+  type: Class<T>,
+  predicate: (e: T) => boolean = () => true,
+): Promise<T> {
+  return new Promise((resolve) => {
+    const sub = system.eventStream.subscribe(type, (e: T) => {
+      if (!predicate(e)) return;
+      sub.unsubscribe();
+      resolve(e);
+    });
+  });
+}
+
+/** The error a promise rejects with (fails the test if it resolves). */
+export async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error('expected the promise to reject');
+}
+
+/** A raw Connect stream, for speaking (or breaking) the protocol by hand. */
+export function rawConnect(
+  address: string,
+  credentials = grpc.credentials.createInsecure(),
+  options: grpc.ChannelOptions = {},
+): {
+  stream: grpc.ClientDuplexStream<Buffer, Buffer>;
+  frames: WireFrame[];
+  ended: Promise<grpc.StatusObject>;
+  send(frame: WireFrame | Buffer): void;
+  close(): void;
+} {
+  const client = new grpc.Client(address, credentials, options);
+  const id = (b: Buffer): Buffer => b;
+  const stream = client.makeBidiStreamRequest(CONNECT_METHOD, id, id);
+  const frames: WireFrame[] = [];
+  stream.on('data', (b: Buffer) => frames.push(decodeFrame(b)));
+  stream.on('error', () => undefined);
+  const ended = new Promise<grpc.StatusObject>((resolve) => stream.on('status', resolve));
+  return {
+    stream,
+    frames,
+    ended,
+    send: (frame) => stream.write(Buffer.isBuffer(frame) ? frame : encodeFrame(frame)),
+    close: () => {
+      stream.cancel();
+      client.close();
+    },
+  };
+}

@@ -1,0 +1,186 @@
+import { expect } from 'chai';
+import * as protobuf from 'protobufjs';
+import { DeadLetterError, RemoteError, UnknownTypeError } from '../../src/errors';
+import {
+  SerializationFormat,
+  SerializationRegistry,
+  serialization,
+} from '../../src/serialization/serialization-registry';
+import { TYPE_NAME, withTypeName } from '../../src/serialization/type-name';
+
+const PING_PROTO = `
+syntax = "proto3";
+package test.ping;
+message Ping { int32 n = 1; string text = 2; }
+message Outer { message Inner { bytes data = 1; } Inner inner = 1; }
+`;
+
+function pingRoot(): protobuf.Root {
+  return protobuf.parse(PING_PROTO).root;
+}
+
+describe('SerializationRegistry', () => {
+  describe('registerRoot', () => {
+    it('registers every message type of a root by full name, nested ones included', () => {
+      const registry = new SerializationRegistry();
+      registry.registerRoot(pingRoot());
+      expect(registry.lookup('test.ping.Ping')).to.be.instanceOf(protobuf.Type);
+      expect(registry.lookup('test.ping.Outer')).to.be.instanceOf(protobuf.Type);
+      expect(registry.lookup('test.ping.Outer.Inner')).to.be.instanceOf(protobuf.Type);
+      expect(registry.lookup('.test.ping.Ping')).to.equal(undefined);
+    });
+  });
+
+  describe('protobuf', () => {
+    it('round-trips a registered message and keeps its type name', () => {
+      const registry = new SerializationRegistry();
+      const root = pingRoot();
+      registry.registerRoot(root);
+      const Ping = root.lookupType('test.ping.Ping');
+      const out = registry.serialize(Ping.create({ n: 42, text: 'hi' }));
+      expect(out.typeName).to.equal('test.ping.Ping');
+      expect(out.format).to.equal(SerializationFormat.Protobuf);
+      const back = registry.deserialize(out.typeName, out.bytes, out.format) as {
+        n: number;
+        text: string;
+      };
+      expect(back.n).to.equal(42);
+      expect(back.text).to.equal('hi');
+      expect(registry.typeNameOf(back)).to.equal('test.ping.Ping');
+      expect((back as { [TYPE_NAME]?: string })[TYPE_NAME]).to.equal('test.ping.Ping');
+    });
+
+    it('encodes a plain object tagged with a registered name as that protobuf type', () => {
+      const registry = new SerializationRegistry();
+      registry.registerRoot(pingRoot());
+      const out = registry.serialize(withTypeName('test.ping.Ping', { n: 7, text: 'x' }));
+      expect(out.format).to.equal(SerializationFormat.Protobuf);
+      const back = registry.deserialize(out.typeName, out.bytes) as { n: number };
+      expect(back.n).to.equal(7);
+    });
+
+    it('knows granary.GrainInvoke out of the box and keeps its payload as bytes', () => {
+      const payload = new Uint8Array([1, 2, 3, 250]);
+      const out = serialization.serialize(
+        withTypeName('granary.GrainInvoke', { method: 'a.B/C', payload }),
+      );
+      expect(out.format).to.equal(SerializationFormat.Protobuf);
+      const back = serialization.deserialize(out.typeName, out.bytes) as {
+        method: string;
+        payload: Uint8Array;
+      };
+      expect(back.method).to.equal('a.B/C');
+      expect([...back.payload]).to.deep.equal([1, 2, 3, 250]);
+      expect(serialization.typeNameOf(back)).to.equal('granary.GrainInvoke');
+    });
+
+    it('throws UnknownTypeError for a type name that is not registered', () => {
+      const sender = new SerializationRegistry();
+      const root = pingRoot();
+      sender.registerRoot(root);
+      const out = sender.serialize(root.lookupType('test.ping.Ping').create({ n: 1 }));
+      const receiver = new SerializationRegistry();
+      let caught: unknown;
+      try {
+        receiver.deserialize(out.typeName, out.bytes, out.format);
+      } catch (err) {
+        caught = err;
+      }
+      expect(caught).to.be.instanceOf(UnknownTypeError);
+      expect((caught as UnknownTypeError).code).to.equal('ERR_UNKNOWN_TYPE');
+      expect((caught as UnknownTypeError).typeName).to.equal('test.ping.Ping');
+      expect((caught as Error).message).to.contain('registerRoot');
+    });
+  });
+
+  describe('json', () => {
+    it('round-trips plain data: objects, arrays, strings, numbers, booleans, null', () => {
+      const registry = new SerializationRegistry();
+      for (const value of [{ a: 1, b: [true, null, 'x'] }, [1, 2], 'text', 3.5, false, null]) {
+        const out = registry.serialize(value);
+        expect(out.typeName).to.equal('json');
+        expect(out.format).to.equal(SerializationFormat.Json);
+        expect(registry.deserialize(out.typeName, out.bytes, out.format)).to.deep.equal(value);
+      }
+    });
+
+    it('keeps nested Uint8Array values (Buffers too) as bytes', () => {
+      const registry = new SerializationRegistry();
+      const value = { a: new Uint8Array([0, 255]), b: [Buffer.from('hi')] };
+      const out = registry.serialize(value);
+      const back = registry.deserialize(out.typeName, out.bytes, out.format) as {
+        a: Uint8Array;
+        b: Uint8Array[];
+      };
+      expect(back.a).to.be.instanceOf(Uint8Array);
+      expect([...back.a]).to.deep.equal([0, 255]);
+      expect(Buffer.from(back.b[0]!).toString()).to.equal('hi');
+    });
+
+    it('re-tags a tagged plain object that has no protobuf type', () => {
+      const registry = new SerializationRegistry();
+      const out = registry.serialize(withTypeName('app.Hello', { who: 'me' }));
+      expect(out.typeName).to.equal('app.Hello');
+      expect(out.format).to.equal(SerializationFormat.Json);
+      const back = registry.deserialize(out.typeName, out.bytes, out.format) as object;
+      expect(back).to.deep.equal({ who: 'me' });
+      expect(registry.typeNameOf(back)).to.equal('app.Hello');
+      expect(Object.keys(back)).to.deep.equal(['who']);
+    });
+
+    it('throws UnknownTypeError for values JSON cannot carry', () => {
+      const registry = new SerializationRegistry();
+      expect(() => registry.serialize(undefined)).to.throw(UnknownTypeError);
+      expect(() => registry.serialize(() => 1)).to.throw(UnknownTypeError);
+    });
+  });
+
+  describe('bytes', () => {
+    it('passes a Uint8Array through as bytes', () => {
+      const registry = new SerializationRegistry();
+      const data = new Uint8Array([9, 8, 7]);
+      const out = registry.serialize(data);
+      expect(out.typeName).to.equal('bytes');
+      expect(out.bytes).to.equal(data);
+      expect([...(registry.deserialize(out.typeName, out.bytes) as Uint8Array)]).to.deep.equal([
+        9, 8, 7,
+      ]);
+    });
+  });
+
+  describe('errors', () => {
+    it('keeps the class name, code and message of an Error', () => {
+      const registry = new SerializationRegistry();
+      class InsufficientFunds extends Error {
+        override readonly name = 'InsufficientFunds';
+        readonly code = 'ERR_FUNDS';
+      }
+      const out = registry.serialize(new InsufficientFunds('balance 3 < 5'));
+      expect(out.format).to.equal(SerializationFormat.Error);
+      const back = registry.deserialize(out.typeName, out.bytes, out.format) as RemoteError;
+      expect(back).to.be.instanceOf(RemoteError);
+      expect(back).to.be.instanceOf(Error);
+      expect(back.name).to.equal('InsufficientFunds');
+      expect(back.code).to.equal('ERR_FUNDS');
+      expect(back.message).to.equal('balance 3 < 5');
+    });
+
+    it('rebuilds a Granary error as its own class', () => {
+      const registry = new SerializationRegistry();
+      const out = registry.serialize(new DeadLetterError('n:1/$9', 'not-found'));
+      const back = registry.deserialize(out.typeName, out.bytes, out.format) as DeadLetterError;
+      expect(back).to.be.instanceOf(DeadLetterError);
+      expect(back.name).to.equal('DeadLetterError');
+      expect(back.code).to.equal('ERR_DEAD_LETTER');
+      expect(back.message).to.equal('message to n:1/$9 went to dead letters (not-found)');
+    });
+
+    it('gives a code-less error the ERR_REMOTE code', () => {
+      const registry = new SerializationRegistry();
+      const out = registry.serialize(new TypeError('bad'));
+      const back = registry.deserialize(out.typeName, out.bytes, out.format) as RemoteError;
+      expect(back.name).to.equal('TypeError');
+      expect(back.code).to.equal('ERR_REMOTE');
+    });
+  });
+});
