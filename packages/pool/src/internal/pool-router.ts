@@ -8,6 +8,8 @@ import {
   type MessageEnvelope,
   type PID,
   type Process,
+  type ProcessRegistry,
+  type RootContext,
 } from '@granary/core';
 import { PoolOptionsError, PoolSaturatedError, PoolStateError } from '../errors';
 import type { PoolBehavior, PoolContext, PoolInspection } from '../pool-behavior';
@@ -47,6 +49,8 @@ export class PoolRouter implements Process, PoolContext, WorkerLoad {
   private readonly retiring = new Set<string>();
   private readonly watchers = new Map<string, PID>();
   private targetSize: number;
+  private readonly registry: ProcessRegistry;
+  private readonly root: RootContext;
 
   constructor(
     readonly system: ActorSystem,
@@ -57,8 +61,9 @@ export class PoolRouter implements Process, PoolContext, WorkerLoad {
     name: string | undefined,
   ) {
     this.targetSize = poolSize;
-    const registry = system.registry;
-    this.self = registry.add(name ?? registry.nextId('pool$'), this);
+    this.registry = system.registry;
+    this.root = system.root;
+    this.self = this.registry.add(name ?? this.registry.nextId('pool$'), this);
   }
 
   // ── PoolContext ────────────────────────────────────────────────────────────────────────
@@ -117,19 +122,34 @@ export class PoolRouter implements Process, PoolContext, WorkerLoad {
   // ── Process: what reaches the pool's PID ───────────────────────────────────────────────
 
   sendUserMessage(_pid: PID, envelope: MessageEnvelope): void {
+    const message = envelope.message;
+    // Hot path: plain user-lane work while running goes straight to a worker.
+    if (
+      this.state === 'running' &&
+      envelope.priority === undefined &&
+      envelope.header === undefined &&
+      !(message instanceof PoisonPill)
+    ) {
+      this.route(message, envelope.sender, undefined);
+    } else {
+      this.receiveOther(envelope);
+    }
+  }
+
+  private receiveOther(envelope: MessageEnvelope): void {
     const { message, sender, header } = envelope;
     if (envelope.priority === 'urgent' || header?.[POOL_PRIORITY_HEADER] === 'urgent') {
-      this.system.root.send(this.actor, new UrgentMessage(message, header), {
+      this.root.send(this.actor, new UrgentMessage(message, header), {
         sender,
         priority: 'urgent',
       });
     } else if (this.state === 'running') {
-      if (message instanceof PoisonPill) this.system.root.send(this.actor, DRAIN_POOL);
+      if (message instanceof PoisonPill) this.root.send(this.actor, DRAIN_POOL);
       else this.route(message, sender, header);
     } else if (this.state === 'init' || this.state === 'restarting') {
       const pending =
         message instanceof PoisonPill ? DRAIN_POOL : new PendingMessage(message, header);
-      this.system.root.send(this.actor, pending, { sender });
+      this.root.send(this.actor, pending, { sender });
     } else {
       this.system.deadLetters.publish(this.self, message, sender, 'stopped');
     }
@@ -142,12 +162,12 @@ export class PoolRouter implements Process, PoolContext, WorkerLoad {
     } else if (message instanceof Unwatch) {
       this.watchers.delete(message.watcher.toString());
     } else if (!(message instanceof Terminated)) {
-      this.system.registry.get(this.actor).sendSystemMessage(this.actor, message);
+      this.registry.get(this.actor).sendSystemMessage(this.actor, message);
     }
   }
 
   stop(_pid: PID): void {
-    this.system.root.stop(this.actor);
+    this.root.stop(this.actor);
   }
 
   // ── Routing ────────────────────────────────────────────────────────────────────────────
@@ -190,8 +210,10 @@ export class PoolRouter implements Process, PoolContext, WorkerLoad {
     sender: PID | undefined,
     header: Record<string, string> | undefined,
   ): boolean {
-    if (this.system.registry.getLocal(slot.pid.id) === undefined) this.replace(slot);
-    const root = this.system.root;
+    // A live local worker's process is cached on its PID, so this costs no map lookup; once
+    // the worker is gone, the registry answers with another process (dead letters).
+    if (this.registry.get(slot.pid) !== slot.process) this.replace(slot);
+    const root = this.root;
     const ok =
       sender === undefined && header === undefined
         ? root.trySend(slot.pid, message)
@@ -238,7 +260,7 @@ export class PoolRouter implements Process, PoolContext, WorkerLoad {
   stopped(): void {
     this.state = 'stopped';
     this.slots = [];
-    this.system.registry.remove(this.self);
+    this.registry.remove(this.self);
     for (const watcher of this.watchers.values()) this.tellTerminated(watcher);
     this.watchers.clear();
   }
@@ -270,6 +292,7 @@ export class PoolRouter implements Process, PoolContext, WorkerLoad {
     const ctx = this.core;
     slot.load = 0;
     slot.pid = ctx.spawn(this.factory.propsFor(slot));
+    slot.process = this.registry.get(slot.pid);
     ctx.watch(slot.pid);
     return slot;
   }

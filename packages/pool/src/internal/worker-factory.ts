@@ -8,6 +8,7 @@ import {
   Terminated,
   type Actor,
   type PID,
+  type Process,
   type ReceiveMiddleware,
 } from '@granary/core';
 
@@ -17,6 +18,8 @@ import {
  */
 export class Slot {
   pid!: PID;
+  /** What the registry answered for `pid` when the worker was spawned. */
+  process!: Process;
   /** Messages forwarded to this worker that it has not finished (least-busy only). */
   load = 0;
   /** Bumped per worker spawned in the slot, so a dead worker's late count-down is ignored. */
@@ -30,6 +33,7 @@ export class Slot {
 }
 
 function isLifecycle(message: unknown): boolean {
+  if (typeof message !== 'object' || message === null) return false;
   return (
     message instanceof Started ||
     message instanceof Stopping ||
