@@ -79,3 +79,22 @@ export function deadLetters(system: ActorSystem, reason: string): DeadLetterEven
 export function tick(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
+
+/** Waits (turn by turn, no timers) until `cond` holds; fails after a bounded number of turns. */
+export async function until(cond: () => boolean, turns = 10_000): Promise<void> {
+  for (let i = 0; i < turns; i++) {
+    if (cond()) return;
+    await tick();
+  }
+  throw new Error('condition not reached');
+}
+
+/** The error `p` rejects with; fails if it resolves. */
+export async function rejection(p: Promise<unknown>): Promise<Error> {
+  try {
+    await p;
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error('expected a rejection');
+}
