@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { serialization } from '@granary/core';
 import * as protobuf from 'protobufjs';
 import { jsonStateCodec } from '../../src/state/codecs/json-state-codec';
 import { protobufStateCodec } from '../../src/state/codecs/protobuf-state-codec';
@@ -89,8 +90,23 @@ describe('state codecs', () => {
       ).to.equal('bo');
     });
 
-    it('refuses a type name without a registry or not registered, naming the type', () => {
-      expect(() => protobufStateCodec('shop.Cart')).to.throw(StateArgumentError, /registry/);
+    it('looks a type name up in the serialization registry of @granary/core by default', () => {
+      const own = protobuf.parse(
+        'syntax = "proto3"; package granary_state_test; message Tally { int32 n = 1; }',
+      ).root;
+      serialization.registerRoot(own);
+      const Tally = own.lookupType('granary_state_test.Tally');
+      const codec = protobufStateCodec<protobuf.Message>('granary_state_test.Tally');
+      expect(Tally.toObject(codec.decode(codec.encode(Tally.create({ n: 4 }))))).to.deep.equal({
+        n: 4,
+      });
+    });
+
+    it('refuses a type name that is not registered, naming the type', () => {
+      expect(() => protobufStateCodec('shop.Nope')).to.throw(
+        StateArgumentError,
+        /shop\.Nope is not registered/,
+      );
       expect(() => protobufStateCodec('shop.Nope', { lookup: () => undefined })).to.throw(
         StateArgumentError,
         /shop\.Nope is not registered/,

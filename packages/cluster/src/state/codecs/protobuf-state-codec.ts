@@ -1,3 +1,4 @@
+import { serialization } from '@granary/core';
 import { StateArgumentError } from '../errors';
 import { checkWireTypes, type WireType } from './internal/check-wire-types';
 import type { StateCodec } from './state-codec';
@@ -22,18 +23,19 @@ export interface ProtobufTypeRegistry {
 
 /**
  * State as a protobuf message: `type` is a protobufjs Type, or a full type name (`'shop.Cart'`,
- * no leading dot) looked up in `registry` (the serialization registry of @granary/core).
+ * no leading dot) looked up in `registry`, by default the process-wide `serialization` registry
+ * of @granary/core (where generated code registers its types).
  * Decoding first checks every known field's wire type against the schema (protobufjs does not),
  * then decodes and `verify`s the message, so state written by an incompatible schema becomes a
  * StateDecodeError instead of a wrong message.
  *
  * @example
  * serialization.registerRoot(root);
- * const codec = protobufStateCodec<Cart>('shop.Cart', serialization);
+ * const codec = protobufStateCodec<Cart>('shop.Cart');
  */
 export function protobufStateCodec<T extends object>(
   type: ProtobufStateType | string,
-  registry?: ProtobufTypeRegistry,
+  registry: ProtobufTypeRegistry = serialization,
 ): StateCodec<T> {
   const resolved = typeof type === 'string' ? lookup(type, registry) : type;
   resolved.resolveAll?.();
@@ -51,12 +53,7 @@ export function protobufStateCodec<T extends object>(
   };
 }
 
-function lookup(typeName: string, registry: ProtobufTypeRegistry | undefined): ProtobufStateType {
-  if (!registry) {
-    throw new StateArgumentError(
-      `protobufStateCodec('${typeName}'): a type name needs a registry (pass the serialization registry)`,
-    );
-  }
+function lookup(typeName: string, registry: ProtobufTypeRegistry): ProtobufStateType {
   const type = registry.lookup(typeName.replace(/^\./, ''));
   if (!type) {
     throw new StateArgumentError(
