@@ -85,7 +85,7 @@ export class Endpoint {
         this.batch.add(env);
         if (this.batch.count >= this.host.batchSize || this.batch.bytes >= MAX_BATCH_BYTES)
           this.flush();
-        else this.scheduleFlush();
+        else if (this.batch.count === 1) this.scheduleFlush();
         return;
       case 'idle':
         this.pending.push(env);
