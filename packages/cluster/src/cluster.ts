@@ -2,6 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { DEFAULT_CLUSTER_OPTIONS, type ClusterOptions } from './cluster-options';
 import { ClusterStoppedError, InvalidClusterOptionError } from './errors';
+import type { GrainCallOptions } from './grains/grain';
+import { GrainRuntime } from './grains/grain-runtime';
+import type { GrainsOptions } from './grains/grains-options';
 import { NOOP_LOGGER, type ClusterLogger } from './internal/logger';
 import { TypedEvents } from './internal/typed-events';
 import { validateKinds } from './internal/validate-kinds';
@@ -9,6 +12,7 @@ import type { ClusterEvents } from './membership/cluster-events';
 import { ShardOwnership, type BeforeReleaseHook } from './membership/shard-ownership';
 import { diffTopology } from './membership/topology-diff';
 import { EMPTY_TOPOLOGY, type Member, type Topology } from './membership/topology';
+import type { ActorSystem } from '@granary/core';
 import { ownerOf } from './placement/owner-of';
 import { shardOf } from './placement/shard-of';
 import type { ClusterProvider } from './providers/cluster-provider';
@@ -31,6 +35,8 @@ export class Cluster {
   private readonly unsubscribe: Array<() => void> = [];
   private current: Topology = EMPTY_TOPOLOGY;
   private state: 'starting' | 'running' | 'stopping' | 'stopped' = 'starting';
+  /** Grains: actor system, router, activator, calls (set by start). */
+  private grains!: GrainRuntime;
 
   private constructor(
     /** Cluster name. */
@@ -61,7 +67,7 @@ export class Cluster {
   }
 
   /** Validates the options, joins the cluster and starts claiming shards. */
-  static async start(options: ClusterOptions): Promise<Cluster> {
+  static async start(options: ClusterOptions & GrainsOptions): Promise<Cluster> {
     const merged = { ...DEFAULT_CLUSTER_OPTIONS, ...options };
     if (typeof merged.name !== 'string' || merged.name.length === 0 || merged.name.includes('/')) {
       throw new InvalidClusterOptionError('name', "must be a non-empty string without '/'");
@@ -75,13 +81,56 @@ export class Cluster {
     }
     const id = merged.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     const remote = merged.remote;
+    const grains = await GrainRuntime.create(merged);
     const address =
       merged.address ??
+      grains.address ??
       (remote ? `${remote.advertisedHost ?? remote.host}:${remote.port}` : 'nonhost');
     const logger = merged.logger ?? NOOP_LOGGER;
     const cluster = new Cluster(merged.name, id, address, merged.provider, merged, logger);
-    await cluster.join();
+    cluster.grains = grains;
+    grains.attach(cluster);
+    try {
+      await cluster.join();
+    } catch (err) {
+      await grains.close();
+      throw err;
+    }
     return cluster;
+  }
+
+  /** The actor system this member's grains run in. */
+  get system(): ActorSystem {
+    return this.grains.system;
+  }
+
+  /**
+   * Calls grain `kind/identity` (activated on demand on the owner of its shard) and resolves with
+   * its reply. Placement and transport failures are retried with backoff within `timeoutMs`.
+   * @throws GrainError (thrown by grain code, never retried), DeadlineExceededError,
+   *   UnknownKindError, ActivationDeniedError, DeadlockError.
+   * @example
+   * const pong = await cluster.request('ponger', 'p-1', { ping: 1 }, { timeoutMs: 1000 });
+   */
+  request<T = unknown>(
+    kind: string,
+    identity: string,
+    message: unknown,
+    options?: GrainCallOptions,
+  ): Promise<T> {
+    this.assertRunning('request');
+    return this.grains.request<T>(kind, identity, message, options);
+  }
+
+  /** Sends to grain `kind/identity` without a reply; delivery is retried like a request's. */
+  send(kind: string, identity: string, message: unknown): void {
+    this.assertRunning('send');
+    this.grains.sendTo(kind, identity, message);
+  }
+
+  /** Live grain activations on this member (of one kind, or all). */
+  activationCount(kind?: string): number {
+    return this.grains.activationCount(kind);
   }
 
   /** The latest topology this member has seen. */
@@ -154,17 +203,20 @@ export class Cluster {
     const graceful = options.graceful ?? true;
     try {
       if (graceful) {
+        this.grains.beginLeaving();
         await this.provider.markLeaving().catch((err) => {
           this.logger.warn({ err }, 'could not mark the member leaving; releasing anyway');
         });
         await this.ownership.releaseAll();
       }
       this.ownership.stop();
+      await this.grains.deactivateAll('shutdown');
       await this.provider.leave();
     } finally {
       for (const off of this.unsubscribe) off();
       this.state = 'stopped';
       this.events.clear();
+      await this.grains.close();
     }
   }
 

@@ -63,3 +63,94 @@ export class ClusterStoppedError extends ClusterError {
     super(`${operation}: the cluster member has shut down`);
   }
 }
+
+/**
+ * Code thrown by a grain (`receive` or `onActivate`), carried to the caller. `code` is the
+ * original error's code (`ERR_GRAIN` if it had none), `originalName` its name. Never retried.
+ */
+export class GrainError extends ClusterError {
+  override name = 'GrainError';
+  override readonly code: string;
+  constructor(
+    readonly kind: string,
+    readonly identity: string,
+    readonly originalName: string,
+    code: string | undefined,
+    message: string,
+  ) {
+    super(message);
+    this.code = code ?? 'ERR_GRAIN';
+  }
+}
+
+/** A grain call did not get an answer before its deadline (`timeoutMs`), retries included. */
+export class DeadlineExceededError extends ClusterError {
+  override name = 'DeadlineExceededError';
+  override readonly code = 'ERR_DEADLINE_EXCEEDED';
+  constructor(
+    readonly kind: string,
+    readonly identity: string,
+    readonly timeoutMs: number,
+    readonly attempts: number,
+    options?: { cause?: unknown },
+  ) {
+    const last = (options?.cause as { message?: string } | undefined)?.message;
+    super(
+      `call to ${kind}/${identity} exceeded its deadline of ${Math.round(timeoutMs)} ms (timeoutMs) after ${attempts} attempt(s)${last ? `; last error: ${last}` : ''}`,
+      options,
+    );
+  }
+}
+
+/** No member of the cluster hosts the kind (or the target member does not know it). No retry. */
+export class UnknownKindError extends ClusterError {
+  override name = 'UnknownKindError';
+  override readonly code = 'ERR_UNKNOWN_KIND';
+  constructor(readonly kind: string) {
+    super(`unknown grain kind '${kind}': register it with kind() in Cluster.start({ kinds })`);
+  }
+}
+
+/** The kind's `canActivate(identity)` refused the identity. No retry. */
+export class ActivationDeniedError extends ClusterError {
+  override name = 'ActivationDeniedError';
+  override readonly code = 'ERR_ACTIVATION_DENIED';
+  constructor(
+    readonly kind: string,
+    readonly identity: string,
+  ) {
+    super(`activation of ${kind}/${identity} denied by the kind's canActivate option`);
+  }
+}
+
+/** A call would wait on a non-reentrant grain that is itself waiting in the same call chain. */
+export class DeadlockError extends ClusterError {
+  override name = 'DeadlockError';
+  override readonly code = 'ERR_DEADLOCK';
+  constructor(
+    /** The grains of the chain, first caller first, ending with the target again. */
+    readonly chain: readonly string[],
+  ) {
+    super(
+      `deadlock: call chain ${chain.join(' -> ')} re-enters a non-reentrant grain (mark the kind or message reentrant to allow it)`,
+    );
+  }
+}
+
+/**
+ * The member asked does not hold the grain's shard; `owner` is the member it believes owns it.
+ * Retried by the caller within the deadline; seen by users only as the cause of a deadline error.
+ */
+export class NotOwnerError extends ClusterError {
+  override name = 'NotOwnerError';
+  override readonly code = 'ERR_NOT_OWNER';
+  constructor(
+    readonly kind: string,
+    readonly identity: string,
+    readonly owner: string | undefined,
+  ) {
+    super(
+      `${kind}/${identity}: this member does not own its shard (believed owner: ${owner ?? 'none'})`,
+    );
+  }
+}

@@ -62,3 +62,25 @@ export {
   StateArgumentError,
 } from './state/errors';
 export type { StateConflictReason } from './state/errors';
+export { kind, DEFAULT_KIND_OPTIONS } from './grains/kind';
+export type { KindDefinition, KindOptions } from './grains/kind';
+export type {
+  Grain,
+  GrainContext,
+  GrainCallOptions,
+  GrainClusterHandle,
+  DeactivationReason,
+} from './grains/grain';
+export { DEFAULT_GRAINS_OPTIONS } from './grains/grains-options';
+export type { GrainsOptions, ActivationEvent } from './grains/grains-options';
+export { ROUTER_ID } from './grains/grain-router';
+export { installShutdownSignals } from './grains/shutdown-signals';
+export type { ShutdownSignalsOptions } from './grains/shutdown-signals';
+export {
+  GrainError,
+  DeadlineExceededError,
+  UnknownKindError,
+  ActivationDeniedError,
+  DeadlockError,
+  NotOwnerError,
+} from './errors';

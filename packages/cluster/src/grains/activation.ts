@@ -1,0 +1,57 @@
+import type { PID, TimerHandle } from '@granary/core';
+import type { KindSlot } from './internal/kind-slot';
+
+/** A message held for an activation that is deactivating (delivered to the next one). */
+export interface HeldMessage {
+  message: unknown;
+  sender: PID | undefined;
+  header: Record<string, string> | undefined;
+  /** A send: acknowledge to `sender` once accepted, and hide the sender from the grain. */
+  ack: boolean;
+}
+
+/**
+ * One activation of one grain on this member. Its state machine:
+ *
+ * ```
+ *   (none) ──first message──▶ active ──idle / drain / not owner──▶ deactivating ──onDeactivate done──▶ (none)
+ *                              ▲                                        │ messages arriving here are held
+ *                              └───── held messages start a new one ◀───┘ (after the old one ended)
+ * ```
+ */
+export class Activation {
+  state: 'active' | 'deactivating' = 'active';
+  /** The core actor running the grain. */
+  pid!: PID;
+  /** Messages posted to the actor and not yet finished. */
+  inflight = 0;
+  /** performance.now() of the last message that influences idle time. */
+  lastActivity: number;
+  idleTimer: TimerHandle | undefined = undefined;
+  /** Held while deactivating (bounded by the kind's mailbox capacity). */
+  held: HeldMessage[] | undefined = undefined;
+  /** Resolved when the activation has ended (drain waits on it). */
+  private endWaiters: Array<() => void> | undefined = undefined;
+
+  constructor(
+    readonly slot: KindSlot,
+    readonly identity: string,
+    readonly shard: number,
+    readonly id: string,
+    now: number,
+  ) {
+    this.lastActivity = now;
+  }
+
+  /** Resolves once the activation has ended. */
+  ended(): Promise<void> {
+    return new Promise((resolve) => (this.endWaiters ??= []).push(resolve));
+  }
+
+  /** @internal called by the activator when onDeactivate has run. */
+  finish(): void {
+    const waiters = this.endWaiters;
+    this.endWaiters = undefined;
+    if (waiters) for (const w of waiters) w();
+  }
+}

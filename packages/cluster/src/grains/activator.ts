@@ -1,0 +1,179 @@
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { Props, type ActorSystem } from '@granary/core';
+import { Activation, type HeldMessage } from './activation';
+import type { DeactivationReason } from './grain';
+import { Deactivate, GrainActor } from './grain-actor';
+import { ACK, control } from './internal/control-replies';
+import type { GrainHost } from './internal/grain-host';
+import type { KindSlot } from './internal/kind-slot';
+
+/** Idle check retried this soon when the grain is busy at its idle deadline (one wheel tick). */
+const BUSY_RECHECK_MS = 10;
+
+/** What the activator asks of the runtime around it. */
+export interface ActivatorDeps {
+  readonly system: ActorSystem;
+  readonly host: GrainHost;
+  /** False while leaving or stopped: no new activations. */
+  accepting(): boolean;
+}
+
+/**
+ * The per-member activator: at most one activation per identity on this member, ever. It routes
+ * accepted calls into the activation's mailbox, holds messages that arrive while it deactivates
+ * (they start the next activation once the old one has ended), passivates idle activations on
+ * the system's shared timer wheel, and drains shards before they are released.
+ */
+export class Activator {
+  private readonly prefix = randomBytes(6).toString('hex');
+  private seq = 0;
+  private readonly props = new Map<KindSlot, Props>();
+  /** Hand-off to the per-kind Props producer (spawn calls it synchronously). */
+  private next: GrainActor | undefined = undefined;
+
+  constructor(private readonly deps: ActivatorDeps) {}
+
+  /**
+   * Delivers one accepted message (the router checked kind, ownership and deadlock): to the live
+   * activation, held if it is deactivating, or to a new activation.
+   */
+  deliver(slot: KindSlot, identity: string, shard: number, m: HeldMessage): void {
+    let a = slot.get(shard, identity);
+    if (a === undefined) {
+      if (!this.deps.accepting() || slot.draining[shard]) {
+        return this.deps.host.replyNotOwner(m.sender, slot.def.name, shard);
+      }
+      const allowed = slot.def.canActivate;
+      if (allowed !== undefined && !allowed(identity)) {
+        return this.deps.host.reply(m.sender, control({ c: 'denied' }));
+      }
+      a = this.activate(slot, identity, shard);
+    }
+    if (a.state === 'deactivating') {
+      const held = (a.held ??= []);
+      if (held.length >= slot.def.capacity) {
+        return this.deps.host.reply(
+          m.sender,
+          control({ c: 'mailbox-full', capacity: slot.def.capacity }),
+        );
+      }
+      held.push(m);
+      return;
+    }
+    this.post(a, m);
+  }
+
+  /** Number of live activations (all kinds). */
+  countOf(slot: KindSlot): number {
+    return slot.count;
+  }
+
+  /** Asks an activation to end after the messages already routed to it. Idempotent. */
+  requestDeactivate(a: Activation, reason: DeactivationReason): void {
+    if (a.state !== 'active') return;
+    a.state = 'deactivating';
+    a.idleTimer?.cancel();
+    a.idleTimer = undefined;
+    this.deps.system.root.send(a.pid, new Deactivate(reason));
+  }
+
+  /** A turn finished. */
+  turnEnded(a: Activation, influencing: boolean): void {
+    a.inflight--;
+    if (influencing) a.lastActivity = performance.now();
+  }
+
+  /**
+   * onDeactivate ran: the activation is gone. Held messages start the next activation (never two
+   * at once: this one has ended), or get NotOwner when this member may no longer activate.
+   */
+  ended(a: Activation): void {
+    const slot = a.slot;
+    slot.remove(a);
+    a.finish();
+    const held = a.held;
+    a.held = undefined;
+    if (held === undefined || held.length === 0) return;
+    const host = this.deps.host;
+    if (
+      !this.deps.accepting() ||
+      slot.draining[a.shard] ||
+      !host.canServe(slot.def.name, a.shard)
+    ) {
+      for (const m of held) host.replyNotOwner(m.sender, slot.def.name, a.shard);
+      return;
+    }
+    const next = this.activate(slot, a.identity, a.shard);
+    for (const m of held) this.post(next, m);
+  }
+
+  /** Drains a shard before its release: no new activations, every activation ends. */
+  async drain(slot: KindSlot, shard: number, reason: DeactivationReason): Promise<void> {
+    slot.draining[shard] = 1;
+    const ending = slot.inShard(shard).map((a) => {
+      const done = a.ended();
+      this.requestDeactivate(a, reason);
+      return done;
+    });
+    await Promise.all(ending);
+  }
+
+  /** Ends every activation of the kind in `shard` (fenced or claim vanished). */
+  evict(slot: KindSlot, shard: number, reason: DeactivationReason): void {
+    for (const a of slot.inShard(shard)) this.requestDeactivate(a, reason);
+  }
+
+  private activate(slot: KindSlot, identity: string, shard: number): Activation {
+    const a = new Activation(
+      slot,
+      identity,
+      shard,
+      `${this.prefix}-${++this.seq}`,
+      performance.now(),
+    );
+    slot.add(a);
+    this.next = new GrainActor(this.deps.host, a);
+    a.pid = this.deps.system.root.spawn(this.propsOf(slot));
+    this.next = undefined;
+    if (Number.isFinite(slot.def.idleTimeoutMs)) this.armIdle(a, slot.def.idleTimeoutMs);
+    return a;
+  }
+
+  private post(a: Activation, m: HeldMessage): void {
+    const host = this.deps.host;
+    a.inflight++;
+    if (!a.slot.def.idleNeutral(m.message)) a.lastActivity = performance.now();
+    const ok = this.deps.system.root.trySend(a.pid, m.message, {
+      sender: m.ack ? undefined : m.sender,
+      header: m.header,
+    });
+    if (!ok) {
+      a.inflight--;
+      host.reply(m.sender, control({ c: 'mailbox-full', capacity: a.slot.def.capacity }));
+    } else if (m.ack) host.reply(m.sender, ACK);
+  }
+
+  private armIdle(a: Activation, delayMs: number): void {
+    a.idleTimer = this.deps.system.timers.schedule(delayMs, () => this.idleCheck(a));
+  }
+
+  private idleCheck(a: Activation): void {
+    a.idleTimer = undefined;
+    if (a.state !== 'active') return;
+    const timeout = a.slot.def.idleTimeoutMs;
+    const idle = performance.now() - a.lastActivity;
+    if (idle < timeout) return this.armIdle(a, timeout - idle);
+    if (a.inflight > 0) return this.armIdle(a, BUSY_RECHECK_MS);
+    this.requestDeactivate(a, 'idle');
+  }
+
+  private propsOf(slot: KindSlot): Props {
+    let p = this.props.get(slot);
+    if (p === undefined) {
+      p = Props.fromProducer(() => this.next!, { mailbox: { capacity: slot.def.capacity } });
+      this.props.set(slot, p);
+    }
+    return p;
+  }
+}

@@ -1,0 +1,170 @@
+import { randomBytes } from 'node:crypto';
+import { AbortError, MailboxFullError, PID, TimeoutError, type ActorSystem } from '@granary/core';
+import {
+  ActivationDeniedError,
+  DeadlineExceededError,
+  DeadlockError,
+  GrainError,
+  InvalidClusterOptionError,
+  NotOwnerError,
+  UnknownKindError,
+} from '../errors';
+import type { Topology } from '../membership/topology';
+import { ownerOf } from '../placement/owner-of';
+import { shardOf } from '../placement/shard-of';
+import type { GrainCallOptions } from './grain';
+import { ROUTER_ID } from './grain-router';
+import { callHeader } from './internal/call-headers';
+import { asControl } from './internal/control-replies';
+import type { ParentCall } from './internal/grain-host';
+
+/** First wait before retrying a placement or transport failure: a claim takes a few ms. */
+const INITIAL_BACKOFF_MS = 5;
+/** Longest wait between attempts: short enough to notice a new owner within ~0.1 s. */
+const MAX_BACKOFF_MS = 100;
+/** Error codes of the transport that a retry can fix (peer gone, restarting, not ready). */
+const RETRYABLE_CODES = new Set(['ERR_ENDPOINT_UNAVAILABLE', 'ERR_DEAD_LETTER']);
+
+/** What the caller needs from its cluster member. */
+export interface CallerDeps {
+  readonly system: ActorSystem;
+  readonly defaultTimeoutMs: number;
+  topology(): Topology;
+  shardCountOf(kind: string): number;
+  onSendFailed(kind: string, identity: string, error: unknown): void;
+}
+
+/**
+ * Grain calls from anywhere (a node, an actor, another grain): route by identity to the owner
+ * of the shard, retry NotOwner and transport failures with backoff inside the deadline, map the
+ * runtime's control replies to typed errors. A send is acknowledged by the owner's router once
+ * the message is in an activation's mailbox (or held for the next one), so it survives moves.
+ */
+export class GrainCaller {
+  constructor(private readonly deps: CallerDeps) {}
+
+  /** One call; see Cluster.request. */
+  async request<T>(
+    kind: string,
+    identity: string,
+    message: unknown,
+    options: GrainCallOptions | undefined,
+    parent: ParentCall | undefined,
+    ack = false,
+  ): Promise<T> {
+    if (typeof kind !== 'string' || kind.length === 0) {
+      throw new InvalidClusterOptionError(
+        'kind',
+        `must be a non-empty string, got ${String(kind)}`,
+      );
+    }
+    if (typeof identity !== 'string') {
+      throw new InvalidClusterOptionError('identity', `must be a string, got ${typeof identity}`);
+    }
+    const timeoutMs = options?.timeoutMs ?? this.deps.defaultTimeoutMs;
+    if (!(timeoutMs > 0)) {
+      throw new InvalidClusterOptionError('timeoutMs', `must be > 0, got ${timeoutMs}`);
+    }
+    const signal = options?.signal;
+    const start = Date.now();
+    const deadline = Math.min(start + timeoutMs, parent?.deadline ?? Infinity);
+    const header = callHeader(
+      kind,
+      identity,
+      deadline,
+      parent?.chainId || randomBytes(8).toString('hex'),
+      parent?.path,
+      ack,
+    );
+    const shard = shardOf(identity, this.deps.shardCountOf(kind));
+    let hint: string | undefined;
+    let attempts = 0;
+    let last: unknown;
+    let backoff = INITIAL_BACKOFF_MS;
+    let followedHint = false;
+    for (;;) {
+      if (signal?.aborted) throw new AbortError(`${kind}/${identity}`, signal.reason);
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) {
+        throw new DeadlineExceededError(kind, identity, deadline - start, attempts, {
+          cause: last,
+        });
+      }
+      const address = hint ?? this.ownerAddress(kind, shard);
+      hint = undefined;
+      if (address !== undefined) {
+        attempts++;
+        let reply: unknown;
+        try {
+          reply = await this.deps.system.root.request(new PID(address, ROUTER_ID), message, {
+            timeoutMs: remaining,
+            signal,
+            header,
+          });
+        } catch (err) {
+          if (err instanceof TimeoutError) {
+            throw new DeadlineExceededError(kind, identity, deadline - start, attempts, {
+              cause: err,
+            });
+          }
+          if (!RETRYABLE_CODES.has((err as { code?: string }).code ?? '')) throw err;
+          last = err;
+        }
+        const c = asControl(reply);
+        if (reply !== undefined && c === undefined) return reply as T;
+        if (c !== undefined) {
+          switch (c.c) {
+            case 'ack':
+              return undefined as T;
+            case 'not-owner':
+              last = new NotOwnerError(kind, identity, c.owner);
+              if (c.owner !== address) hint = c.owner;
+              break;
+            case 'failure':
+              throw new GrainError(kind, identity, c.name, c.code, c.message);
+            case 'unknown-kind':
+              throw new UnknownKindError(kind);
+            case 'denied':
+              throw new ActivationDeniedError(kind, identity);
+            case 'deadlock':
+              throw new DeadlockError(c.chain);
+            case 'mailbox-full':
+              throw new MailboxFullError(`${kind}/${identity}`, c.capacity);
+          }
+        }
+      }
+      if (hint !== undefined && !followedHint) {
+        followedHint = true; // a fresher owner was named: try it at once, but only once in a row
+        continue;
+      }
+      followedHint = false;
+      await this.sleep(
+        Math.min(backoff * (0.5 + Math.random()), Math.max(1, deadline - Date.now())),
+      );
+      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+    }
+  }
+
+  /** Fire and forget with delivery retried inside the default deadline; failures are logged. */
+  send(kind: string, identity: string, message: unknown, parent: ParentCall | undefined): void {
+    this.request(kind, identity, message, undefined, parent, true).catch((err: unknown) =>
+      this.deps.onSendFailed(kind, identity, err),
+    );
+  }
+
+  /**
+   * The address of the desired owner. Undefined while no up member hosts the kind (a rolling
+   * restart); UnknownKindError when no member of the topology hosts it at all.
+   */
+  private ownerAddress(kind: string, shard: number): string | undefined {
+    const topology = this.deps.topology();
+    const owner = ownerOf(kind, shard, topology);
+    if (owner !== undefined) return owner.address;
+    if (!topology.members.some((m) => m.kinds.includes(kind))) throw new UnknownKindError(kind);
+    return undefined;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.deps.system.timers.schedule(ms, resolve));
+  }
+}

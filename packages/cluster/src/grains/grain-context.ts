@@ -1,0 +1,130 @@
+import type { Context, PID, TimerHandle } from '@granary/core';
+import type { Activation } from './activation';
+import type { GrainCallOptions, GrainClusterHandle, GrainContext } from './grain';
+import { H_CHAIN, deadlineOf, pathOf } from './internal/call-headers';
+import { failureOf } from './internal/control-replies';
+import type { GrainHost, ParentCall } from './internal/grain-host';
+
+/**
+ * The context of one grain turn (or of onActivate). One small object per turn, so reentrant
+ * turns that interleave each keep their own message, sender and deadline.
+ */
+export class GrainTurnContext implements GrainContext {
+  private responded = false;
+  private abort: AbortController | undefined = undefined;
+  private abortTimer: TimerHandle | undefined = undefined;
+  private cachedDeadline: number | undefined;
+
+  constructor(
+    private readonly host: GrainHost,
+    private readonly activation: Activation,
+    readonly core: Context,
+    readonly message: unknown,
+    readonly sender: PID | undefined,
+    private readonly header: Readonly<Record<string, string>> | undefined,
+    deadline?: number,
+  ) {
+    this.cachedDeadline = deadline;
+  }
+
+  get identity(): string {
+    return this.activation.identity;
+  }
+
+  get kind(): string {
+    return this.activation.slot.def.name;
+  }
+
+  get activationId(): string {
+    return this.activation.id;
+  }
+
+  get cluster(): GrainClusterHandle {
+    return this.host.cluster;
+  }
+
+  get deadline(): number {
+    return (this.cachedDeadline ??= deadlineOf(this.header));
+  }
+
+  get remainingMs(): number {
+    return Math.max(0, this.deadline - Date.now());
+  }
+
+  get chainId(): string {
+    return this.header?.[H_CHAIN] ?? '';
+  }
+
+  get epoch(): number {
+    return this.host.epochOf(this.kind, this.activation.shard);
+  }
+
+  get signal(): AbortSignal {
+    if (this.abort === undefined) {
+      this.abort = new AbortController();
+      const remaining = this.deadline - Date.now();
+      if (remaining <= 0) this.abort.abort(new Error('deadline passed'));
+      else if (Number.isFinite(remaining)) {
+        const ac = this.abort;
+        this.abortTimer = this.core.system.timers.schedule(remaining, () =>
+          ac.abort(new Error('deadline passed')),
+        );
+      }
+    }
+    return this.abort.signal;
+  }
+
+  respond(message: unknown): void {
+    if (this.responded) return;
+    this.responded = true;
+    this.host.reply(this.sender, message instanceof Error ? failureOf(message) : message);
+  }
+
+  request<T = unknown>(
+    kind: string,
+    identity: string,
+    message: unknown,
+    options?: GrainCallOptions,
+  ): Promise<T> {
+    return this.host.call<T>(kind, identity, message, options, this.parent());
+  }
+
+  send(kind: string, identity: string, message: unknown): void {
+    this.host.send(kind, identity, message, this.parent());
+  }
+
+  deactivate(): void {
+    this.host.requestDeactivate(this.activation, 'requested');
+  }
+
+  /** @internal the turn ended with `value`: it is the reply unless respond() was called. */
+  finish(value: unknown): void {
+    this.abortTimer?.cancel();
+    if (value !== undefined && !this.responded && this.sender !== undefined) this.respond(value);
+  }
+
+  /** @internal the turn threw: a requester gets GrainError, a send is logged. */
+  fail(error: unknown): void {
+    this.abortTimer?.cancel();
+    if (this.sender !== undefined && !this.responded) {
+      this.responded = true;
+      this.host.reply(this.sender, failureOf(error));
+    } else {
+      this.host.logger.error(
+        { err: error, grain: `${this.kind}/${this.identity}` },
+        'grain turn failed with no caller to tell',
+      );
+    }
+  }
+
+  /** The chain this turn's outgoing calls carry: this grain joins it unless it is reentrant. */
+  private parent(): ParentCall {
+    const def = this.activation.slot.def;
+    const incoming = pathOf(this.header);
+    const path =
+      def.alwaysReentrant || def.reentrant(this.message)
+        ? incoming
+        : [...incoming, `${def.name}/${this.activation.identity}`];
+    return { deadline: this.deadline, chainId: this.chainId, path };
+  }
+}

@@ -1,0 +1,106 @@
+import type { Context, PID } from '@granary/core';
+
+/**
+ * A grain: a virtual actor addressed by `kind/identity`. The runtime activates it on its first
+ * message on the member that owns its shard, runs `onActivate` before any message, and
+ * `onDeactivate` when it passivates (idle), drains (rebalance, shutdown) or loses its shard.
+ *
+ * @example
+ * class Counter implements Grain {
+ *   private n = 0;
+ *   receive(ctx: GrainContext) { return ++this.n; } // a returned value is the reply
+ * }
+ */
+export interface Grain {
+  /** Runs before the first message; messages wait (in order) until it settles. */
+  onActivate?(ctx: GrainContext): void | Promise<void>;
+  /** Runs once when the activation ends; `reason` is 'idle', 'rebalance', 'shutdown', ... */
+  onDeactivate?(reason: DeactivationReason): void | Promise<void>;
+  /**
+   * Handles one message. A value other than undefined (or a promise of one) is the reply unless
+   * `ctx.respond` was called; a throw reaches a requesting caller as GrainError.
+   */
+  receive(ctx: GrainContext): unknown;
+}
+
+/** Why an activation ended. */
+export type DeactivationReason =
+  /** Idle longer than the kind's idleTimeoutMs. */
+  | 'idle'
+  /** Its shard moved to another member. */
+  | 'rebalance'
+  /** This member is leaving the cluster. */
+  | 'shutdown'
+  /** This member lost its lease or its claim on the shard (fenced). */
+  | 'not-owner'
+  /** The grain asked for it with ctx.deactivate(). */
+  | 'requested'
+  /** onActivate threw. */
+  | 'activation-failed';
+
+/** Options of a call a grain makes to another grain. */
+export interface GrainCallOptions {
+  /**
+   * Deadline of the call in ms, retries included (never past the caller's own deadline).
+   * @default the cluster's requestTimeoutMs
+   */
+  timeoutMs?: number;
+  /**
+   * Aborts the call and its retries.
+   * @default undefined
+   */
+  signal?: AbortSignal;
+}
+
+/** What a grain's handlers get: who it is, the current message, and calls that carry the chain. */
+export interface GrainContext {
+  /** The grain's identity within its kind. */
+  readonly identity: string;
+  /** The grain's kind. */
+  readonly kind: string;
+  /** Unique per activation (never reused, across members and restarts). */
+  readonly activationId: string;
+  /** The cluster member hosting this activation. */
+  readonly cluster: GrainClusterHandle;
+  /** The core actor context of the current turn (the activation is a core actor). */
+  readonly core: Context;
+  /** The current message (undefined in onActivate). */
+  readonly message: unknown;
+  /** Where replies go: the caller's future, or undefined for a send. */
+  readonly sender: PID | undefined;
+  /** The current call's deadline, epoch ms (Infinity when the message has none). */
+  readonly deadline: number;
+  /** Ms left until the deadline (Infinity when none). */
+  readonly remainingMs: number;
+  /** Aborts at the deadline (created on first use). */
+  readonly signal: AbortSignal;
+  /** The id of the call chain this message belongs to. */
+  readonly chainId: string;
+  /** The epoch of the shard claim this activation runs under: the fencing token for state. */
+  readonly epoch: number;
+  /** Replies to the caller; an Error reaches it as GrainError. */
+  respond(message: unknown): void;
+  /** Calls another grain; the deadline and call chain go with it (deadlocks fail fast). */
+  request<T = unknown>(
+    kind: string,
+    identity: string,
+    message: unknown,
+    options?: GrainCallOptions,
+  ): Promise<T>;
+  /** Sends to another grain without waiting for a reply. */
+  send(kind: string, identity: string, message: unknown): void;
+  /** Deactivates this grain once the current turn has finished. */
+  deactivate(): void;
+}
+
+/** The part of a Cluster a grain sees (kept structural so grains do not import the class). */
+export interface GrainClusterHandle {
+  readonly id: string;
+  request<T = unknown>(
+    kind: string,
+    identity: string,
+    message: unknown,
+    options?: GrainCallOptions,
+  ): Promise<T>;
+  send(kind: string, identity: string, message: unknown): void;
+}

@@ -1,0 +1,44 @@
+import { TYPE_NAME, withTypeName } from '@granary/core';
+
+/**
+ * Type name of the runtime's own replies to a grain call (as opposed to the grain's reply):
+ * plain data, so they cross the wire as JSON with their fields intact (errors would lose them).
+ */
+export const CONTROL_TYPE_NAME = 'granary.grain.Control';
+
+/** What the runtime answered instead of the grain. */
+export type ControlReply =
+  | { c: 'not-owner'; owner?: string }
+  | { c: 'failure'; name: string; code?: string; message: string }
+  | { c: 'unknown-kind' }
+  | { c: 'denied' }
+  | { c: 'deadlock'; chain: string[] }
+  | { c: 'mailbox-full'; capacity: number }
+  | { c: 'ack' };
+
+/** Tags a control reply for the wire. */
+export function control(reply: ControlReply): ControlReply {
+  return withTypeName(CONTROL_TYPE_NAME, reply);
+}
+
+/** Shared acknowledgement of an accepted send. */
+export const ACK: ControlReply = control({ c: 'ack' });
+
+/** The control reply inside `reply`, if it is one. */
+export function asControl(reply: unknown): ControlReply | undefined {
+  if (reply === null || typeof reply !== 'object') return undefined;
+  const tag = (reply as { [TYPE_NAME]?: string })[TYPE_NAME];
+  return tag === CONTROL_TYPE_NAME ? (reply as ControlReply) : undefined;
+}
+
+/** A failure reply carrying an error thrown by grain code. */
+export function failureOf(error: unknown): ControlReply {
+  const e = error instanceof Error ? error : new Error(String(error));
+  const code = (e as { code?: unknown }).code;
+  return control({
+    c: 'failure',
+    name: e.name,
+    code: typeof code === 'string' ? code : undefined,
+    message: e.message,
+  });
+}

@@ -1,0 +1,135 @@
+import { NotInfluenceReceiveTimeout } from '@granary/core';
+import { InvalidClusterOptionError } from '../errors';
+import type { Grain } from './grain';
+
+/** Options of a grain kind. */
+export interface KindOptions {
+  /**
+   * An activation idle this long (no message that influences idle time) passivates.
+   * `Infinity` keeps activations until rebalance or shutdown.
+   * @default 60000
+   */
+  idleTimeoutMs?: number;
+  /**
+   * Mailbox bound per activation; a full mailbox fails the call with MailboxFullError.
+   * @default { capacity: Infinity }
+   */
+  mailbox?: { capacity?: number };
+  /**
+   * Refuses identities: a call to a refused identity fails at once with ActivationDeniedError.
+   * @default undefined (every identity may activate)
+   */
+  canActivate?: (identity: string) => boolean;
+  /**
+   * Shards of this kind (every member must use the same value).
+   * @default the cluster's shardCount
+   */
+  shardCount?: number;
+  /**
+   * Reentrant grains (or messages the predicate accepts) interleave at await points instead of
+   * queueing behind the current turn, so call cycles through them do not deadlock.
+   * @default false
+   */
+  reentrant?: boolean | ((message: unknown) => boolean);
+  /**
+   * Messages for which this returns true do not reset the idle timer (e.g. health pings).
+   * @default messages with `[NotInfluenceReceiveTimeout] = true`
+   */
+  idleNeutral?: (message: unknown) => boolean;
+}
+
+/** A registered grain kind: pass it in `Cluster.start({ kinds })`. */
+export interface KindDefinition {
+  readonly name: string;
+  readonly shardCount?: number;
+  readonly factory: () => Grain;
+  readonly idleTimeoutMs: number;
+  readonly capacity: number;
+  readonly canActivate: ((identity: string) => boolean) | undefined;
+  readonly reentrant: (message: unknown) => boolean;
+  readonly idleNeutral: (message: unknown) => boolean;
+  /** True when every message is reentrant (the kind never blocks a call chain). */
+  readonly alwaysReentrant: boolean;
+}
+
+/** Defaults of KindOptions. */
+export const DEFAULT_KIND_OPTIONS = {
+  idleTimeoutMs: 60_000,
+  mailbox: { capacity: Infinity },
+  reentrant: false,
+} as const;
+
+const never = (): boolean => false;
+const always = (): boolean => true;
+const markedNeutral = (message: unknown): boolean =>
+  message !== null &&
+  typeof message === 'object' &&
+  (message as { [NotInfluenceReceiveTimeout]?: boolean })[NotInfluenceReceiveTimeout] === true;
+
+/**
+ * Defines a grain kind: its name, how to make a grain, and how activations behave.
+ *
+ * @example
+ * const ponger = kind('ponger', () => new Ponger(), { idleTimeoutMs: 30_000 });
+ * const cluster = await Cluster.start({ name: 'demo', provider, kinds: [ponger], remote });
+ * await cluster.request('ponger', 'p-1', 'ping', { timeoutMs: 1000 });
+ * @throws InvalidClusterOptionError naming the bad option.
+ */
+export function kind(
+  name: string,
+  factory: () => Grain,
+  options: KindOptions = {},
+): KindDefinition {
+  const o = { ...DEFAULT_KIND_OPTIONS, ...options };
+  if (typeof name !== 'string' || name.length === 0 || name.includes('/')) {
+    throw new InvalidClusterOptionError(
+      'kind',
+      `a kind name must be a non-empty string without '/'`,
+    );
+  }
+  if (typeof factory !== 'function') {
+    throw new InvalidClusterOptionError('kind', `kind '${name}': the factory must be a function`);
+  }
+  if (!(o.idleTimeoutMs > 0)) {
+    throw new InvalidClusterOptionError(
+      'idleTimeoutMs',
+      `kind '${name}': must be > 0, got ${o.idleTimeoutMs}`,
+    );
+  }
+  const capacity = o.mailbox.capacity ?? Infinity;
+  if (!(capacity >= 1)) {
+    throw new InvalidClusterOptionError(
+      'mailbox.capacity',
+      `kind '${name}': must be >= 1, got ${capacity}`,
+    );
+  }
+  if (o.shardCount !== undefined && !(Number.isInteger(o.shardCount) && o.shardCount >= 1)) {
+    throw new InvalidClusterOptionError(
+      'shardCount',
+      `kind '${name}': must be an integer >= 1, got ${o.shardCount}`,
+    );
+  }
+  const reentrant =
+    typeof o.reentrant === 'function' ? o.reentrant : o.reentrant === true ? always : never;
+  return {
+    name,
+    shardCount: o.shardCount,
+    factory,
+    idleTimeoutMs: o.idleTimeoutMs,
+    capacity,
+    canActivate: o.canActivate,
+    reentrant,
+    idleNeutral: o.idleNeutral ?? markedNeutral,
+    alwaysReentrant: o.reentrant === true,
+  };
+}
+
+/** True for a kind made by kind() (a plain name or `{ name }` only claims shards). */
+export function isKindDefinition(spec: unknown): spec is KindDefinition {
+  return (
+    spec !== null &&
+    typeof spec === 'object' &&
+    typeof (spec as KindDefinition).factory === 'function' &&
+    typeof (spec as KindDefinition).reentrant === 'function'
+  );
+}

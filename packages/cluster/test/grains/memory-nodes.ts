@@ -1,0 +1,92 @@
+import { Cluster } from '../../src/cluster';
+import type { ActivationEvent } from '../../src/grains/grains-options';
+import type { KindDefinition } from '../../src/grains/kind';
+import { MemoryProvider } from '../../src/providers/memory/memory-provider';
+import { MemoryClusterTable } from '../../src/providers/memory/memory-table';
+import { waitForClusters } from '../cluster/converge';
+
+/** Several members in this process over one MemoryClusterTable, each with its own remote. */
+export class MemoryNodes {
+  readonly table = new MemoryClusterTable();
+  readonly nodes: Cluster[] = [];
+  readonly log: ActivationEvent[] = [];
+
+  constructor(
+    private readonly kinds: () => KindDefinition[],
+    private readonly options: { ttlMs?: number; requestTimeoutMs?: number } = {},
+  ) {}
+
+  async add(id = `n${this.nodes.length + 1}`, kinds = this.kinds()): Promise<Cluster> {
+    const c = await Cluster.start({
+      name: 'grains-test',
+      id,
+      provider: new MemoryProvider(this.table, { ttlMs: this.options.ttlMs ?? 1000 }),
+      kinds,
+      remote: { host: '127.0.0.1', port: 0 },
+      claimRetryMs: 100,
+      requestTimeoutMs: this.options.requestTimeoutMs ?? 3000,
+      onActivation: (e) => this.log.push(e),
+      logger: quiet,
+    });
+    this.nodes.push(c);
+    await this.converged();
+    return c;
+  }
+
+  /** Every live member sees the same topology and every shard of every kind is held once. */
+  converged(timeoutMs = 5000): Promise<void> {
+    const live = this.nodes.filter((n) => n.self !== undefined);
+    return waitForClusters(
+      live,
+      () => {
+        const v = live[0]!.topology.version;
+        if (!live.every((n) => n.topology.version === v)) return false;
+        for (const k of this.kinds()) {
+          const count = k.shardCount ?? 256;
+          for (let s = 0; s < count; s++) {
+            const held = live.filter((n) => n.canServe(k.name, s)).length;
+            if (held !== 1) return false;
+          }
+        }
+        return true;
+      },
+      'members agree and every shard is held once',
+      timeoutMs,
+    );
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all(this.nodes.map((n) => n.shutdown({ graceful: false })));
+    this.nodes.length = 0;
+  }
+}
+
+/** Test members log errors only (peers killed on purpose make the remote warn). */
+export const quiet = {
+  debug: (): void => undefined,
+  info: (): void => undefined,
+  warn: (): void => undefined,
+  error: (o: unknown, m?: string): void => {
+    process.stderr.write(
+      `ERROR ${m ?? ''} ${JSON.stringify(o, (_k, v: unknown) => (v instanceof Error ? v.message : v))}\n`,
+    );
+  },
+};
+
+/** Asserts that no two activations of one identity overlap in the log; returns violations. */
+export function overlaps(log: readonly ActivationEvent[]): string[] {
+  const open = new Map<string, ActivationEvent>();
+  const bad: string[] = [];
+  for (const e of [...log].sort((a, b) => a.at - b.at || (a.type === 'deactivate' ? -1 : 1))) {
+    const key = `${e.kind}/${e.identity}`;
+    if (e.type === 'activate') {
+      const prev = open.get(key);
+      if (prev)
+        bad.push(
+          `${key}: ${e.activationId} on ${e.member} while ${prev.activationId} on ${prev.member}`,
+        );
+      open.set(key, e);
+    } else if (open.get(key)?.activationId === e.activationId) open.delete(key);
+  }
+  return bad;
+}
