@@ -111,6 +111,8 @@ export class AsyncPool<T> {
   private readonly leased = new Set<T>();
   private readonly waiters = new LinkedQueue<Waiter<T>>();
   private building = 0;
+  /** Factory calls in flight, each settling once its element is delivered or closed. */
+  private readonly builds = new Set<Promise<void>>();
   private errors = 0;
   private closing: Promise<void> | undefined;
 
@@ -233,7 +235,8 @@ export class AsyncPool<T> {
 
   /**
    * Closes the pool: every waiting and later `get` rejects with `PoolClosedError`, free
-   * elements are closed now, leased ones when they are released or destroyed. Idempotent.
+   * elements and those still being built are closed (the promise waits for both), leased
+   * ones when they are released or destroyed. Idempotent.
    * Rejects with `PoolDisposeError` if closing some free element failed.
    */
   close(): Promise<void> {
@@ -242,7 +245,9 @@ export class AsyncPool<T> {
       waiter.cleanup();
       waiter.reject(new PoolClosedError('AsyncPool'));
     }
-    this.closing = this.dispose(this.free.splice(0));
+    // Elements still being built are closed as they arrive; close() waits for them too.
+    const free = this.dispose(this.free.splice(0));
+    this.closing = Promise.all([free, ...this.builds]).then(() => undefined);
     return this.closing;
   }
 
@@ -260,11 +265,11 @@ export class AsyncPool<T> {
       } catch (err) {
         built = Promise.reject(err);
       }
-      built.then(
+      const settled = built.then(
         (element) => {
           this.building--;
-          if (this.closing) this.disposeInBackground(element);
-          else this.deliver(element);
+          if (this.closing) return this.disposeQuietly(element);
+          this.deliver(element);
         },
         (err: unknown) => {
           this.building--;
@@ -276,6 +281,8 @@ export class AsyncPool<T> {
           this.grow();
         },
       );
+      this.builds.add(settled);
+      void settled.finally(() => this.builds.delete(settled));
     }
   }
 
@@ -299,7 +306,12 @@ export class AsyncPool<T> {
   }
 
   private disposeInBackground(element: T): void {
-    this.dispose([element]).catch((err: PoolDisposeError) => this.report(err));
+    void this.disposeQuietly(element);
+  }
+
+  /** Closes one element; a failure is reported (`onError`, `stats().errors`), never thrown. */
+  private disposeQuietly(element: T): Promise<void> {
+    return this.dispose([element]).catch((err: PoolDisposeError) => this.report(err));
   }
 
   private report(err: PoolDisposeError): void {

@@ -282,6 +282,25 @@ describe('AsyncPool', () => {
       expect(built.every((c) => c.closed)).to.equal(true);
     });
 
+    it('waits for an element still being built and closes it', async () => {
+      let finish!: (c: Conn) => void;
+      const closed: number[] = [];
+      const pool = new AsyncPool<Conn>({
+        max: 1,
+        create: () => new Promise<Conn>((resolve) => (finish = resolve)),
+        close: (c) => void closed.push(c.id),
+      });
+      const waiting = pool.get();
+      let done = false;
+      const closing = pool.close().then(() => (done = true));
+      expect(await rejection(waiting)).to.be.instanceOf(PoolClosedError);
+      await settle();
+      expect(done).to.equal(false);
+      finish({ id: 5, closed: false });
+      await closing;
+      expect(closed).to.deep.equal([5]);
+    });
+
     it('is idempotent', async () => {
       const { pool } = connPool(1);
       await pool.use(() => 0);
