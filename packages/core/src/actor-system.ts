@@ -3,6 +3,7 @@ import { Dispatcher } from './dispatcher';
 import { SystemShutdownError } from './errors';
 import { EventStream } from './event-stream';
 import { FutureProcess } from './future-process';
+import { ActorCell } from './internal/actor-cell';
 import { Guardian } from './internal/guardian';
 import type { Runtime } from './internal/runtime';
 import type { Failure } from './internal/system-messages';
@@ -98,7 +99,8 @@ export class ActorSystem implements Runtime {
   readonly extensions = new Map<string, unknown>();
   /** Set by remoting when it starts. */
   remote: (SystemRemote & object) | undefined = undefined;
-  private readonly topLevel = new Map<string, PID>();
+  /** Live top-level actors (a count, not a map: the registry already holds them). */
+  private topLevelCount = 0;
   private readonly guardian: Guardian;
   private readonly shutdownHooks: (() => void | Promise<void>)[] = [];
   private readonly shutdownTimeoutMs: number;
@@ -128,7 +130,7 @@ export class ActorSystem implements Runtime {
       this.timers,
       this.logger,
       o.supervisor ?? DEFAULT_SUPERVISOR_STRATEGY,
-      () => [...this.topLevel.values()],
+      () => this.topLevelPids(),
     );
   }
 
@@ -161,9 +163,9 @@ export class ActorSystem implements Runtime {
   }
 
   private async doShutdown(): Promise<void> {
-    if (this.topLevel.size > 0) {
+    if (this.topLevelCount > 0) {
       const stopped = new Promise<void>((resolve) => (this.allStopped = resolve));
-      for (const pid of [...this.topLevel.values()]) this.registry.get(pid).stop(pid);
+      for (const pid of this.topLevelPids()) this.registry.get(pid).stop(pid);
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<boolean>((resolve) => {
         timer = setTimeout(() => resolve(true), this.shutdownTimeoutMs);
@@ -171,7 +173,7 @@ export class ActorSystem implements Runtime {
       const late = await Promise.race([stopped.then(() => false), timedOut]);
       clearTimeout(timer);
       if (late) {
-        const ids = [...this.topLevel.keys()];
+        const ids = this.topLevelPids().map((pid) => pid.id);
         this.logger.error({ actors: ids }, 'shutdown: actors did not stop (shutdownTimeoutMs)');
       }
     }
@@ -189,14 +191,22 @@ export class ActorSystem implements Runtime {
   }
 
   /** @internal */
-  topLevelSpawned(pid: PID): void {
-    this.topLevel.set(pid.id, pid);
+  topLevelSpawned(_pid: PID): void {
+    this.topLevelCount++;
   }
 
   /** @internal */
-  topLevelTerminated(pid: PID): void {
-    this.topLevel.delete(pid.id);
-    if (this.topLevel.size === 0 && this.allStopped !== undefined) this.allStopped();
+  topLevelTerminated(_pid: PID): void {
+    if (--this.topLevelCount === 0 && this.allStopped !== undefined) this.allStopped();
+  }
+
+  /** PIDs of the live top-level actors (a registry scan: shutdown and all-for-one only). */
+  private topLevelPids(): PID[] {
+    const pids: PID[] = [];
+    for (const p of this.registry.localProcesses()) {
+      if (p instanceof ActorCell && p.parent === undefined && !p.dead) pids.push(p.self);
+    }
+    return pids;
   }
 
   /** @internal */

@@ -22,32 +22,30 @@ export const DEFAULT_MAILBOX_OPTIONS: Required<MailboxOptions> = { capacity: Inf
 
 /**
  * Three FIFO lanes, always drained in this order: system (lifecycle, watch, stop), urgent
- * (priority user messages), user. Each lane is a head-indexed array: `push` is a native
+ * (priority user messages), user. The user lane is a head-indexed array: `push` is a native
  * array push, `shift` a read and a head bump; a drained lane is reset, so an idle actor keeps
- * an empty array and no timer, promise or closure.
+ * an empty array and no timer, promise or closure. Every local actor IS a mailbox (its cell
+ * extends this class): one object less per actor.
  */
 export class Mailbox {
-  private user: unknown[] = [];
+  private userLane: unknown[] = [];
   private userHead = 0;
-  private urgent: unknown[] | null = null;
-  private urgentHead = 0;
-  private system: unknown[] | null = null;
-  private systemHead = 0;
+  /** Urgent and system lanes are short and rare: plain arrays, shifted, null when empty. */
+  private urgentLane: unknown[] | null = null;
+  private sysLane: unknown[] | null = null;
 
   constructor(readonly capacity: number = Infinity) {}
 
   /** Queued user + urgent messages. */
   get userCount(): number {
     return (
-      this.user.length -
-      this.userHead +
-      (this.urgent === null ? 0 : this.urgent.length - this.urgentHead)
+      this.userLane.length - this.userHead + (this.urgentLane === null ? 0 : this.urgentLane.length)
     );
   }
 
   /** Queued system messages. */
   get systemCount(): number {
-    return this.system === null ? 0 : this.system.length - this.systemHead;
+    return this.sysLane === null ? 0 : this.sysLane.length;
   }
 
   /** Enqueues an ordinary user message; false (nothing enqueued) when the lanes are full. */
@@ -63,67 +61,61 @@ export class Mailbox {
     // Compact on the producer side only: a lane draining to empty is reset for free, and a
     // lane that never empties is compacted in place (copyWithin, no allocation).
     const head = this.userHead;
-    if (head >= COMPACT_AFTER && head * 2 > this.user.length) {
-      const lane = this.user;
+    if (head >= COMPACT_AFTER && head * 2 > this.userLane.length) {
+      const lane = this.userLane;
       lane.copyWithin(0, head);
       lane.length -= head;
       this.userHead = 0;
     }
-    this.user.push(entry);
+    this.userLane.push(entry);
     return true;
   }
 
   /** Enqueues a priority user message; false when the lanes are full. */
   pushUrgent(entry: unknown): boolean {
     if (this.capacity !== Infinity && this.userCount >= this.capacity) return false;
-    (this.urgent ??= []).push(entry);
+    (this.urgentLane ??= []).push(entry);
     return true;
   }
 
   /** Enqueues a system message (unbounded: control must never be refused). */
   pushSystem(message: unknown): void {
-    (this.system ??= []).push(message);
+    (this.sysLane ??= []).push(message);
   }
 
   /** Puts entries back in front of the user lane, in their order (unstash). */
   prependUser(entries: unknown[]): void {
     if (entries.length === 0) return;
-    this.user = entries.concat(this.user.slice(this.userHead));
+    this.userLane = entries.concat(this.userLane.slice(this.userHead));
     this.userHead = 0;
   }
 
   hasSystem(): boolean {
-    return this.system !== null;
+    return this.sysLane !== null;
   }
 
   hasUser(): boolean {
-    return this.urgent !== null || this.user.length !== 0;
+    return this.urgentLane !== null || this.userLane.length !== 0;
   }
 
   /** The next system message, or undefined. */
   shiftSystem(): unknown {
-    const lane = this.system;
+    const lane = this.sysLane;
     if (lane === null) return undefined;
-    const message = lane[this.systemHead];
-    if (++this.systemHead === lane.length) {
-      this.system = null;
-      this.systemHead = 0;
-    } else lane[this.systemHead - 1] = undefined;
+    const message = lane.shift();
+    if (lane.length === 0) this.sysLane = null;
     return message;
   }
 
   /** The next user entry (urgent lane first), or undefined when both are empty. */
   shiftUser(): unknown {
-    if (this.urgent !== null) {
-      const lane = this.urgent;
-      const entry = lane[this.urgentHead];
-      if (++this.urgentHead === lane.length) {
-        this.urgent = null;
-        this.urgentHead = 0;
-      } else lane[this.urgentHead - 1] = undefined;
+    if (this.urgentLane !== null) {
+      const lane = this.urgentLane;
+      const entry = lane.shift();
+      if (lane.length === 0) this.urgentLane = null;
       return entry;
     }
-    const lane = this.user;
+    const lane = this.userLane;
     const head = this.userHead;
     if (head === lane.length) return undefined;
     const entry = lane[head];
@@ -139,11 +131,10 @@ export class Mailbox {
 
   /** Removes and returns every queued user entry (urgent first), e.g. to dead-letter them. */
   drainUser(): unknown[] {
-    const out = this.urgent === null ? [] : this.urgent.slice(this.urgentHead);
-    for (let i = this.userHead; i < this.user.length; i++) out.push(this.user[i]);
-    this.urgent = null;
-    this.urgentHead = 0;
-    this.user = [];
+    const out = this.urgentLane === null ? [] : this.urgentLane;
+    for (let i = this.userHead; i < this.userLane.length; i++) out.push(this.userLane[i]);
+    this.urgentLane = null;
+    this.userLane = [];
     this.userHead = 0;
     return out;
   }

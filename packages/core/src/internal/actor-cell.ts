@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Actor } from '../actor';
-import { AWAITING, IDLE, RUNNING, type Schedulable } from '../dispatcher';
+import { AWAITING, DEAD, IDLE, RUNNING, type Schedulable } from '../dispatcher';
 import { MailboxFullError } from '../errors';
 import { Mailbox } from '../mailbox';
 import {
@@ -73,14 +73,12 @@ function keyOf(pid: PID): string {
  * of an actor in the middle of an await takes effect right after the await finishes, and a
  * receive timeout never fires into a turn that is still running.
  */
-export abstract class ActorCell implements LocalProcess, Schedulable {
+export abstract class ActorCell extends Mailbox implements LocalProcess, Schedulable {
   sched = IDLE;
-  dead = false;
   /** F_* bits. */
   flags = 0;
   self!: PID;
   actor: Actor;
-  readonly mailbox: Mailbox;
   /** The lane entry being processed (a bare message or an Envelope). */
   cur: unknown = undefined;
   /** Children by id. */
@@ -92,7 +90,7 @@ export abstract class ActorCell implements LocalProcess, Schedulable {
     readonly props: Props,
     readonly parent: PID | undefined,
   ) {
-    this.mailbox = new Mailbox(props.capacity);
+    super(props.capacity);
     this.actor = props.producer();
   }
 
@@ -102,12 +100,13 @@ export abstract class ActorCell implements LocalProcess, Schedulable {
     return this.runtime.registry;
   }
 
-  get capacity(): number {
-    return this.mailbox.capacity;
+  /** Stopped and unregistered (a cached PID then falls back to the registry). */
+  get dead(): boolean {
+    return this.sched === DEAD;
   }
 
   post(entry: unknown, urgent: boolean): boolean {
-    const ok = urgent ? this.mailbox.pushUrgent(entry) : this.mailbox.pushUser(entry);
+    const ok = urgent ? this.pushUrgent(entry) : this.pushUser(entry);
     if (ok && this.sched === IDLE && (this.flags & PAUSED) === 0) {
       this.runtime.dispatcher.wake(this);
     }
@@ -132,7 +131,7 @@ export abstract class ActorCell implements LocalProcess, Schedulable {
       if (message instanceof Watch) this.tellTerminated(message.watcher, this.terminatedWhy());
       return;
     }
-    this.mailbox.pushSystem(message);
+    this.pushSystem(message);
     this.runtime.dispatcher.wake(this);
   }
 
@@ -143,11 +142,11 @@ export abstract class ActorCell implements LocalProcess, Schedulable {
   // ── Schedulable ────────────────────────────────────────────────────────────────────────
 
   hasWork(): boolean {
-    return this.mailbox.hasSystem() || ((this.flags & PAUSED) === 0 && this.mailbox.hasUser());
+    return this.hasSystem() || ((this.flags & PAUSED) === 0 && this.hasUser());
   }
 
   runTurn(budget: number): number {
-    const mailbox = this.mailbox;
+    const mailbox = this as Mailbox;
     let n = 0;
     while (n < budget) {
       if (mailbox.hasSystem()) {
@@ -159,6 +158,7 @@ export abstract class ActorCell implements LocalProcess, Schedulable {
       n++;
       if (this.sched !== RUNNING) return n; // AWAITING an async turn, or DEAD
     }
+    this.cur = undefined; // an idle actor keeps no reference to its last message
     this.runtime.dispatcher.finishTurn(this);
     return n;
   }
@@ -219,7 +219,9 @@ export abstract class ActorCell implements LocalProcess, Schedulable {
       if (x !== null && x.receiveTimeoutMs !== 0) x.lastActivity = performance.now();
       if (failed) this.turnFailed(error, message);
       if (after !== undefined) after();
-      if (this.sched === RUNNING) dispatcher.finishTurn(this);
+      if (this.sched !== RUNNING) return;
+      this.cur = undefined;
+      dispatcher.finishTurn(this);
     };
     promise.then(
       () => settle(undefined, false),
@@ -311,7 +313,7 @@ export abstract class ActorCell implements LocalProcess, Schedulable {
     const deferred = this.ext?.deferred;
     if (deferred !== undefined) {
       this.ext!.deferred = undefined;
-      for (const m of deferred) this.mailbox.pushSystem(m);
+      for (const m of deferred) this.pushSystem(m);
     }
   }
 
@@ -406,7 +408,7 @@ export abstract class ActorCell implements LocalProcess, Schedulable {
       }
       if (this.ext !== null) this.ext.behaviors = undefined;
       // Started goes first: it is in the system lane, drained before any user message.
-      this.mailbox.pushSystem(STARTED);
+      this.pushSystem(STARTED);
       this.unpause(F_RESTARTING | F_SUSPENDED);
     });
   }
@@ -441,19 +443,18 @@ export abstract class ActorCell implements LocalProcess, Schedulable {
 
   private finalize(): void {
     const rt = this.runtime;
-    this.dead = true;
     rt.registry.remove(this.self);
     rt.dispatcher.retire(this);
     const why = this.terminatedWhy();
     // Never a silent drop: what was still queued is dead-lettered (pending requests reject).
-    for (const entry of this.mailbox.drainUser()) {
+    for (const entry of this.drainUser()) {
       const e = entry instanceof Envelope ? entry : undefined;
       const message = e === undefined ? entry : e.message;
       if (!(message instanceof PoisonPill)) {
         rt.deadLetters.publish(this.self, message, e?.sender, 'stopped');
       }
     }
-    for (let m = this.mailbox.shiftSystem(); m !== undefined; m = this.mailbox.shiftSystem()) {
+    for (let m = this.shiftSystem(); m !== undefined; m = this.shiftSystem()) {
       if (m instanceof Watch) this.tellTerminated(m.watcher, why);
     }
     const x = this.ext;

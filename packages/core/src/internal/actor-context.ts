@@ -41,7 +41,7 @@ export function spawnActor(
   cell.self = rt.registry.add(id, cell);
   if (parent === undefined) rt.topLevelSpawned(cell.self);
   else parent.adopt(cell.self);
-  cell.mailbox.pushSystem(STARTED);
+  cell.pushSystem(STARTED);
   rt.dispatcher.wake(cell);
   return cell.self;
 }
@@ -225,7 +225,7 @@ export class ActorContext extends ActorCell implements Context {
     if (x === null || x.stash === undefined) return;
     const stashed = x.stash;
     x.stash = undefined;
-    this.mailbox.prependUser(stashed);
+    this.prependUser(stashed);
   }
 
   become(behavior: ReceiveFunc): void {
