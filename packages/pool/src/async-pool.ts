@@ -159,7 +159,9 @@ export class AsyncPool<T> {
     if (signal?.aborted) return Promise.reject(new PoolAbortError(signal.reason));
     const timeoutMs = options.timeoutMs ?? this.options.acquireTimeoutMs;
     if (!(timeoutMs >= 0)) {
-      return Promise.reject(new PoolOptionsError(`timeoutMs must be >= 0, got ${timeoutMs}`));
+      return Promise.reject(
+        new PoolOptionsError(`timeoutMs must be >= 0, got ${timeoutMs} (timeoutMs)`),
+      );
     }
     if (this.free.length > 0) {
       const element = this.free.pop() as T;
