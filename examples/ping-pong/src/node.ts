@@ -1,5 +1,5 @@
 import { Cluster } from '@granary/cluster';
-import { Props } from '@granary/core';
+import { ActorSystem, Props } from '@granary/core';
 import type { Logger } from '@granary/core';
 import type { NodeConfig } from './config';
 import { pongerKind } from './gen/protos.granary';
@@ -19,8 +19,13 @@ export interface RunningNode {
  * `ponger`), hosts nothing but runs the pinger actor (role `pinger`), or only keeps the member
  * table for the others (role `seed`, seed provider).
  */
-export async function startNode(config: NodeConfig, log: Logger): Promise<RunningNode> {
-  const libraryLog = log.child({ lib: 'granary' });
+export async function startNode(
+  config: NodeConfig,
+  log: Logger,
+  libraryLog: Logger = log,
+): Promise<RunningNode> {
+  // Our own system, so the runtime's warnings come out in the node's log format.
+  const system = new ActorSystem({ name: config.nodeId, logger: libraryLog });
   const kinds =
     config.role === 'ponger'
       ? [pongerKind(() => new Ponger(log), { idleTimeoutMs: config.idleTimeoutMs })]
@@ -30,6 +35,7 @@ export async function startNode(config: NodeConfig, log: Logger): Promise<Runnin
     id: config.nodeId,
     provider: createProvider(config, libraryLog),
     kinds,
+    system,
     remote: { host: config.host, port: config.port, advertisedHost: config.advertisedHost },
     logger: libraryLog,
   });
@@ -50,6 +56,12 @@ export async function startNode(config: NodeConfig, log: Logger): Promise<Runnin
   }
   return {
     cluster,
-    stop: () => cluster.shutdown({ graceful: true }),
+    stop: async () => {
+      try {
+        await cluster.shutdown({ graceful: true });
+      } finally {
+        await system.shutdown();
+      }
+    },
   };
 }

@@ -1,6 +1,6 @@
 import type { Cluster } from '@granary/cluster';
 import { Started, Stopping } from '@granary/core';
-import type { Actor, Context, Logger, PID } from '@granary/core';
+import type { Actor, Context, Logger } from '@granary/core';
 import { typeNameOf } from '@granary/codegen/runtime';
 import { PingMessage, PongMessage, PongerClient, PongerGrain } from './gen/protos.granary';
 
@@ -43,16 +43,24 @@ export class Pinger implements Actor {
     const message = ctx.message;
     if (message instanceof Started) {
       const self = ctx.self;
-      const root = ctx.system.root;
+      // cluster.system, not ctx.system: the latter is null in core's ActorContext today.
+      const root = this.cluster.system.root;
       this.timer = setInterval(() => root.send(self, new Tick()), this.options.intervalMs);
     } else if (message instanceof Stopping) {
       clearInterval(this.timer);
     } else if (message instanceof Tick) {
       this.ping(ctx);
-    } else if (typeNameOf(message) === PongMessage.typeName) {
-      const cnt = String((message as PongMessage).cnt);
-      this.log.info({ cnt, via: 'message', node: this.memberAt(ctx.sender) }, 'pong');
     }
+  }
+
+  private onPong(pong: PongMessage, via: 'rpc' | 'message', ms?: number): void {
+    if (typeNameOf(pong) !== undefined && typeNameOf(pong) !== PongMessage.typeName) {
+      this.log.warn({ via, type: typeNameOf(pong) }, 'unexpected reply');
+      return;
+    }
+    // A decoded uint64 may be a Long or a string: String() gives the decimal text either way.
+    const cnt = String(pong.cnt);
+    this.log.info({ cnt, via, from: this.ownerOfPonger(), ms }, 'pong');
   }
 
   private ping(ctx: Context): void {
@@ -72,17 +80,23 @@ export class Pinger implements Actor {
         this.log.warn({ cnt, error }, 'ping failed');
         return;
       }
-      const node = this.ownerOfPonger();
-      this.log.info({ cnt: pong.cnt, via: 'rpc', node, ms: Date.now() - started }, 'pong');
+      this.onPong(pong, 'rpc', Date.now() - started);
     });
-    this.cluster.send(PongerGrain.kindName, this.options.pongerId, PingMessage.create({ cnt }));
-  }
-
-  /** Member id of the node at `pid`'s address. */
-  private memberAt(pid: PID | undefined): string {
-    if (pid === undefined) return 'unknown';
-    const member = this.cluster.topology.members.find((m) => m.address === pid.address);
-    return member?.id ?? pid.address;
+    // The plain message goes as a request, so the grain's receiveDefault has a sender to
+    // answer (cluster.send carries none); the reply is a PongMessage, not an rpc result.
+    const plain = this.cluster.request<PongMessage>(
+      PongerGrain.kindName,
+      this.options.pongerId,
+      PingMessage.create({ cnt }),
+      { timeoutMs: this.options.deadlineMs },
+    );
+    ctx.reenterAfter(plain, (pong, error) => {
+      if (error !== undefined || pong === undefined) {
+        this.log.warn({ cnt, via: 'message', error }, 'ping failed');
+        return;
+      }
+      this.onPong(pong, 'message');
+    });
   }
 
   /** Member that owns the ponger grain's shard in the current topology. */

@@ -21,9 +21,22 @@ export interface FailoverReport {
   pauseMs: number | undefined;
 }
 
-const PONG_LINE = /\bpong cnt=(\d+) via=(rpc|message) node=(\S+)/;
-const ACTIVATED_LINE = /\bactivated grain=[^\s/]+\/(\S+) activation=(\S+)/;
-const DEACTIVATED_LINE = /\bdeactivated grain=[^\s/]+\/(\S+) activation=(\S+)/;
+/** The event word of a node's log line (`12:00:01.234 info  pong cnt=3 ...`). */
+const EVENT = /^\S+ +\w+ +(\w+)\b/;
+/** `key=value` fields of a log line (values are never quoted in the lines read here). */
+const FIELD = /\b(\w+)=(\S+)/g;
+
+function fieldsOf(text: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const m of text.matchAll(FIELD)) fields[m[1]] = m[2];
+  return fields;
+}
+
+/** The identity part of `kind/identity`. */
+function identityOf(grain: string | undefined): string | undefined {
+  const slash = grain?.lastIndexOf('/') ?? -1;
+  return slash < 0 ? undefined : grain?.slice(slash + 1);
+}
 
 /**
  * Reads the nodes' log lines as the runner prints them and keeps what the demo reports: each
@@ -35,23 +48,25 @@ export class PongTracker {
   private readonly hosts = new Map<string, string>();
   private killed: { node: string; at: number } | undefined;
 
-  /** Feeds one line printed by node `node`. */
+  /**
+   * Feeds one line printed by node `node`: `pong cnt=.. via=.. from=..` lines of the pinger,
+   * `activated grain=kind/id` and `deactivated grain=kind/id` lines of the pongers.
+   */
   observe(node: string, text: string, at: number): PongSeen | undefined {
-    const pong = PONG_LINE.exec(text);
-    if (pong !== null) {
-      const seen: PongSeen = { cnt: Number(pong[1]), via: pong[2] as PongVia, node: pong[3], at };
+    const event = EVENT.exec(text)?.[1];
+    if (event !== 'pong' && event !== 'activated' && event !== 'deactivated') return undefined;
+    const f = fieldsOf(text);
+    if (event === 'pong') {
+      if (f.cnt === undefined || f.from === undefined) return undefined;
+      if (f.via !== 'rpc' && f.via !== 'message') return undefined;
+      const seen: PongSeen = { cnt: Number(f.cnt), via: f.via, node: f.from, at };
       this.pongs.push(seen);
       return seen;
     }
-    const activated = ACTIVATED_LINE.exec(text);
-    if (activated !== null) {
-      this.hosts.set(activated[1], node);
-      return undefined;
-    }
-    const deactivated = DEACTIVATED_LINE.exec(text);
-    if (deactivated !== null && this.hosts.get(deactivated[1]) === node) {
-      this.hosts.delete(deactivated[1]);
-    }
+    const identity = identityOf(f.grain);
+    if (identity === undefined) return undefined;
+    if (event === 'activated') this.hosts.set(identity, node);
+    else if (this.hosts.get(identity) === node) this.hosts.delete(identity);
     return undefined;
   }
 
