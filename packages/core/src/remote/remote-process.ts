@@ -47,13 +47,6 @@ export class RemoteProcess implements Process {
       );
     }
     const sender = envelope.sender === undefined ? undefined : this.localize(envelope.sender);
-    if (
-      sender !== undefined &&
-      sender.address === state.address &&
-      sender.id.startsWith(FUTURE_PREFIX)
-    ) {
-      state.inflight.add(this.endpoint.address, sender.id);
-    }
     this.endpoint.send({
       targetId: pid.id,
       typeName: wire.typeName,

@@ -1,20 +1,20 @@
 import type { ActorSystem } from '../actor-system';
-import { FUTURE_PREFIX } from '../process-registry';
 import { EndpointUnavailableError, InvalidOptionError } from '../errors';
+import { FutureProcess } from '../future-process';
 import type { Logger } from '../logger';
 import { Terminated, Watch } from '../messages';
 import { PID } from '../pid';
+import { NONHOST } from '../process-registry';
 import type { Props } from '../props';
 import type { SerializationRegistry } from '../serialization/serialization-registry';
 import { serialization as processWideSerialization } from '../serialization/serialization-registry';
 import type { TransportStats } from './endpoint-manager';
 import { EndpointManager } from './endpoint-manager';
-import { InflightRequests } from './internal/inflight-requests';
 import { deliverBatch } from './internal/inbound-delivery';
 import type { OutboundEnvelope } from './internal/outbound-envelope';
 import type { RemoteState } from './internal/remote-state';
 import { WatchTable } from './internal/watch-table';
-import { WireTypes, registerWireTypes } from './internal/wire';
+import { SYSTEM_FORMAT, WireTypes, registerWireTypes } from './internal/wire';
 import { ACTIVATOR_ID, RemoteActivator } from './remote-activator';
 import { EndpointConnectedEvent, EndpointTerminatedEvent } from './remote-events';
 import type { RemoteOptions } from './remote-options';
@@ -174,12 +174,10 @@ export class Remote {
     this.stopped = true;
     await this.transport.shutdown();
     const state = this.state!;
-    for (const address of state.inflight.addresses()) {
-      this.failRequests(
-        address,
-        new EndpointUnavailableError(address, `remote of ${state.address} is shut down`),
-      );
-    }
+    this.failRequests(
+      (address) => address !== state.address && address !== NONHOST,
+      (address) => new EndpointUnavailableError(address, `remote of ${state.address} is shut down`),
+    );
     this.system.registry.remove(new PID(state.address, ACTIVATOR_ID));
   }
 
@@ -198,7 +196,6 @@ export class Remote {
       serialization,
       maxMessageBytes,
       watches: new WatchTable(),
-      inflight: new InflightRequests((id) => registry.getLocal(id) !== undefined),
       address,
     };
   }
@@ -225,9 +222,7 @@ export class Remote {
         .sendSystemMessage(watcher, new Terminated(target, 'address-terminated'));
       return;
     }
-    if (env.format >= 16) return; // other system messages to a gone node have nothing left to do
-    if (env.sender && env.sender.id.startsWith(FUTURE_PREFIX))
-      state.inflight.settled(address, env.sender.id);
+    if (env.format === SYSTEM_FORMAT) return; // other system messages to a gone node have nothing left to do
     state.deadLetters.publish(target, env.message, env.sender, reasonOf(error), error);
   }
 
@@ -238,14 +233,23 @@ export class Remote {
         .get(watcher)
         .sendSystemMessage(watcher, new Terminated(new PID(address, id), 'address-terminated'));
     }
-    this.failRequests(address, error);
+    this.failRequests(
+      (target) => target === address,
+      () => error,
+    );
     state.eventStream.publish(new EndpointTerminatedEvent(address, error));
   }
 
-  private failRequests(address: string, error: Error): void {
-    const state = this.state!;
-    for (const id of state.inflight.drain(address)) {
-      state.registry.getLocal(id)?.sendUserMessage(new PID(state.address, id), { message: error });
+  /**
+   * Rejects the pending requests whose target lives at a matching address. A scan of the
+   * registry on the rare endpoint failure, so a request costs no bookkeeping on the hot path.
+   */
+  private failRequests(
+    matches: (address: string) => boolean,
+    error: (address: string) => Error,
+  ): void {
+    for (const p of [...this.system.registry.localProcesses()]) {
+      if (p instanceof FutureProcess && matches(p.target.address)) p.fail(error(p.target.address));
     }
   }
 }

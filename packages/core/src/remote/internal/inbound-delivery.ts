@@ -1,4 +1,3 @@
-import { FUTURE_PREFIX } from '../../process-registry';
 import { POISON_PILL, Terminated } from '../../messages';
 import { PID } from '../../pid';
 import type { SerializationFormat } from '../../serialization/serialization-registry';
@@ -27,7 +26,6 @@ export function deliverBatch(state: RemoteState, batch: WireBatch, from: string)
       continue;
     }
     const typeName = batch.typeNames[env.type]!;
-    if (target.id.startsWith(FUTURE_PREFIX)) state.inflight.settled(from, target.id);
     let message: unknown;
     try {
       message =

@@ -3,7 +3,6 @@ import type { EventStream } from '../../event-stream';
 import type { Logger } from '../../logger';
 import type { ProcessRegistry } from '../../process-registry';
 import type { SerializationRegistry } from '../../serialization/serialization-registry';
-import type { InflightRequests } from './inflight-requests';
 import type { WatchTable } from './watch-table';
 
 /** What the remote's processes and inbound delivery share with the Remote that owns them. */
@@ -15,7 +14,6 @@ export interface RemoteState {
   readonly serialization: SerializationRegistry;
   readonly maxMessageBytes: number;
   readonly watches: WatchTable;
-  readonly inflight: InflightRequests;
   /** This node's `host:port`. */
   readonly address: string;
 }

@@ -1,6 +1,8 @@
 import type * as protobuf from 'protobufjs';
 import { loadProto } from '../../serialization/internal/proto-files';
 import type { SerializationRegistry } from '../../serialization/serialization-registry';
+import { decodeBatchFrame } from './batch-decoder';
+import type { WireBatch, WireFrame } from './wire-types';
 
 /** Bumped on any incompatible change to remote.proto; peers with another version are refused. */
 export const PROTOCOL_VERSION = 1;
@@ -29,64 +31,15 @@ export function registerWireTypes(registry: SerializationRegistry): void {
   registry.registerType(WireTypes.Pid);
 }
 
-/** Wire shape of a PID. */
-export interface WirePid {
-  address: string;
-  id: string;
-}
-
-/** Decoded Handshake frame. */
-export interface WireHandshake {
-  clusterName: string;
-  memberId: string;
-  address: string;
-  protocolVersion: number;
-  secret: string;
-}
-
-/** Decoded HandshakeAck frame. */
-export interface WireHandshakeAck {
-  accepted: boolean;
-  reason: string;
-  memberId: string;
-  address: string;
-}
-
-/** Decoded envelope of a batch; indexes point into the batch's tables. */
-export interface WireEnvelope {
-  target: number;
-  type: number;
-  format: number;
-  payload: Uint8Array;
-  senderAddress: number;
-  senderId: string;
-  header?: Record<string, string>;
-  urgent: boolean;
-}
-
-/** Decoded Batch frame. */
-export interface WireBatch {
-  typeNames: string[];
-  targetIds: string[];
-  senderAddresses: string[];
-  envelopes: WireEnvelope[];
-}
-
-/** Decoded Frame: exactly one of the fields is set. */
-export interface WireFrame {
-  handshake?: WireHandshake;
-  handshakeAck?: WireHandshakeAck;
-  batch?: WireBatch;
-  goodbye?: { address: string };
-}
-
-/** SystemMessage as encoded / decoded. */
-export interface WireSystemMessage {
-  watch?: WirePid;
-  unwatch?: WirePid;
-  terminated?: { who?: WirePid; why: string };
-  stop?: { why: string };
-}
+export type {
+  WireBatch,
+  WireEnvelope,
+  WireFrame,
+  WireHandshake,
+  WireHandshakeAck,
+  WirePid,
+  WireSystemMessage,
+} from './wire-types';
 
 /** Encodes one frame for a raw-bytes gRPC write. */
 export function encodeFrame(frame: WireFrame): Buffer {
@@ -100,6 +53,11 @@ export function encodeFrame(frame: WireFrame): Buffer {
  * @throws Error on bytes that are not a well-formed frame.
  */
 export function decodeFrame(bytes: Uint8Array): WireFrame {
+  const fast = decodeBatchFrame(bytes);
+  if (fast) {
+    checkBatch(fast);
+    return { batch: fast };
+  }
   const frame = WireTypes.Frame.decode(bytes) as unknown as WireFrame & { kind?: string };
   const kinds =
     (frame.handshake ? 1 : 0) +

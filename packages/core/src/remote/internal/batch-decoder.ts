@@ -1,0 +1,101 @@
+import * as protobuf from 'protobufjs';
+import type { WireBatch, WireEnvelope } from './wire-types';
+
+/** A frame that is exactly one batch starts with this tag (Frame field 3, length-delimited). */
+export const FRAME_BATCH_TAG = (3 << 3) | 2;
+
+/**
+ * Decodes `Frame { batch }` by hand: the hot path of every node, where protobufjs' generic
+ * decoder would build a message object with prototype defaults per envelope. Returns
+ * undefined when the frame holds anything but one batch (the caller then decodes it
+ * generically).
+ * @throws Error on malformed bytes (truncated, bad wire types).
+ */
+export function decodeBatchFrame(bytes: Uint8Array): WireBatch | undefined {
+  const r = protobuf.Reader.create(bytes);
+  if (r.len === 0 || r.uint32() !== FRAME_BATCH_TAG) return undefined;
+  const end = r.uint32() + r.pos;
+  if (end !== r.len) return undefined;
+  const batch: WireBatch = { typeNames: [], targetIds: [], senderAddresses: [], envelopes: [] };
+  while (r.pos < end) {
+    const tag = r.uint32();
+    switch (tag) {
+      case (1 << 3) | 2:
+        batch.typeNames.push(r.string());
+        break;
+      case (2 << 3) | 2:
+        batch.targetIds.push(r.string());
+        break;
+      case (3 << 3) | 2:
+        batch.senderAddresses.push(r.string());
+        break;
+      case (4 << 3) | 2:
+        batch.envelopes.push(decodeEnvelope(r, r.uint32() + r.pos));
+        break;
+      default:
+        r.skipType(tag & 7);
+    }
+  }
+  if (r.pos !== end) throw new Error('batch overruns its frame');
+  return batch;
+}
+
+function decodeEnvelope(r: protobuf.Reader, end: number): WireEnvelope {
+  const env: WireEnvelope = {
+    target: 0,
+    type: 0,
+    format: 0,
+    payload: EMPTY,
+    senderAddress: 0,
+    senderId: '',
+    header: undefined,
+    urgent: false,
+  };
+  while (r.pos < end) {
+    const tag = r.uint32();
+    switch (tag) {
+      case 1 << 3:
+        env.target = r.uint32();
+        break;
+      case 2 << 3:
+        env.type = r.uint32();
+        break;
+      case 3 << 3:
+        env.format = r.uint32();
+        break;
+      case (4 << 3) | 2:
+        env.payload = r.bytes();
+        break;
+      case 5 << 3:
+        env.senderAddress = r.uint32();
+        break;
+      case (6 << 3) | 2:
+        env.senderId = r.string();
+        break;
+      case (7 << 3) | 2:
+        readHeader(r, r.uint32() + r.pos, (env.header ??= {}));
+        break;
+      case 8 << 3:
+        env.urgent = r.bool();
+        break;
+      default:
+        r.skipType(tag & 7);
+    }
+  }
+  if (r.pos !== end) throw new Error('envelope overruns its batch');
+  return env;
+}
+
+function readHeader(r: protobuf.Reader, end: number, header: Record<string, string>): void {
+  let key = '';
+  let value = '';
+  while (r.pos < end) {
+    const tag = r.uint32();
+    if (tag === ((1 << 3) | 2)) key = r.string();
+    else if (tag === ((2 << 3) | 2)) value = r.string();
+    else r.skipType(tag & 7);
+  }
+  header[key] = value;
+}
+
+const EMPTY = new Uint8Array(0);

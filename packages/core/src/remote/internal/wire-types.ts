@@ -1,0 +1,60 @@
+/** Shapes of remote.proto messages as encoded and decoded (protobufjs camelCase fields). */
+
+/** Wire shape of a PID. */
+export interface WirePid {
+  address: string;
+  id: string;
+}
+
+/** Decoded Handshake frame. */
+export interface WireHandshake {
+  clusterName: string;
+  memberId: string;
+  address: string;
+  protocolVersion: number;
+  secret: string;
+}
+
+/** Decoded HandshakeAck frame. */
+export interface WireHandshakeAck {
+  accepted: boolean;
+  reason: string;
+  memberId: string;
+  address: string;
+}
+
+/** Decoded envelope of a batch; indexes point into the batch's tables. */
+export interface WireEnvelope {
+  target: number;
+  type: number;
+  format: number;
+  payload: Uint8Array;
+  senderAddress: number;
+  senderId: string;
+  header?: Record<string, string>;
+  urgent: boolean;
+}
+
+/** Decoded Batch frame. */
+export interface WireBatch {
+  typeNames: string[];
+  targetIds: string[];
+  senderAddresses: string[];
+  envelopes: WireEnvelope[];
+}
+
+/** Decoded Frame: exactly one of the fields is set. */
+export interface WireFrame {
+  handshake?: WireHandshake;
+  handshakeAck?: WireHandshakeAck;
+  batch?: WireBatch;
+  goodbye?: { address: string };
+}
+
+/** SystemMessage as encoded / decoded. */
+export interface WireSystemMessage {
+  watch?: WirePid;
+  unwatch?: WirePid;
+  terminated?: { who?: WirePid; why: string };
+  stop?: { why: string };
+}
