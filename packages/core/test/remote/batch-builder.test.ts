@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { PID } from '../../src/pid';
 import { BatchBuilder } from '../../src/remote/internal/batch-builder';
 import type { OutboundEnvelope } from '../../src/remote/internal/outbound-envelope';
-import { decodeFrame, encodeFrame } from '../../src/remote/internal/wire';
+import { WireTypes, decodeFrame, encodeFrame } from '../../src/remote/internal/wire';
 
 function env(targetId: string, typeName: string, sender?: PID): OutboundEnvelope {
   return {
@@ -39,6 +39,55 @@ describe('BatchBuilder', () => {
       expect(batch.envelopes[100]!.senderAddress).to.equal(0);
     });
 
+    it('round-trips every envelope field: format, payload, sender, headers, urgent', () => {
+      const builder = new BatchBuilder();
+      builder.add({
+        targetId: 't',
+        typeName: 'app.X',
+        format: 2,
+        payload: Buffer.from([1, 2, 3]),
+        sender: new PID('h:1', 'future$7'),
+        header: { trace: 'abc', tenant: 'x' },
+        urgent: true,
+        message: undefined,
+      });
+      builder.add({
+        targetId: 't',
+        typeName: 'bytes',
+        format: 0,
+        payload: new Uint8Array(0),
+        urgent: false,
+        message: undefined,
+      });
+      const batch = decodeFrame(builder.take()).batch!;
+      const [first, second] = batch.envelopes;
+      expect(first!.format).to.equal(2);
+      expect([...first!.payload]).to.deep.equal([1, 2, 3]);
+      expect(batch.senderAddresses[first!.senderAddress - 1]).to.equal('h:1');
+      expect(first!.senderId).to.equal('future$7');
+      expect(first!.header).to.deep.equal({ trace: 'abc', tenant: 'x' });
+      expect(first!.urgent).to.equal(true);
+      expect(second!.format).to.equal(0);
+      expect(second!.payload.byteLength).to.equal(0);
+      expect(second!.header).to.equal(undefined);
+      expect(second!.urgent).to.equal(false);
+      expect(batch.typeNames[second!.type]).to.equal('bytes');
+    });
+
+    it('writes the layout of remote.proto, readable by the generic protobufjs decoder', () => {
+      const builder = new BatchBuilder();
+      builder.add(env('a', 'json', new PID('h:1', '$1')));
+      builder.add(env('b', 'bytes'));
+      const generic = WireTypes.Frame.decode(builder.take()) as unknown as {
+        batch: { targetIds: string[]; envelopes: Array<{ target: number }> };
+      };
+      expect(generic.batch.targetIds).to.deep.equal(['a', 'b']);
+      expect(generic.batch.envelopes.map((e) => generic.batch.targetIds[e.target])).to.deep.equal([
+        'a',
+        'b',
+      ]);
+    });
+
     it('starts an empty batch after take', () => {
       const builder = new BatchBuilder();
       builder.add(env('x', 'json'));
@@ -60,6 +109,13 @@ describe('BatchBuilder', () => {
       frame.batch!.targetIds.length = 0;
       // Re-encode the tampered batch: same wire layout, the table entry is gone.
       expect(() => decodeFrame(encodeFrame({ batch: frame.batch! }))).to.throw(/outside/);
+    });
+
+    it('rejects a truncated batch frame', () => {
+      const builder = new BatchBuilder();
+      builder.add(env('x', 'json'));
+      const bytes = builder.take();
+      expect(() => decodeFrame(bytes.subarray(0, bytes.length - 3))).to.throw();
     });
 
     it('rejects bytes that are not a frame', () => {
