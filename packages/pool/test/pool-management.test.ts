@@ -170,6 +170,23 @@ describe('Pool management', () => {
       expect(log.map((s) => s.message).sort()).to.deep.equal([0, 1, 2, 3, 4, 5]);
     });
 
+    it('rejects work sent while the pool drains with DeadLetterError, at once', async () => {
+      const hold = gate();
+      const pool = spawnPool(
+        system.root,
+        behavior({ poolSize: 1, workerProps: () => new Recorder([], undefined, hold.promise) }),
+      );
+      await workersOf(pool);
+      const first = system.root.request(pool, 'first');
+      system.root.poison(pool);
+      const stats = await inspectPool(system.root, pool);
+      expect(stats.state).to.equal('draining');
+      const err = await rejection(system.root.request(pool, 'late'));
+      expect(err).to.be.instanceOf(DeadLetterError);
+      hold.open();
+      expect(await first).to.deep.include({ message: 'first' });
+    });
+
     it('calls terminate when the pool has stopped', async () => {
       let reason: string | undefined;
       const pool = spawnPool(

@@ -247,5 +247,21 @@ describe('Pool', () => {
       const reply = system.root.request(pool, 'early', { timeoutMs: 1000 });
       expect(await reply).to.deep.include({ message: 'early' });
     });
+
+    it('gives an urgent message sent right after spawnPool to handleMessage once started', async () => {
+      const got: unknown[] = [];
+      const log: Seen[] = [];
+      const pool = spawnPool(
+        system.root,
+        behavior(
+          { workerProps: () => new Recorder(log) },
+          { handleMessage: (p, msg) => void got.push([msg, p.workers.length]) },
+        ),
+      );
+      system.root.send(pool, 'early-admin', { priority: 'urgent' });
+      await until(() => got.length === 1);
+      expect(got).to.deep.equal([['early-admin', 3]]);
+      expect(log).to.have.length(0);
+    });
   });
 });

@@ -144,8 +144,11 @@ export class PoolRouter implements Process, PoolContext, WorkerLoad {
         priority: 'urgent',
       });
     } else if (this.state === 'running') {
-      if (message instanceof PoisonPill) this.root.send(this.actor, DRAIN_POOL);
-      else this.route(message, sender, header);
+      // Urgent: the work sent before it is already in the workers' mailboxes, and a later
+      // urgent request (inspect) then sees the pool draining.
+      if (message instanceof PoisonPill) {
+        this.root.send(this.actor, DRAIN_POOL, { priority: 'urgent' });
+      } else this.route(message, sender, header);
     } else if (this.state === 'init' || this.state === 'restarting') {
       const pending =
         message instanceof PoisonPill ? DRAIN_POOL : new PendingMessage(message, header);
