@@ -1,6 +1,6 @@
 import type { InvokeContext } from './cluster-like';
 import { MissingResponseError, UnimplementedError } from './errors';
-import { grainInvokeResult, isGrainInvoke } from './grain-invoke';
+import { grainInvokeResult, isGrainInvoke, payloadOf } from './grain-invoke';
 import type { GrainInvoke } from './grain-invoke';
 import type { ServiceDefinition } from './service';
 import { typeNameOf } from './type-tag';
@@ -47,7 +47,7 @@ export abstract class GrainBase<Ctx extends InvokeContext> {
         `method ${invoke.method} is not part of service ${this.$service.kindName} on this grain`,
       );
     }
-    const request = method.request.decode(invoke.payload);
+    const request = method.request.decode(payloadOf(invoke) ?? new Uint8Array(0));
     const response = await method.handler(this as never, request as never, ctx);
     if (response === undefined || response === null) {
       throw new MissingResponseError(invoke.method, method.response.typeName);

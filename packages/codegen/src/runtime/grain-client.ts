@@ -1,6 +1,6 @@
 import type { CallOptions, ClusterLike } from './cluster-like';
 import { InvalidReplyError, UnimplementedError } from './errors';
-import { grainInvoke, isGrainInvokeResult } from './grain-invoke';
+import { grainInvoke, isGrainInvokeResult, payloadOf } from './grain-invoke';
 import type { MessageCodec } from './message-codec';
 
 /** First wait before a retry; doubled per attempt so a failing node is not hammered. */
@@ -87,7 +87,7 @@ export abstract class GrainClient {
         continue;
       }
       if (!isGrainInvokeResult(reply)) throw new InvalidReplyError(path, reply);
-      return responseCodec.decode(reply.payload);
+      return responseCodec.decode(payloadOf(reply) ?? new Uint8Array(0));
     }
   }
 

@@ -46,6 +46,22 @@ export function grainInvokeResult(payload: Uint8Array): GrainInvokeResult {
 }
 
 /**
+ * The payload of a decoded envelope as bytes. A zero-length payload is not on the wire in
+ * proto3, and protobufjs then hands back its shared default (an empty plain array), not a
+ * `Uint8Array`; an absent payload is empty too.
+ */
+export function payloadOf(message: { readonly payload?: unknown }): Uint8Array | undefined {
+  const payload = message.payload;
+  if (payload instanceof Uint8Array) return payload;
+  if (payload === undefined || (Array.isArray(payload) && payload.length === 0)) {
+    return EMPTY_PAYLOAD;
+  }
+  return undefined;
+}
+
+const EMPTY_PAYLOAD = new Uint8Array(0);
+
+/**
  * True when `message` is a `granary.GrainInvoke`: tagged here, decoded by a peer's registry
  * (protobufjs `$type`), or an untagged object of that shape.
  */
@@ -55,16 +71,14 @@ export function isGrainInvoke(message: unknown): message is GrainInvoke {
     message !== null &&
     (typeNameOf(message) ?? GRAIN_INVOKE_TYPE) === GRAIN_INVOKE_TYPE &&
     typeof (message as GrainInvoke).method === 'string' &&
-    (message as GrainInvoke).payload instanceof Uint8Array
+    payloadOf(message as GrainInvoke) !== undefined
   );
 }
 
-/** True when `message` is a `granary.GrainInvokeResult`. */
+/** True when `message` is a `granary.GrainInvokeResult` (tagged, or untagged of that shape). */
 export function isGrainInvokeResult(message: unknown): message is GrainInvokeResult {
-  return (
-    typeof message === 'object' &&
-    message !== null &&
-    (message as GrainInvokeResult).payload instanceof Uint8Array &&
-    (typeNameOf(message) ?? GRAIN_INVOKE_RESULT_TYPE) === GRAIN_INVOKE_RESULT_TYPE
-  );
+  if (typeof message !== 'object' || message === null) return false;
+  const typeName = typeNameOf(message);
+  if (typeName === GRAIN_INVOKE_RESULT_TYPE) return payloadOf(message) !== undefined;
+  return typeName === undefined && (message as GrainInvokeResult).payload instanceof Uint8Array;
 }

@@ -19,6 +19,7 @@ export {
   grainInvokeResult,
   isGrainInvoke,
   isGrainInvokeResult,
+  payloadOf,
 } from './grain-invoke';
 export type { GrainInvoke, GrainInvokeResult } from './grain-invoke';
 export { ProtobufMessageCodec } from './message-codec';

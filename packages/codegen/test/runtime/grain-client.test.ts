@@ -41,6 +41,7 @@ const Line: MessageCodec<Line> = file.codec('test.echo.Line');
 const EchoService = defineService<EchoGrain, InvokeContext>('test.echo.Echo', [
   method('test.echo.Echo/Say', Line, Line, (g, req, ctx) => g.say(req, ctx)),
   method('test.echo.Echo/Shout', Line, Line, (g, req, ctx) => g.shout(req, ctx)),
+  method('test.echo.Echo/Same', Line, Line, (g, req) => g.same(req)),
 ]);
 abstract class EchoGrain extends GrainBase<InvokeContext> {
   protected readonly $service = EchoService;
@@ -50,6 +51,9 @@ abstract class EchoGrain extends GrainBase<InvokeContext> {
   shout(_req: Line, _ctx: InvokeContext): Promise<Line> | Line {
     return unimplemented('test.echo.Echo/Shout');
   }
+  same(req: Line): Line {
+    return req;
+  }
 }
 class EchoClient extends GrainClient {
   say(req: Line, options?: CallOptions): Promise<Line> {
@@ -57,6 +61,9 @@ class EchoClient extends GrainClient {
   }
   shout(req: Line, options?: CallOptions): Promise<Line> {
     return this.$invoke('test.echo.Echo/Shout', Line, Line, req, options);
+  }
+  same(req: Line): Promise<Line> {
+    return this.$invoke('test.echo.Echo/Same', Line, Line, req);
   }
   /** A method a newer .proto has and this grain does not. */
   whisper(req: Line): Promise<Line> {
@@ -101,6 +108,12 @@ describe('GrainClient and GrainBase', () => {
       text: 'hi!',
       n: '9007199254740994',
     });
+  });
+
+  it('a request and response that encode to zero bytes survive the wire (empty payloads)', async () => {
+    // proto3 leaves an empty bytes field off the wire; protobufjs decodes it as a plain [].
+    const reply = await new EchoClient(cluster, 'echo', 'e1').same({ text: '', n: '0' });
+    expect(reply).to.deep.equal({ text: '', n: '0' });
   });
 
   it('sends a granary.GrainInvoke whose method is package.Service/Method', async () => {
