@@ -1,4 +1,5 @@
 import * as protobuf from 'protobufjs';
+import { FUTURE_PREFIX } from '../../process-registry';
 import type { OutboundEnvelope } from './outbound-envelope';
 
 // Field tags of remote.proto (field number << 3 | wire type), written by hand on the hot path.
@@ -52,7 +53,10 @@ export class BatchBuilder {
 
   add(env: OutboundEnvelope): void {
     const w = this.writer.uint32(BATCH_ENVELOPES).fork();
-    const target = indexOf(this.targetIds, this.targetIndex, env.targetId);
+    // A reply's target is a future id, unique per request: a table entry without a lookup.
+    const target = env.targetId.startsWith(FUTURE_PREFIX)
+      ? this.targetIds.push(env.targetId) - 1
+      : indexOf(this.targetIds, this.targetIndex, env.targetId);
     if (target !== 0) w.uint32(ENV_TARGET).uint32(target);
     const type = indexOf(this.typeNames, this.typeIndex, env.typeName);
     if (type !== 0) w.uint32(ENV_TYPE).uint32(type);
