@@ -1,4 +1,4 @@
-import { Cluster } from '@granary/cluster';
+import { Cluster, RedisStateStore } from '@granary/cluster';
 import { ActorSystem, Props } from '@granary/core';
 import type { Logger } from '@granary/core';
 import type { NodeConfig } from './config';
@@ -26,19 +26,30 @@ export async function startNode(
 ): Promise<RunningNode> {
   // Our own system, so the runtime's warnings come out in the node's log format.
   const system = new ActorSystem({ name: config.nodeId, logger: libraryLog });
+  const store =
+    config.role === 'ponger' && config.redis !== undefined
+      ? new RedisStateStore({ url: config.redis })
+      : undefined;
   const kinds =
     config.role === 'ponger'
-      ? [pongerKind(() => new Ponger(log), { idleTimeoutMs: config.idleTimeoutMs })]
+      ? [pongerKind(() => new Ponger(log, store), { idleTimeoutMs: config.idleTimeoutMs })]
       : [];
-  const cluster = await Cluster.start({
-    name: config.cluster,
-    id: config.nodeId,
-    provider: createProvider(config, libraryLog),
-    kinds,
-    system,
-    remote: { host: config.host, port: config.port, advertisedHost: config.advertisedHost },
-    logger: libraryLog,
-  });
+  let cluster: Cluster;
+  try {
+    cluster = await Cluster.start({
+      name: config.cluster,
+      id: config.nodeId,
+      provider: createProvider(config, libraryLog),
+      kinds,
+      system,
+      remote: { host: config.host, port: config.port, advertisedHost: config.advertisedHost },
+      logger: libraryLog,
+    });
+  } catch (err) {
+    await system.shutdown();
+    await store?.close();
+    throw err;
+  }
   if (config.role === 'pinger') {
     const props = Props.fromProducer(
       () =>
@@ -61,6 +72,7 @@ export async function startNode(
         await cluster.shutdown({ graceful: true });
       } finally {
         await system.shutdown();
+        await store?.close();
       }
     },
   };

@@ -25,9 +25,10 @@ class Tick {}
 /**
  * The pinger actor (Proto.Actor's pinger): every `intervalMs` it calls grain `ponger-1`
  * through the generated client (an rpc retried inside its deadline) and also sends it a plain
- * PingMessage, which the grain answers with a PongMessage to this actor. Each pong is logged
- * with the node that answered: for the plain message the sender's address, exactly; for the
- * rpc the member that owns the grain's shard when the reply arrives.
+ * PingMessage, which the grain's `receiveDefault` answers with a PongMessage. Both calls run
+ * with `reenterAfter`, so a slow pong (failover) never blocks the next tick. Each pong is logged
+ * as `pong cnt=N via=rpc|message from=<member>`, the member being the owner of the grain's shard
+ * when the pong arrives (the pong itself carries only the count, as in the Go original).
  */
 export class Pinger implements Actor {
   private count = 0;

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { Cluster, EtcdProvider } from '@granary/cluster';
 import { typeNameOf } from '@granary/codegen/runtime';
-import { freePort, startEtcd } from '@granary/testkit';
-import type { EtcdHandle } from '@granary/testkit';
+import { freePort, startEtcd, startRedis } from '@granary/testkit';
+import type { EtcdHandle, RedisHandle } from '@granary/testkit';
 import { readConfig } from '../src/config';
 import type { NodeRole } from '../src/config';
 import { PingMessage, PongMessage, PongerClient, PongerGrain } from '../src/gen/protos.granary';
@@ -42,8 +42,10 @@ describe('ping-pong nodes (startNode over etcd)', function () {
     return running;
   }
 
+  let redis: RedisHandle;
+
   before(async () => {
-    etcd = await startEtcd();
+    [etcd, redis] = await Promise.all([startEtcd(), startRedis()]);
     clusterName = `test-${randomBytes(4).toString('hex')}`;
     pongerLog = new LogCapture();
     await node('ponger', 'ponger-t', pongerLog, {
@@ -61,6 +63,7 @@ describe('ping-pong nodes (startNode over etcd)', function () {
     await client?.shutdown().catch(() => {});
     for (const n of started.reverse()) await n.stop().catch(() => {});
     await etcd?.stop();
+    await redis?.stop();
   });
 
   it('Ponger.ping answers a pong with the same count (uint64 as decimal text)', async () => {
@@ -110,5 +113,28 @@ describe('ping-pong nodes (startNode over etcd)', function () {
     expect(counts(rpc).slice(0, 3)).to.have.members([1, 2, 3]);
     expect(counts(plain).slice(0, 3)).to.have.members([1, 2, 3]);
     expect(pongerLog.matching(/activated grain=messages\.Ponger\/p-pinged /)).to.have.length(1);
+  });
+
+  it('with GRANARY_REDIS, the answered count survives passivation (written fenced on every pong)', async () => {
+    // A cluster of its own, so the one ponger there (with a store) hosts every grain.
+    const name = `${clusterName}-redis`;
+    const log = new LogCapture();
+    await node('ponger', 'ponger-r', log, {
+      GRANARY_CLUSTER: name,
+      GRANARY_REDIS: redis.url,
+      GRANARY_IDLE_TIMEOUT_MS: String(TEST_IDLE_TIMEOUT_MS),
+    });
+    const pinger = await node('pinger', 'pinger-r', new LogCapture(), {
+      GRANARY_CLUSTER: name,
+      GRANARY_PONGER_ID: 'unused',
+      GRANARY_PING_INTERVAL_MS: '3600000',
+    });
+    const grain = PongerClient.get(pinger.cluster, 'p-stored');
+    for (let i = 1; i <= 3; i++)
+      await grain.ping({ cnt: String(i) }, { timeoutMs: CALL_TIMEOUT_MS });
+    await log.waitFor(/ activated grain=messages\.Ponger\/p-stored \S+ answered=0\b/);
+    await log.waitFor(/deactivated grain=messages\.Ponger\/p-stored \S+ reason=idle answered=3\b/);
+    await grain.ping({ cnt: '4' }, { timeoutMs: CALL_TIMEOUT_MS });
+    await log.waitFor(/ activated grain=messages\.Ponger\/p-stored \S+ answered=3\b/);
   });
 });
