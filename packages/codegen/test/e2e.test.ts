@@ -1,0 +1,156 @@
+import { expect } from 'chai';
+import {
+  Cluster,
+  DeadlineExceededError,
+  GrainError,
+  MemoryClusterTable,
+  MemoryProvider,
+} from '@granary/cluster';
+import type { GrainContext } from '@granary/cluster';
+import { freePort } from '@granary/testkit';
+import { UnimplementedError } from '../src/runtime';
+import type { Empty } from '../src/runtime';
+import { CalculatorClient, CalculatorGrain, calculatorKind } from './golden/e2e/calculator.granary';
+import type { DivideReply, DivideRequest, SleepRequest } from './golden/e2e/calculator.granary';
+import { PongerClient, PongerGrain, pongerKind } from './golden/messages/protos.granary';
+import type { PingMessage, PongMessage } from './golden/messages/protos.granary';
+
+/** Pending Sleep calls; released in `after` so no grain turn outlives the test. */
+const sleepers = new Set<() => void>();
+
+/** Implements Divide and Sleep; Square is left to the generated default (unimplemented). */
+class Calculator extends CalculatorGrain {
+  override divide(req: DivideRequest, ctx: GrainContext): DivideReply {
+    const divisor = BigInt(req.divisor);
+    if (divisor === 0n) {
+      throw Object.assign(new RangeError(`cannot divide ${req.dividend} by zero`), {
+        code: 'ERR_DIVIDE_BY_ZERO',
+      });
+    }
+    const dividend = BigInt(req.dividend);
+    return {
+      quotient: (dividend / divisor).toString(),
+      remainder: (dividend % divisor).toString(),
+      servedBy: ctx.cluster.id,
+    };
+  }
+
+  /** Never answers by itself: the test releases sleepers when it is done. */
+  override async sleep(_req: SleepRequest): Promise<Empty> {
+    await new Promise<void>((resolve) => sleepers.add(resolve));
+    return {};
+  }
+}
+
+class Ponger extends PongerGrain {
+  override ping(ping: PingMessage): PongMessage {
+    return { cnt: (BigInt(ping.cnt) + 1n).toString() };
+  }
+}
+
+const CALCULATOR = CalculatorGrain.kindName;
+/** Deadline of the ordinary calls: generous, since a first call may wait for shard claims. */
+const CALL_TIMEOUT_MS = 5_000;
+/** Deadline of the call that must time out (the grain never answers it). */
+const SHORT_TIMEOUT_MS = 300;
+
+describe('generated code on a 2-node cluster (end to end)', function () {
+  this.timeout(30_000);
+  const table = new MemoryClusterTable();
+  let a: Cluster;
+  let b: Cluster;
+
+  before(async () => {
+    const start = async (id: string) =>
+      Cluster.start({
+        name: 'codegen-e2e',
+        id,
+        provider: new MemoryProvider(table),
+        kinds: [calculatorKind(() => new Calculator()), pongerKind(() => new Ponger())],
+        remote: { host: '127.0.0.1', port: await freePort() },
+        shardCount: 16,
+      });
+    a = await start('node-a');
+    b = await start('node-b');
+  });
+
+  after(async () => {
+    for (const release of sleepers) release();
+    await Promise.all([a?.shutdown({ graceful: false }), b?.shutdown({ graceful: false })]);
+  });
+
+  /**
+   * An identity whose shard node-b owns, so a call from node-a crosses the network; one
+   * `prefix` per test, so a grain blocked by one test does not hold up another.
+   */
+  async function identityOnB(prefix: string): Promise<string> {
+    if (a.topology.members.length < 2) {
+      await new Promise<void>((resolve) => {
+        const off = a.on('member-joined', () => {
+          if (a.topology.members.length >= 2) {
+            off();
+            resolve();
+          }
+        });
+      });
+    }
+    for (let i = 0; ; i++) {
+      const identity = `${prefix}-${i}`;
+      if (a.ownerOf(CALCULATOR, a.shardOf(CALCULATOR, identity))?.id === 'node-b') return identity;
+    }
+  }
+
+  it('the generated client calls the generated grain on the other node', async () => {
+    const identity = await identityOnB('divide');
+    const reply = await CalculatorClient.get(a, identity).divide(
+      { dividend: '9007199254740993', divisor: '2' },
+      { timeoutMs: CALL_TIMEOUT_MS },
+    );
+    expect(reply).to.deep.equal({
+      quotient: '4503599627370496',
+      remainder: '1',
+      servedBy: 'node-b',
+    });
+  });
+
+  it('the seed Ponger answers a typed Ping', async () => {
+    const pong = await PongerClient.get(b, 'ponger-1').ping(
+      { cnt: '41' },
+      { timeoutMs: CALL_TIMEOUT_MS },
+    );
+    expect(pong).to.deep.equal({ cnt: '42' });
+  });
+
+  it('an error thrown in the grain arrives as GrainError with its name, code and message', async () => {
+    const identity = await identityOnB('error');
+    const err = await CalculatorClient.get(a, identity)
+      .divide({ dividend: '1', divisor: '0' }, { timeoutMs: CALL_TIMEOUT_MS, retries: 2 })
+      .catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(GrainError);
+    expect(err).to.include({
+      originalName: 'RangeError',
+      code: 'ERR_DIVIDE_BY_ZERO',
+    });
+    expect((err as Error).message).to.contain('cannot divide 1 by zero');
+  });
+
+  it('a call that outlives its deadline arrives as DeadlineExceededError', async () => {
+    const identity = await identityOnB('sleep');
+    const err = await CalculatorClient.get(a, identity)
+      .sleep({ ms: 0 }, { timeoutMs: SHORT_TIMEOUT_MS })
+      .catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(DeadlineExceededError);
+    expect(err).to.have.property('code', 'ERR_DEADLINE_EXCEEDED');
+  });
+
+  it('an rpc the grain does not implement arrives as UnimplementedError', async () => {
+    const identity = await identityOnB('square');
+    const err = await CalculatorClient.get(a, identity)
+      .square({ dividend: '3', divisor: '0' }, { timeoutMs: CALL_TIMEOUT_MS })
+      .catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(UnimplementedError);
+    expect(err).to.have.property('code', 'ERR_UNIMPLEMENTED');
+    expect((err as UnimplementedError).method).to.equal('granary.test.e2e.Calculator/Square');
+    expect((err as Error).cause).to.be.instanceOf(GrainError);
+  });
+});
