@@ -120,6 +120,22 @@ describe('Remote failures (child processes)', function () {
     expect(Date.now() - start).to.be.below(5000);
   });
 
+  it('watching an actor on an unreachable node delivers Terminated with address-terminated', async () => {
+    const ghost = new PID(`127.0.0.1:${await freePort()}`, 'ghost');
+    let resolveTerminated!: (t: Terminated) => void;
+    const terminated = new Promise<Terminated>((r) => (resolveTerminated = r));
+    const watcher = a.system.root.spawn(
+      Props.fromFunc((ctx) => {
+        if (ctx.message instanceof Terminated) resolveTerminated(ctx.message);
+        else if (ctx.message === 'watch') ctx.watch(ghost);
+      }),
+    );
+    a.system.root.send(watcher, 'watch');
+    const t = await terminated;
+    expect(t.who.equals(ghost)).to.equal(true);
+    expect(t.why).to.equal('address-terminated');
+  });
+
   it('graceful remote shutdown flushes queued batches and peers see address-terminated', async () => {
     const port = await freePort();
     const node = await startChild(port);
