@@ -41,7 +41,7 @@ describe('Pool management', () => {
           { handleCall: (pool, req) => (req === 'size' ? pool.workers.length : undefined) },
         ),
       );
-      expect(await requestUrgent(system.root, pool, 'size', { timeoutMs: 1000 })).to.equal(3);
+      expect(await requestUrgent(system.root, pool, 'size', { timeoutMs: 10_000 })).to.equal(3);
     });
 
     it('rejects an urgent request handleCall does not answer with PoolUnhandledRequestError', async () => {
@@ -223,7 +223,7 @@ describe('Pool management', () => {
       expect(after).to.have.length(2);
       expect(after.map((p) => p.id)).to.not.include.members(before.map((p) => p.id));
       const reply = await system.root.request<{ worker: string }>(pool, 'work', {
-        timeoutMs: 1000,
+        timeoutMs: 10_000,
       });
       expect(after.map((p) => p.id)).to.include(reply.worker);
       expect((await inspectPool(system.root, pool)).state).to.equal('running');

@@ -110,7 +110,7 @@ describe('Pool', () => {
       const log: Seen[] = [];
       const pool = spawnPool(system.root, behavior({ workerProps: () => new Recorder(log) }));
       const reply = await system.root.request<{ worker: string }>(pool, 'work', {
-        timeoutMs: 1000,
+        timeoutMs: 10_000,
       });
       expect(log[0]!.sender!.id).to.match(/^future\$/);
       expect(reply.worker).to.equal(log[0]!.worker);
@@ -215,7 +215,7 @@ describe('Pool', () => {
       system.root.send(pool, 'crash');
       expect((await gone).why).to.equal('failed');
       const reply = await system.root.request<{ worker: string }>(pool, 'after', {
-        timeoutMs: 1000,
+        timeoutMs: 10_000,
       });
       expect(reply.worker).to.not.equal(first!.id);
       expect(made).to.equal(2);
@@ -233,7 +233,7 @@ describe('Pool', () => {
       const gone = system.root.watch(first!);
       system.root.stop(first!);
       await gone;
-      const reply = await system.root.request<{ worker: string }>(pool, 'x', { timeoutMs: 1000 });
+      const reply = await system.root.request<{ worker: string }>(pool, 'x', { timeoutMs: 10_000 });
       expect(reply.worker).to.not.equal(first!.id);
       const stats = await inspectPool(system.root, pool);
       expect(stats).to.include({ pool_size: 1, worker_restarts: 1, messages_unhandled: 0 });
@@ -244,7 +244,7 @@ describe('Pool', () => {
     it('forwards messages sent right after spawnPool once the workers started', async () => {
       const log: Seen[] = [];
       const pool = spawnPool(system.root, behavior({ workerProps: () => new Recorder(log) }));
-      const reply = system.root.request(pool, 'early', { timeoutMs: 1000 });
+      const reply = system.root.request(pool, 'early', { timeoutMs: 10_000 });
       expect(await reply).to.deep.include({ message: 'early' });
     });
 
