@@ -7,3 +7,5 @@ export { isAlive, trackedPids } from './cleanup';
 export { ManagedServer } from './managed-server';
 export type { ServerSpec, StopOptions } from './managed-server';
 export { TestkitError, BinaryMissingError, ServerStartError } from './errors';
+export { NodeProcess } from './cluster/node-process';
+export type { NodeLine, NodeProcessOptions } from './cluster/node-process';

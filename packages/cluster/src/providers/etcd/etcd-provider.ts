@@ -10,7 +10,8 @@ import type {
   JoinRequest,
   LeaseHealth,
 } from '../cluster-provider';
-import { claimHolder, encodeClaim, encodeMember, EtcdKeys } from './etcd-keys';
+import { EtcdClaimBatcher } from './etcd-claim-batcher';
+import { encodeClaim, encodeMember, EtcdKeys } from './etcd-keys';
 import { EtcdLeaseKeeper, revokeLease } from './etcd-lease-keeper';
 import {
   resolveEtcdProviderOptions,
@@ -63,6 +64,7 @@ export class EtcdProvider implements ClusterProvider {
   /** Leases of earlier registrations that still need revoking (their claims go with them). */
   private readonly staleLeases = new Set<string>();
   private watch: EtcdTopologyWatch | undefined;
+  private readonly batcher: EtcdClaimBatcher;
   private stopped = false;
   private readonly topologyListeners = new Listeners<Topology>();
   private readonly releaseListeners = new Listeners<ClaimReleased>();
@@ -72,6 +74,10 @@ export class EtcdProvider implements ClusterProvider {
   constructor(options: EtcdProviderOptions) {
     this.options = resolveEtcdProviderOptions(options);
     this.logger = this.options.logger ?? NOOP_LOGGER;
+    this.batcher = new EtcdClaimBatcher(
+      () => this.requireClient('claim'),
+      this.options.requestTimeoutMs,
+    );
   }
 
   async join(self: JoinRequest): Promise<void> {
@@ -146,29 +152,14 @@ export class EtcdProvider implements ClusterProvider {
   }
 
   async claim(kind: string, shard: number): Promise<ClaimResult> {
-    const client = this.requireClient('claim');
+    this.requireClient('claim');
     const self = this.requireSelf('claim');
     const lease = this.lease;
     if (!lease || !lease.valid()) throw new LeaseLostError(`claim ${kind}/${shard}`);
     const key = this.requireKeys('claim').shard(kind, shard);
-    let res;
+    const value = encodeClaim({ member: self.id, incarnation: this.incarnation });
     try {
-      res = await client.kv.txn(
-        {
-          compare: [{ key, target: 'Create', result: 'Equal', create_revision: 0 }],
-          success: [
-            {
-              request_put: {
-                key,
-                value: encodeClaim({ member: self.id, incarnation: this.incarnation }),
-                lease: lease.id,
-              },
-            },
-          ],
-          failure: [{ request_range: { key } }],
-        },
-        { deadline: Date.now() + this.options.requestTimeoutMs },
-      );
+      return await this.batcher.claim(key, value, lease.id);
     } catch (err) {
       if (isLeaseNotFound(err)) {
         this.loseLease(lease, 'etcd rejected a claim: lease not found');
@@ -176,24 +167,11 @@ export class EtcdProvider implements ClusterProvider {
       }
       throw err;
     }
-    if (res.succeeded) return { epoch: Number(res.header.revision) };
-    const kv = res.responses[0]?.response_range?.kvs[0];
-    if (!kv) return { heldBy: '?' }; // deleted in between: the release event triggers a retry
-    if (String(kv.lease) === lease.id) return { epoch: Number(kv.create_revision) };
-    return { heldBy: claimHolder(kv) };
   }
 
   async release(kind: string, shard: number, epoch: number): Promise<void> {
-    const client = this.requireClient('release');
-    const key = this.requireKeys('release').shard(kind, shard);
-    await client.kv.txn(
-      {
-        compare: [{ key, target: 'Create', result: 'Equal', create_revision: epoch }],
-        success: [{ request_delete_range: { key } }],
-        failure: [],
-      },
-      { deadline: Date.now() + this.options.requestTimeoutMs },
-    );
+    this.requireClient('release');
+    await this.batcher.release(this.requireKeys('release').shard(kind, shard), epoch);
   }
 
   onClaimReleased(listener: (e: ClaimReleased) => void): () => void {

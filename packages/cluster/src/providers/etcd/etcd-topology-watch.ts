@@ -71,6 +71,21 @@ export class EtcdTopologyWatch {
     );
     watcher.on('error', (err) => this.logger.warn({ err }, 'etcd watch error'));
     this.watcher = watcher;
+    // Joined means "sees changes": wait for the watch to be live (it resumes from the load
+    // revision either way, so a slow start only delays events, it loses none).
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.logger.warn(
+          { timeoutMs: this.requestTimeoutMs },
+          'etcd watch not live yet; continuing',
+        );
+        resolve();
+      }, this.requestTimeoutMs);
+      watcher.once('connected', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /** Stops watching. */
