@@ -6,6 +6,18 @@ import { ConfigError } from './errors';
 /** Lease TTL of the etcd provider: a killed ponger's grains move after about this long. */
 const ETCD_TTL_SECONDS = 3;
 
+/** The SeedProvider class of @granary/cluster, if this build has one. */
+function seedProviderClass():
+  (new (options: Record<string, unknown>) => ClusterProvider) | undefined {
+  return (clusterPackage as Record<string, unknown>).SeedProvider as
+    (new (options: Record<string, unknown>) => ClusterProvider) | undefined;
+}
+
+/** True when @granary/cluster has SeedProvider (the demo's embedded default). */
+export function hasSeedProvider(): boolean {
+  return seedProviderClass() !== undefined;
+}
+
 /** The membership provider `config.provider` names, for this node. */
 export function createProvider(config: NodeConfig, logger: ClusterLogger): ClusterProvider {
   if (config.provider === 'etcd') {

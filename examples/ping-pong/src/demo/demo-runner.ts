@@ -11,6 +11,8 @@ import type { FailoverReport } from './pong-tracker';
 const SEED_READY_TIMEOUT_MS = 20_000;
 /** The grain the pinger calls (the Go original's `ponger-1`). */
 const PONGER_ID = 'ponger-1';
+/** How often --kill-after looks again for ponger-1's host when it had none yet. */
+const KILL_RETRY_MS = 100;
 /** Width of the `[name]` prefix, so the nodes' lines line up. */
 const PREFIX_WIDTH = 8;
 
@@ -149,14 +151,15 @@ export class DemoRunner {
     }
   }
 
-  private killPongerHost(): void {
+  private killPongerHost(retry = false): void {
     if (this.stopping !== undefined) return;
     const host = this.tracker.hostOf(PONGER_ID);
     const node = this.nodes.find((n) => n.name === host && n.role === 'ponger' && n.running);
     if (node === undefined) {
-      this.say(
-        `--kill-after: no running ponger node is known to host ${PONGER_ID} yet; nothing killed`,
-      );
+      if (!retry) {
+        this.say(`--kill-after: ${PONGER_ID} has no host yet; killing its node once it activates`);
+      }
+      this.timers.push(setTimeout(() => this.killPongerHost(true), KILL_RETRY_MS));
       return;
     }
     const at = Date.now();
