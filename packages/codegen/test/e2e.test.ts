@@ -12,8 +12,13 @@ import { UnimplementedError } from '../src/runtime';
 import type { Empty } from '../src/runtime';
 import { CalculatorClient, CalculatorGrain, calculatorKind } from './golden/e2e/calculator.granary';
 import type { DivideReply, DivideRequest, SleepRequest } from './golden/e2e/calculator.granary';
-import { PongerClient, PongerGrain, pongerKind } from './golden/messages/protos.granary';
-import type { PingMessage, PongMessage } from './golden/messages/protos.granary';
+import {
+  PingMessage,
+  PongerClient,
+  PongerGrain,
+  pongerKind,
+} from './golden/messages/protos.granary';
+import type { PongMessage } from './golden/messages/protos.granary';
 
 /** Pending Sleep calls; released in `after` so no grain turn outlives the test. */
 const sleepers = new Set<() => void>();
@@ -42,9 +47,20 @@ class Calculator extends CalculatorGrain {
   }
 }
 
+/** Plain (non-rpc) messages the Ponger grains received, with the member that got them. */
+const plainReceived: { cnt: string; member: string }[] = [];
+let onPlain: (() => void) | undefined;
+
 class Ponger extends PongerGrain {
   override ping(ping: PingMessage): PongMessage {
     return { cnt: (BigInt(ping.cnt) + 1n).toString() };
+  }
+
+  override receiveDefault(ctx: GrainContext): void {
+    if (PingMessage.is(ctx.message)) {
+      plainReceived.push({ cnt: PingMessage.from(ctx.message).cnt, member: ctx.cluster.id });
+      onPlain?.();
+    }
   }
 }
 
@@ -79,24 +95,28 @@ describe('generated code on a 2-node cluster (end to end)', function () {
     await Promise.all([a?.shutdown({ graceful: false }), b?.shutdown({ graceful: false })]);
   });
 
+  /** Waits until both members see each other. */
+  async function bothJoined(): Promise<void> {
+    if (a.topology.members.length >= 2) return;
+    await new Promise<void>((resolve) => {
+      const off = a.on('member-joined', () => {
+        if (a.topology.members.length >= 2) {
+          off();
+          resolve();
+        }
+      });
+    });
+  }
+
   /**
    * An identity whose shard node-b owns, so a call from node-a crosses the network; one
    * `prefix` per test, so a grain blocked by one test does not hold up another.
    */
-  async function identityOnB(prefix: string): Promise<string> {
-    if (a.topology.members.length < 2) {
-      await new Promise<void>((resolve) => {
-        const off = a.on('member-joined', () => {
-          if (a.topology.members.length >= 2) {
-            off();
-            resolve();
-          }
-        });
-      });
-    }
+  async function identityOnB(prefix: string, kindName = CALCULATOR): Promise<string> {
+    await bothJoined();
     for (let i = 0; ; i++) {
       const identity = `${prefix}-${i}`;
-      if (a.ownerOf(CALCULATOR, a.shardOf(CALCULATOR, identity))?.id === 'node-b') return identity;
+      if (a.ownerOf(kindName, a.shardOf(kindName, identity))?.id === 'node-b') return identity;
     }
   }
 
@@ -152,5 +172,13 @@ describe('generated code on a 2-node cluster (end to end)', function () {
     expect(err).to.have.property('code', 'ERR_UNIMPLEMENTED');
     expect((err as UnimplementedError).method).to.equal('granary.test.e2e.Calculator/Square');
     expect((err as Error).cause).to.be.instanceOf(GrainError);
+  });
+
+  it('a plain message sent with cluster.send reaches receiveDefault on the other node', async () => {
+    const identity = await identityOnB('plain', PongerGrain.kindName);
+    const arrived = new Promise<void>((resolve) => (onPlain = resolve));
+    a.send(PongerGrain.kindName, identity, PingMessage.create({ cnt: '18446744073709551615' }));
+    await arrived;
+    expect(plainReceived).to.deep.equal([{ cnt: '18446744073709551615', member: 'node-b' }]);
   });
 });

@@ -1,6 +1,6 @@
-import type { IConversionOptions, Type } from 'protobufjs';
+import type { IConversionOptions, Message, Type } from 'protobufjs';
 import { PayloadDecodeError } from './errors';
-import { tagTypeName } from './type-tag';
+import { tagTypeName, typeNameOf } from './type-tag';
 
 /**
  * Encoder and decoder of one message type, as generated modules export it under the message's
@@ -20,6 +20,13 @@ export interface MessageCodec<T> {
    * this protobuf type instead of JSON.
    */
   create(message: T): T;
+  /** True when `value` carries this type's name (tagged by `create`, or decoded by a registry). */
+  is(value: unknown): boolean;
+  /**
+   * `value` (a message of this type as a registry decoded it, e.g. a protobufjs message with
+   * `Long`s, as `receiveDefault` gets it from another node) in the representation above.
+   */
+  from(value: unknown): T;
 }
 
 /** toObject options giving the documented representation. */
@@ -97,5 +104,22 @@ export class ProtobufMessageCodec<T> implements MessageCodec<T> {
 
   create(message: T): T {
     return tagTypeName(this.typeName, message as object) as T;
+  }
+
+  is(value: unknown): boolean {
+    return typeNameOf(value) === this.typeName;
+  }
+
+  from(value: unknown): T {
+    if (typeof value !== 'object' || value === null) {
+      throw new PayloadDecodeError(this.typeName, { cause: new TypeError(`got ${typeof value}`) });
+    }
+    const message =
+      value instanceof this.type.ctor
+        ? (value as Message)
+        : this.type.fromObject(value as Record<string, unknown>);
+    const object = this.type.toObject(message, TO_OBJECT);
+    dropUnsetMessages(this.type, object);
+    return object as T;
   }
 }

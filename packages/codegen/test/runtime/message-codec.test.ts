@@ -129,6 +129,26 @@ describe('MessageCodec', () => {
     expect(Address.typeName).to.equal('granary.test.common.Address');
   });
 
+  it('is() recognizes created and registry-decoded messages of its type only', () => {
+    const type = registry.types.get('granary.test.common.Address')!;
+    expect(Address.is(Address.create({ street: 'a', city: 'b' }))).to.equal(true);
+    expect(Address.is(type.decode(Address.encode({ street: 'a', city: 'b' })))).to.equal(true);
+    expect(Address.is({ street: 'a', city: 'b' })).to.equal(false);
+    expect(AllScalars.is(Address.create({ street: 'a', city: 'b' }))).to.equal(false);
+  });
+
+  it('from() turns a protobufjs message (Longs, nulls) into the plain representation', () => {
+    const type = registry.types.get('granary.test.common.AllScalars')!;
+    const decoded = type.decode(
+      AllScalars.encode({ fUint64: '18446744073709551615' } as AllScalars),
+    );
+    const plain = AllScalars.from(decoded);
+    expect(plain.fUint64).to.equal('18446744073709551615');
+    expect(plain.manyInt64).to.deep.equal([]);
+    expect(AllScalars.from({ fInt64: '5' }).fInt64).to.equal('5');
+    expect(() => AllScalars.from(42)).to.throw(PayloadDecodeError);
+  });
+
   it('decoding bytes that are not the type throws PayloadDecodeError naming the type', () => {
     expect(() => Address.decode(new Uint8Array([0x0a, 0xff, 0xff, 0xff])))
       .to.throw(PayloadDecodeError)
