@@ -150,9 +150,19 @@ export class Endpoint {
 
   private connect(): void {
     this.state = 'connecting';
-    const client = new grpc.Client(this.address, this.host.credentials, this.host.channelOptions);
+    let client: grpc.Client;
+    let stream: grpc.ClientDuplexStream<Buffer, Buffer>;
+    try {
+      client = new grpc.Client(this.address, this.host.credentials, this.host.channelOptions);
+      stream = client.makeBidiStreamRequest(CONNECT_METHOD, identity, identity);
+    } catch (err) {
+      // An address grpc cannot even parse: unreachable like any other, never a throw into send().
+      const message = `cannot connect to ${this.address}: ${(err as Error).message}`;
+      return this.connectFailed(
+        new EndpointUnavailableError(this.address, message, { cause: err }),
+      );
+    }
     this.client = client;
-    const stream = client.makeBidiStreamRequest(CONNECT_METHOD, identity, identity);
     let acked = false;
     const link = new StreamLink(stream, 'client', this.address, {
       onFrame: (l, frame) => {
@@ -218,8 +228,11 @@ export class Endpoint {
   }
 
   private connectFailed(error: Error): void {
-    this.host.logger.warn(
-      { peer: this.address, err: error.message },
+    // The first failure is news; the retries of a peer that stays away are not (debug).
+    const log = this.attempts === 0 ? this.host.logger.warn : this.host.logger.debug;
+    log.call(
+      this.host.logger,
+      { peer: this.address, err: error.message, attempt: this.attempts + 1 },
       'remote endpoint unreachable',
     );
     this.goDown(error);

@@ -120,6 +120,15 @@ describe('Remote failures (child processes)', function () {
     expect(Date.now() - start).to.be.below(5000);
   });
 
+  it('rejects requests to an address grpc cannot parse or resolve, without throwing', async () => {
+    for (const address of ['', 'no such host:::1']) {
+      const err = await rejectionOf(
+        a.system.root.request(new PID(address, 'x'), 'hello', { timeoutMs: 20000 }),
+      );
+      expect(err).to.be.instanceOf(EndpointUnavailableError);
+    }
+  });
+
   it('watching an actor on an unreachable node delivers Terminated with address-terminated', async () => {
     const ghost = new PID(`127.0.0.1:${await freePort()}`, 'ghost');
     let resolveTerminated!: (t: Terminated) => void;
