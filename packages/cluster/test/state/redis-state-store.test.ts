@@ -104,6 +104,7 @@ describe('RedisStateStore', () => {
         status: 'ready',
         options: { commandTimeout: 1000 },
         defineCommand: () => undefined,
+        on: () => undefined,
         hmgetBuffer: fail,
         granaryStateWriteV1: fail,
         granaryStateClearV1: fail,

@@ -1,4 +1,5 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import { NOOP_LOGGER, type ClusterLogger } from '../../internal/logger';
 
 /** Options of {@link RedisStateStore}. Give `url` or `client`, not both. */
 export interface RedisStateStoreOptions {
@@ -41,6 +42,11 @@ export interface RedisStateStoreOptions {
    * @default {}
    */
   redisOptions?: RedisOptions;
+  /**
+   * Where the store reports losing and regaining Redis (once per outage, not per retry).
+   * @default a logger that drops everything
+   */
+  logger?: ClusterLogger;
 }
 
 /** Defaults of {@link RedisStateStoreOptions}. */
@@ -50,6 +56,7 @@ export const DEFAULT_REDIS_STATE_STORE_OPTIONS = {
   commandTimeoutMs: 2000,
   tombstoneTtlMs: null as number | null,
   redisOptions: {} as RedisOptions,
+  logger: NOOP_LOGGER,
 };
 
 /**

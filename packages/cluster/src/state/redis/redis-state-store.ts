@@ -1,4 +1,5 @@
 import { Redis, type Cluster } from 'ioredis';
+import type { ClusterLogger } from '../../internal/logger';
 import {
   InconsistentStateError,
   StateArgumentError,
@@ -79,11 +80,34 @@ export class RedisStateStore implements StateStore {
         autoResendUnfulfilledCommands: false,
         commandTimeout: o.commandTimeoutMs,
       });
-    // Without a listener ioredis reports every failed reconnect as an unhandled 'error'.
-    if (this.ownsClient) client.on('error', () => {});
+    this.watchConnection(client, o.logger);
     client.defineCommand(WRITE_COMMAND, { numberOfKeys: 1, lua: WRITE_SCRIPT });
     client.defineCommand(CLEAR_COMMAND, { numberOfKeys: 1, lua: CLEAR_SCRIPT });
     this.client = client as Client;
+  }
+
+  /**
+   * Logs an outage once when it starts and once when Redis is back. The listener also keeps
+   * ioredis from reporting every failed reconnect of the store's own client as unhandled.
+   */
+  private watchConnection(client: Redis | Cluster, logger: ClusterLogger): void {
+    let down = false;
+    const lost = (detail: string): void => {
+      if (down) return;
+      down = true;
+      logger.warn(
+        { detail, keyPrefix: this.keyPrefix },
+        'state store lost Redis; calls fail with StateUnavailableError until it is back',
+      );
+    };
+    // 'reconnecting' follows a closed connection; 'error' also covers a first connect that fails.
+    client.on('reconnecting', () => lost('connection closed'));
+    client.on('error', (err: Error) => lost(err.message));
+    client.on('ready', () => {
+      if (!down) return;
+      down = false;
+      logger.info({ keyPrefix: this.keyPrefix }, 'state store reconnected to Redis');
+    });
   }
 
   /** The Redis key of one grain's state (for operators and tests). */
@@ -193,6 +217,9 @@ export class RedisStateStore implements StateStore {
    * so a thousand callers add one listener, not a thousand.
    */
   private waitReady(): Promise<void> {
+    if (this.client.status === 'end') {
+      return Promise.reject(new Error('Redis client is closed (status end)'));
+    }
     if (this.client.status === 'wait') void this.client.connect().catch(() => {});
     this.readyWait ??= new Promise<void>((resolve, reject) => {
       const onReady = (): void => {
