@@ -118,7 +118,11 @@ export class Cluster {
     message: unknown,
     options?: GrainCallOptions,
   ): Promise<T> {
-    this.assertRunning('request');
+    try {
+      this.assertRunning('request');
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     return this.grains.request<T>(kind, identity, message, options);
   }
 
@@ -242,6 +246,7 @@ export class Cluster {
         id: this.id,
         address: this.address,
         kinds: [...this.shardCounts.keys()],
+        system: this.grains?.system,
       });
     } catch (err) {
       for (const off of this.unsubscribe) off();

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { AbortError, MailboxFullError, PID, TimeoutError, type ActorSystem } from '@granary/core';
 import {
   ActivationDeniedError,
+  ClusterStoppedError,
   DeadlineExceededError,
   DeadlockError,
   GrainError,
@@ -16,6 +17,7 @@ import type { GrainCallOptions } from './grain';
 import { ROUTER_ID } from './grain-router';
 import { callHeader } from './internal/call-headers';
 import { asControl } from './internal/control-replies';
+import { yieldIfStarving } from './internal/loop-fairness';
 import type { ParentCall } from './internal/grain-host';
 
 /** First wait before retrying a placement or transport failure: a claim takes a few ms. */
@@ -32,6 +34,8 @@ export interface CallerDeps {
   topology(): Topology;
   shardCountOf(kind: string): number;
   onSendFailed(kind: string, identity: string, error: unknown): void;
+  /** True once the member's actor system shuts down: calls from it end at once. */
+  stopped(): boolean;
 }
 
 /**
@@ -84,12 +88,15 @@ export class GrainCaller {
     let followedHint = false;
     for (;;) {
       if (signal?.aborted) throw new AbortError(`${kind}/${identity}`, signal.reason);
+      if (this.deps.stopped()) throw new ClusterStoppedError(`request to ${kind}/${identity}`);
       const remaining = deadline - Date.now();
       if (remaining <= 0) {
         throw new DeadlineExceededError(kind, identity, deadline - start, attempts, {
           cause: last,
         });
       }
+      const starving = yieldIfStarving();
+      if (starving !== undefined) await starving;
       const address = hint ?? this.ownerAddress(kind, shard);
       hint = undefined;
       if (address !== undefined) {
@@ -160,11 +167,16 @@ export class GrainCaller {
     const topology = this.deps.topology();
     const owner = ownerOf(kind, shard, topology);
     if (owner !== undefined) return owner.address;
-    if (!topology.members.some((m) => m.kinds.includes(kind))) throw new UnknownKindError(kind);
+    // An empty view (this member is re-registering) says nothing about the kind: retry.
+    const members = topology.members;
+    if (members.length > 0 && !members.some((m) => m.kinds.includes(kind))) {
+      throw new UnknownKindError(kind);
+    }
     return undefined;
   }
 
   private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.deps.system.timers.schedule(ms, resolve));
+    // A plain timer: the system's wheel stops at shutdown and would never wake this call.
+    return new Promise((resolve) => setTimeout(resolve, ms));
   }
 }

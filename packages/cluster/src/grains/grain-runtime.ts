@@ -70,6 +70,7 @@ export class GrainRuntime implements GrainHost {
         this.slots.get(kind)?.shardCount ?? this.cluster_().shardCountOf(kind),
       onSendFailed: (kind, identity, err) =>
         this.logger.warn({ err, grain: `${kind}/${identity}` }, 'grain send was not delivered'),
+      stopped: () => this.stopped || system.isShuttingDown,
     });
   }
 

@@ -1,0 +1,81 @@
+import { expect } from 'chai';
+import { DeadlockError, GrainError } from '../../src/errors';
+import type { Grain, GrainContext } from '../../src/grains/grain';
+import { kind } from '../../src/grains/kind';
+import { MemoryNodes } from './memory-nodes';
+
+/** Forwards `{ hops: [kind/id, ...] }` to the next hop; the last one answers. */
+class Hop implements Grain {
+  async receive(ctx: GrainContext): Promise<unknown> {
+    const { hops, seen } = ctx.message as { hops: string[]; seen?: number };
+    if (hops.length === 0) return { seen: seen ?? 0, remaining: ctx.remainingMs };
+    const [next, ...rest] = hops;
+    const [k, id] = next!.split('/');
+    return ctx.request(k!, id!, { hops: rest, seen: (seen ?? 0) + 1 });
+  }
+}
+
+describe('call chains and deadlock detection', function () {
+  this.timeout(20_000);
+  const nodes = new MemoryNodes(() => [
+    kind('hop', () => new Hop(), { shardCount: 16 }),
+    kind('rhop', () => new Hop(), { shardCount: 16, reentrant: true }),
+  ]);
+  before(async () => {
+    await nodes.add('d1');
+    await nodes.add('d2');
+  });
+  after(() => nodes.stopAll());
+
+  it('A -> B -> A among non-reentrant grains rejects with DeadlockError well before the timeout', async () => {
+    const t0 = Date.now();
+    const err = await nodes.nodes[0]!.request(
+      'hop',
+      'A',
+      { hops: ['hop/B', 'hop/A'] },
+      { timeoutMs: 5000 },
+    ).catch((e: unknown) => e);
+    const took = Date.now() - t0;
+    // B's call to A fails with DeadlockError; B rethrows it, so A's caller sees it as B's GrainError
+    expect(err).to.be.instanceOf(GrainError);
+    expect(err).to.have.property('code', 'ERR_DEADLOCK');
+    expect((err as Error).message).to.contain('hop/A -> hop/B -> hop/A');
+    expect(took).to.be.below(1000);
+  });
+
+  it('a grain calling itself is a deadlock too', async () => {
+    const err = await nodes.nodes[1]!.request(
+      'hop',
+      'self',
+      { hops: ['hop/self'] },
+      { timeoutMs: 5000 },
+    ).catch((e: unknown) => e);
+    expect(err).to.have.property('code', 'ERR_DEADLOCK');
+  });
+
+  it('a reentrant kind allows the cycle', async () => {
+    const reply = await nodes.nodes[0]!.request<{ seen: number }>(
+      'rhop',
+      'A',
+      { hops: ['rhop/B', 'rhop/A', 'rhop/B'] },
+      { timeoutMs: 5000 },
+    );
+    expect(reply.seen).to.equal(3);
+  });
+
+  it('the deadline travels down the chain: the last grain sees less time than the first had', async () => {
+    const reply = await nodes.nodes[0]!.request<{ remaining: number }>(
+      'hop',
+      'X',
+      { hops: ['hop/Y', 'hop/Z'] },
+      { timeoutMs: 2000 },
+    );
+    expect(reply.remaining).to.be.above(0).and.at.most(2000);
+  });
+
+  it('DeadlockError is thrown as such to the grain that makes the cyclic call', () => {
+    const e = new DeadlockError(['k/a', 'k/b', 'k/a']);
+    expect(e.message).to.contain('k/a -> k/b -> k/a');
+    expect(e.code).to.equal('ERR_DEADLOCK');
+  });
+});
