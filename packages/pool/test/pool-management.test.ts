@@ -1,10 +1,18 @@
 import { expect } from 'chai';
-import { ActorSystem, DeadLetterError, silentLogger, type PID } from '@granary/core';
+import {
+  ActorSystem,
+  DeadLetterError,
+  Props,
+  silentLogger,
+  type PID,
+  type Supervisor,
+  type SupervisorStrategy,
+} from '@granary/core';
 import { PoolOptionsError, PoolStateError, PoolUnhandledRequestError } from '../src/errors';
 import { spawnPool } from '../src/pool';
 import type { PoolContext } from '../src/pool-behavior';
 import { inspectPool, requestUrgent } from '../src/urgent';
-import { behavior, gate, Recorder, rejection, until, type Seen } from './pool-support';
+import { behavior, gate, Recorder, rejection, tick, until, type Seen } from './pool-support';
 
 describe('Pool management', () => {
   let system: ActorSystem;
@@ -202,6 +210,56 @@ describe('Pool management', () => {
   });
 
   describe('pool actor failure', () => {
+    it('holds work sent while its supervisor decides, then gives it to the new workers', async () => {
+      // The pool's parent decides only when the test says so, to hold the pool actor failed.
+      let decide: (() => void) | undefined;
+      const supervisor: SupervisorStrategy = {
+        handleFailure: (s: Supervisor, child: PID) => {
+          decide = () => s.restartChildren(child);
+        },
+      };
+      const log: Seen[] = [];
+      const parent = system.root.spawn(
+        Props.fromFunc(
+          (ctx) => {
+            if (ctx.message !== 'spawn') return;
+            ctx.respond(
+              spawnPool(
+                ctx,
+                behavior(
+                  { poolSize: 2, workerProps: () => new Recorder(log) },
+                  {
+                    handleMessage: () => {
+                      throw new Error('management bug');
+                    },
+                  },
+                ),
+              ),
+            );
+          },
+          { supervisor },
+        ),
+      );
+      const pool = await system.root.request<PID>(parent, 'spawn');
+      const before = (await workersOf(pool)).map((p) => p.id);
+      system.root.send(pool, 'boom', { priority: 'urgent' });
+      await until(() => decide !== undefined);
+      let settled = 0;
+      const during = [1, 2, 3].map((i) =>
+        system.root.request<{ worker: string }>(pool, i).finally(() => settled++),
+      );
+      for (let i = 0; i < 20; i++) await tick();
+      expect(settled).to.equal(0);
+      expect(log).to.have.length(0);
+      decide!();
+      const replies = await Promise.all(during);
+      const after = (await workersOf(pool)).map((p) => p.id);
+      for (const r of replies) {
+        expect(after).to.include(r.worker);
+        expect(before).to.not.include(r.worker);
+      }
+    });
+
     it('restarts with fresh workers when handleMessage throws, and keeps routing', async () => {
       const log: Seen[] = [];
       const pool = spawnPool(

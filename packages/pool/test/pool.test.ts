@@ -223,6 +223,28 @@ describe('Pool', () => {
       expect((await inspectPool(system.root, pool)).worker_restarts).to.equal(1);
     });
 
+    it('skips a dead worker whose replacement cannot be made, without throwing into the sender', async () => {
+      const log: Seen[] = [];
+      let made = 0;
+      const pool = spawnPool(
+        system.root,
+        behavior({
+          poolSize: 2,
+          workerProps: () => {
+            if (++made > 2) throw new Error('out of licences');
+            return new Recorder(log);
+          },
+        }),
+      );
+      const [w0, w1] = await workersOf(pool);
+      const gone = system.root.watch(w0!);
+      system.root.stop(w0!);
+      await gone;
+      const reply = await system.root.request<{ worker: string }>(pool, 'x', { timeoutMs: 10_000 });
+      expect(reply.worker).to.equal(w1!.id);
+      expect((await inspectPool(system.root, pool)).worker_restarts).to.equal(0);
+    });
+
     it('forwards a message sent right after a worker died to its replacement', async () => {
       const log: Seen[] = [];
       const pool = spawnPool(

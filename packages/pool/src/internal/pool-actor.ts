@@ -17,6 +17,15 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | undefined)?.then === 'function';
 }
 
+function isLifecycle(message: unknown): boolean {
+  return (
+    message instanceof Restarting ||
+    message instanceof Started ||
+    message instanceof Stopping ||
+    message instanceof Stopped
+  );
+}
+
 function typeName(message: unknown): string {
   if (message === null || typeof message !== 'object') return typeof message;
   return message.constructor?.name ?? 'Object';
@@ -33,6 +42,7 @@ export class PoolActor implements Actor {
   receive(ctx: Context): void | Promise<void> {
     const m = ctx.message;
     const router = this.router;
+    if (router.state === 'suspended' && !isLifecycle(m)) router.resume();
     if (m instanceof PendingMessage) router.route(m.message, ctx.sender, m.header);
     else if (m instanceof UrgentMessage) return this.urgent(ctx, m.message);
     else if (m instanceof Terminated) router.onTerminated(m.who);
@@ -52,7 +62,7 @@ export class PoolActor implements Actor {
     const behavior = router.behavior;
     const isCall = ctx.sender !== undefined && ctx.sender.id.startsWith(FUTURE_PREFIX);
     if (!isCall) {
-      if (behavior.handleMessage) return behavior.handleMessage(router, message);
+      if (behavior.handleMessage) return this.guard(() => behavior.handleMessage!(router, message));
       ctx.system.logger.warn(
         { pool: router.self.toString(), type: typeName(message) },
         'urgent message not handled by the pool (no handleMessage)',
@@ -76,6 +86,25 @@ export class PoolActor implements Actor {
       (value) => this.reply(ctx, message, value),
       (err: unknown) => ctx.respond(err instanceof Error ? err : new Error(String(err))),
     );
+  }
+
+  /**
+   * Runs a callback whose failure fails the pool actor; the router stops routing and
+   * spawning at once (before the supervisor's decision arrives), so no worker is spawned
+   * into a restart and no work is sent to workers about to be stopped.
+   */
+  private guard(callback: () => void | Promise<void>): void | Promise<void> {
+    const fail = (err: unknown): never => {
+      this.router.suspend();
+      throw err;
+    };
+    let result: void | Promise<void>;
+    try {
+      result = callback();
+    } catch (err) {
+      return fail(err);
+    }
+    return isThenable(result) ? Promise.resolve(result).catch(fail) : result;
   }
 
   private reply(ctx: Context, request: unknown, reply: unknown): void {

@@ -21,12 +21,16 @@ import { Slot, WorkerFactory } from './worker-factory';
 /**
  * ```
  *  init ──start──▶ running ──drain (PoisonPill)──▶ draining ──last worker gone──┐
- *                   │  ▲                                                        ▼
- *       Restarting  ▼  │ start                                        stopping ──▶ stopped
- *                 restarting                    (Stop, from any state) ──▲
+ *                  │ ▲   ▲                                                       ▼
+ *   callback threw │ │   │ resume                                  stopping ──▶ stopped
+ *                  ▼ │   │                           (Stop, from any state) ──▲
+ *             suspended ─┴─Restarting──▶ restarting ──start──▶ running
  * ```
+ * While `init`, `suspended` or `restarting`, user-lane messages wait in the pool actor's
+ * mailbox (it is paused or about to start) and no worker is spawned from the router.
  */
-export type PoolState = 'init' | 'running' | 'restarting' | 'draining' | 'stopping' | 'stopped';
+export type PoolState =
+  'init' | 'running' | 'suspended' | 'restarting' | 'draining' | 'stopping' | 'stopped';
 
 /**
  * The process behind a pool's PID. Like Proto.Actor's router process, it routes user-lane
@@ -149,7 +153,7 @@ export class PoolRouter implements Process, PoolContext, WorkerLoad {
       if (message instanceof PoisonPill) {
         this.root.send(this.actor, DRAIN_POOL, { priority: 'urgent' });
       } else this.route(message, sender, header);
-    } else if (this.state === 'init' || this.state === 'restarting') {
+    } else if (this.state === 'init' || this.state === 'suspended' || this.state === 'restarting') {
       const pending =
         message instanceof PoisonPill ? DRAIN_POOL : new PendingMessage(message, header);
       this.root.send(this.actor, pending, { sender });
@@ -215,7 +219,7 @@ export class PoolRouter implements Process, PoolContext, WorkerLoad {
   ): boolean {
     // A live local worker's process is cached on its PID, so this costs no map lookup; once
     // the worker is gone, the registry answers with another process (dead letters).
-    if (this.registry.get(slot.pid) !== slot.process) this.replace(slot);
+    if (this.registry.get(slot.pid) !== slot.process && !this.replace(slot)) return false;
     const root = this.root;
     const ok =
       sender === undefined && header === undefined
@@ -239,6 +243,16 @@ export class PoolRouter implements Process, PoolContext, WorkerLoad {
     this.slots = [];
     for (let i = 0; i < this.targetSize; i++) this.slots.push(this.spawn(new Slot(i)));
     this.state = 'running';
+  }
+
+  /** A callback threw: the pool actor waits for its supervisor (restart, stop or resume). */
+  suspend(): void {
+    if (this.state === 'running') this.state = 'suspended';
+  }
+
+  /** The supervisor resumed the pool actor (it got a message that is not a lifecycle one). */
+  resume(): void {
+    if (this.state === 'suspended') this.state = 'running';
   }
 
   restarting(): void {
@@ -300,9 +314,23 @@ export class PoolRouter implements Process, PoolContext, WorkerLoad {
     return slot;
   }
 
-  private replace(slot: Slot): void {
+  /**
+   * Spawns a replacement in a dead worker's slot. A factory that throws here must not throw
+   * into a sender's `send` (routing runs on the sender's stack): it is logged, and the slot
+   * stays dead until the next attempt.
+   */
+  private replace(slot: Slot): boolean {
+    try {
+      this.spawn(slot);
+    } catch (err) {
+      this.system.logger.error(
+        { pool: this.self.toString(), err },
+        'could not replace a dead pool worker (workerProps threw)',
+      );
+      return false;
+    }
     this.restarts++;
-    this.spawn(slot);
+    return true;
   }
 
   private retire(pid: PID): void {
