@@ -168,6 +168,8 @@ export class Endpoint {
       onFrame: (l, frame) => {
         if (acked) return this.host.linkHandlers.onFrame(l, frame);
         acked = true;
+        // An attempt overtaken by close(), a goodbye or a timeout: not ours to adopt any more.
+        if (this.client !== client || this.state !== 'connecting') return l.end();
         this.onAck(l, frame);
       },
       onClose: (l, error) => {
@@ -189,13 +191,14 @@ export class Endpoint {
     link.write(encodeFrame({ handshake: this.host.handshake }));
     this.timer = setTimeout(() => {
       if (this.client !== client || this.state !== 'connecting') return;
-      link.abort(grpc.status.DEADLINE_EXCEEDED, 'handshake timed out');
+      // Fail first, so the abort's onClose finds the attempt already over (one down, not two).
       this.connectFailed(
         new EndpointUnavailableError(
           this.address,
           `connecting to ${this.address} took over ${this.host.connectTimeoutMs} ms (connectTimeoutMs)`,
         ),
       );
+      link.abort(grpc.status.DEADLINE_EXCEEDED, 'handshake timed out');
     }, this.host.connectTimeoutMs);
   }
 

@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { freePort } from '@granary/testkit';
 import { expect } from 'chai';
@@ -126,6 +127,25 @@ describe('Remote failures (child processes)', function () {
         a.system.root.request(new PID(address, 'x'), 'hello', { timeoutMs: 20000 }),
       );
       expect(err).to.be.instanceOf(EndpointUnavailableError);
+    }
+  });
+
+  it('gives up a connect attempt after connectTimeoutMs when the peer never answers', async () => {
+    const silent = net.createServer((socket) => socket.on('error', () => undefined));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as net.AddressInfo;
+    const impatient = await startNode({ connectTimeoutMs: 200 });
+    nodes.push(impatient);
+    try {
+      const err = await rejectionOf(
+        impatient.system.root.request(new PID(`127.0.0.1:${port}`, 'x'), 'hello', {
+          timeoutMs: 20000,
+        }),
+      );
+      expect(err).to.be.instanceOf(EndpointUnavailableError);
+      expect(err.message).to.contain('connectTimeoutMs');
+    } finally {
+      silent.close();
     }
   });
 
