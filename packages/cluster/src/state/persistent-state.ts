@@ -18,7 +18,12 @@ export interface PersistentStateOptions<T> {
   id: string;
   /** The kind's state codec (`jsonStateCodec()` or `protobufStateCodec(...)`). */
   codec: StateCodec<T>;
-  /** The current epoch of the shard the activation belongs to; read on every write and clear. */
+  /**
+   * The epoch of the shard claim the activation runs under; read on every write and clear.
+   * Capture `ctx.epoch` once in onActivate and return that: during a drain or shutdown the
+   * member may already have let go of the claim, and a live lookup would then fence the
+   * activation's own final save.
+   */
   epoch: () => number;
   /** The state of a grain that has none stored yet (called on load and after clear). */
   initial: () => T;
@@ -35,7 +40,8 @@ export interface PersistentStateOptions<T> {
  *    the error; the next call tries a new activation.
  * 2. The grain reads and replaces `ps.state` (in-place mutation of an object is fine too).
  * 3. `writeState()` of the grain → `await ps.write()`; `clearState()` → `await ps.clear()`.
- *    `epoch` must return the epoch of the claim under which this activation runs.
+ *    `epoch` must return the epoch of the claim under which this activation was created
+ *    (captured at activation: `const epoch = ctx.epoch; ... epoch: () => epoch`).
  * 4. `persistOnDeactivate`: on passivation or drain call `await ps.writeIfChanged()` before the
  *    activation is gone (it writes only when the encoded state differs from the last stored).
  * 5. InconsistentStateError from write/clear/writeIfChanged: reject the caller with it and
@@ -47,7 +53,7 @@ export interface PersistentStateOptions<T> {
  * @example
  * const ps = new PersistentState({
  *   store, kind: 'counter', id: 'a', codec: jsonStateCodec<{ n: number }>(),
- *   epoch: () => claim.epoch, initial: () => ({ n: 0 }),
+ *   epoch: () => activationEpoch, initial: () => ({ n: 0 }),
  * });
  * await ps.load(Date.now() + 5000);
  * ps.state = { n: ps.state.n + 1 };
