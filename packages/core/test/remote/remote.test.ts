@@ -4,6 +4,7 @@ import { DeadLetterEvent } from '../../src/dead-letters';
 import {
   AbortError,
   DeadLetterError,
+  InvalidOptionError,
   MessageTooLargeError,
   NameExistsError,
   TimeoutError,
@@ -12,7 +13,10 @@ import {
 } from '../../src/errors';
 import type { Context } from '../../src/context';
 import { Terminated } from '../../src/messages';
+import { ActorSystem } from '../../src/actor-system';
+import { silentLogger } from '../../src/logger';
 import { PID } from '../../src/pid';
+import { Remote } from '../../src/remote/remote';
 import { Props } from '../../src/props';
 import { SerializationRegistry } from '../../src/serialization/serialization-registry';
 import type { TestNode } from './helpers';
@@ -48,6 +52,36 @@ describe('Remote', function () {
       expect(a.address).to.match(/^127\.0\.0\.1:\d+$/);
       expect(a.system.registry.address).to.equal(a.address);
       expect(a.address).to.not.equal(b.address);
+    });
+  });
+
+  describe('start options', () => {
+    it('advertises advertisedHost instead of the bound host, and peers reach it there', async () => {
+      const c = await startNode({ host: '127.0.0.1', advertisedHost: 'localhost' });
+      nodes.push(c);
+      expect(c.address).to.match(/^localhost:\d+$/);
+      c.system.root.spawnNamed(echo, 'echo');
+      const reply = await a.system.root.request(new PID(c.address, 'echo'), 'via-localhost', {
+        timeoutMs: 5000,
+      });
+      expect(reply).to.deep.equal({ echo: 'via-localhost', headers: {} });
+    });
+
+    it('rejects out-of-range options with InvalidOptionError naming the option', async () => {
+      const system = new ActorSystem({ logger: silentLogger });
+      try {
+        for (const [options, option] of [
+          [{ batchSize: 0 }, 'batchSize'],
+          [{ maxMessageBytes: -1 }, 'maxMessageBytes'],
+          [{ port: 70000 }, 'port'],
+        ] as const) {
+          const err = await rejectionOf(new Remote(system).start(options));
+          expect(err).to.be.instanceOf(InvalidOptionError);
+          expect((err as InvalidOptionError).option).to.equal(option);
+        }
+      } finally {
+        await system.shutdown();
+      }
     });
   });
 
