@@ -29,6 +29,8 @@ describe('golden files', () => {
       'common/types.proto',
       'e2e/calculator.proto',
       'keywords/keywords.proto',
+      'legacy/legacy.proto',
+      'legacy/uses_public.proto',
       'messages/protos.proto',
       'shop/events.proto',
       'shop/orders.proto',

@@ -1,4 +1,5 @@
-import type { IConversionOptions, Message, Type } from 'protobufjs';
+import { Enum, Type } from 'protobufjs';
+import type { Field, IConversionOptions, Message } from 'protobufjs';
 import { PayloadDecodeError } from './errors';
 import { tagTypeName, typeNameOf } from './type-tag';
 
@@ -29,52 +30,85 @@ export interface MessageCodec<T> {
   from(value: unknown): T;
 }
 
-/** toObject options giving the documented representation. */
+/**
+ * toObject options giving the documented representation. `defaults: false` keeps presence
+ * (unset message fields, proto3 `optional` and proto2 `optional` stay absent); the defaults of
+ * implicit-presence scalars are filled in afterwards by `complete`.
+ */
 const TO_OBJECT: IConversionOptions = {
   longs: String,
   enums: Number,
-  defaults: true,
+  defaults: false,
   arrays: true,
   objects: true,
   oneofs: true,
 };
 
-/** How to clean one message-typed field after toObject (which sets unset messages to null). */
-interface MessageFieldPlan {
-  readonly name: string;
-  readonly mode: 'single' | 'repeated' | 'map';
-  readonly type: Type;
+/** Per message type: scalars to default when absent, and message fields to descend into. */
+interface CompletionPlan {
+  readonly defaults: readonly (readonly [name: string, value: () => unknown])[];
+  readonly messages: readonly {
+    readonly name: string;
+    readonly mode: 'single' | 'repeated' | 'map';
+    readonly type: Type;
+  }[];
 }
 
-const plans = new WeakMap<Type, readonly MessageFieldPlan[]>();
+const plans = new WeakMap<Type, CompletionPlan>();
 
-function planOf(type: Type): readonly MessageFieldPlan[] {
+/** The zero value of an implicit-presence scalar in the documented representation. */
+function zeroOf(field: Field): () => unknown {
+  if (field.resolvedType instanceof Enum) return () => 0;
+  switch (field.type) {
+    case 'string':
+      return () => '';
+    case 'bool':
+      return () => false;
+    case 'bytes':
+      return () => new Uint8Array(0);
+    case 'int64':
+    case 'uint64':
+    case 'sint64':
+    case 'fixed64':
+    case 'sfixed64':
+      return () => '0';
+    default:
+      return () => 0;
+  }
+}
+
+function planOf(type: Type): CompletionPlan {
   let plan = plans.get(type);
   if (plan === undefined) {
-    plan = type.fieldsArray
-      .map((f) => f.resolve())
-      .filter((f) => f.resolvedType !== null && 'fieldsArray' in f.resolvedType)
-      .map((f) => ({
+    const fields = type.fieldsArray.map((f) => f.resolve());
+    const isMessage = (f: Field) => f.resolvedType instanceof Type;
+    plan = {
+      defaults: fields
+        .filter((f) => !f.repeated && !f.map && !f.hasPresence && !isMessage(f))
+        .map((f) => [f.name, zeroOf(f)] as const),
+      messages: fields.filter(isMessage).map((f) => ({
         name: f.name,
         mode: f.map ? ('map' as const) : f.repeated ? ('repeated' as const) : ('single' as const),
         type: f.resolvedType as Type,
-      }));
+      })),
+    };
     plans.set(type, plan);
   }
   return plan;
 }
 
-/** Deletes the `null`s protobufjs leaves for unset message fields, at every depth. */
-function dropUnsetMessages(type: Type, object: Record<string, unknown>): void {
-  for (const field of planOf(type)) {
+/** Fills implicit-presence scalar defaults at every depth. */
+function complete(type: Type, object: Record<string, unknown>): void {
+  const plan = planOf(type);
+  for (const [name, zero] of plan.defaults) if (object[name] === undefined) object[name] = zero();
+  for (const field of plan.messages) {
     const value = object[field.name];
-    if (value === null || value === undefined) {
-      delete object[field.name];
-    } else if (field.mode === 'single') {
-      dropUnsetMessages(field.type, value as Record<string, unknown>);
+    if (value === undefined || value === null) continue;
+    if (field.mode === 'single') {
+      complete(field.type, value as Record<string, unknown>);
     } else {
       const items = field.mode === 'map' ? Object.values(value) : (value as unknown[]);
-      for (const item of items) dropUnsetMessages(field.type, item as Record<string, unknown>);
+      for (const item of items) complete(field.type, item as Record<string, unknown>);
     }
   }
 }
@@ -98,7 +132,7 @@ export class ProtobufMessageCodec<T> implements MessageCodec<T> {
     } catch (err) {
       throw new PayloadDecodeError(this.typeName, { cause: err });
     }
-    dropUnsetMessages(this.type, object);
+    complete(this.type, object);
     return object as T;
   }
 
@@ -119,7 +153,7 @@ export class ProtobufMessageCodec<T> implements MessageCodec<T> {
         ? (value as Message)
         : this.type.fromObject(value as Record<string, unknown>);
     const object = this.type.toObject(message, TO_OBJECT);
-    dropUnsetMessages(this.type, object);
+    complete(this.type, object);
     return object as T;
   }
 }

@@ -120,6 +120,32 @@ describe('MessageCodec', () => {
     expect(scalars).to.not.have.property('maybeCurrency');
   });
 
+  it('keeps proto2 optional presence and fills nothing for unset proto2 fields', async () => {
+    const legacy = loadProtoFiles([join(PROTOS_DIR, 'legacy', 'legacy.proto')], {
+      includeDirs: [PROTOS_DIR],
+    });
+    const legacyFile = defineProtoFile(
+      registry,
+      'legacy/legacy.proto',
+      descriptorOf(legacy.files[0]),
+    );
+    const Account: MessageCodec<Record<string, unknown>> = legacyFile.codec(
+      'granary.test.legacy.Account',
+    );
+    expect(Account.decode(Account.encode({ id: 'a' }))).to.deep.equal({
+      id: 'a',
+      scores: [],
+      ledger: [],
+    });
+    expect(Account.decode(Account.encode({ id: 'a', level: 0, flags: {} }))).to.deep.equal({
+      id: 'a',
+      level: 0,
+      scores: [],
+      ledger: [],
+      flags: { perRegion: {} },
+    });
+  });
+
   it('create() tags a message with its full type name, not enumerable', () => {
     const tagged = Address.create({ street: 'a', city: 'b' });
     expect((tagged as unknown as Record<symbol, unknown>)[TYPE_NAME_TAG]).to.equal(
