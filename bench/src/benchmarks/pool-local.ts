@@ -1,6 +1,6 @@
 import { ActorSystem, Props, silentLogger, type PID } from '@granary/core';
 import { spawnPool } from '@granary/pool';
-import { defineBenchmark } from '../harness';
+import { collectGarbage, defineBenchmark } from '../harness';
 
 /** Messages per repetition (the issue's 1M). */
 const MESSAGES = 1_000_000;
@@ -41,6 +41,23 @@ function counter(done: () => void): Props {
   });
 }
 
+const direct = (system: ActorSystem, done: () => void): PID => system.root.spawn(counter(done));
+const roundRobinPool = (system: ActorSystem, done: () => void): PID =>
+  spawnPool(system.root, () => ({
+    init: () => ({ poolSize: WORKERS, workerProps: counter(done) }),
+  }));
+
+/**
+ * Both runs back to back, returning pool cost / direct cost: a paired sample, so a change in
+ * machine load between the cases (the harness runs case after case) does not skew the ratio.
+ */
+async function pairedRatio(): Promise<number> {
+  collectGarbage();
+  const base = await costPerMessage(direct);
+  collectGarbage();
+  return (await costPerMessage(roundRobinPool)) / base;
+}
+
 export const benchmark = defineBenchmark({
   name: 'pool-local',
   description: `cost per message: a local pool of ${WORKERS} workers forwarding 1M messages vs a direct send of 1M to one actor`,
@@ -48,18 +65,18 @@ export const benchmark = defineBenchmark({
     {
       id: 'direct-send-1M',
       metric: 'ns_per_msg',
-      run: () => costPerMessage((system, done) => system.root.spawn(counter(done))),
+      run: () => costPerMessage(direct),
     },
     {
       id: `pool-${WORKERS}-round-robin-1M`,
       metric: 'ns_per_msg',
       baseline: 'direct-send-1M',
-      run: () =>
-        costPerMessage((system, done) =>
-          spawnPool(system.root, () => ({
-            init: () => ({ poolSize: WORKERS, workerProps: counter(done) }),
-          })),
-        ),
+      run: () => costPerMessage(roundRobinPool),
+    },
+    {
+      id: `pool-${WORKERS}-round-robin-over-direct-paired`,
+      metric: 'cost_ratio',
+      run: pairedRatio,
     },
     {
       id: `pool-${WORKERS}-least-busy-1M`,
