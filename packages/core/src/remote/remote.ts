@@ -65,6 +65,7 @@ export class Remote {
   private readonly processes = new Map<string, RemoteProcess>();
   private readonly kinds = new Map<string, Props>();
   private stopped = false;
+  private starting = false;
 
   constructor(readonly system: ActorSystem) {
     system.remote = this;
@@ -87,7 +88,17 @@ export class Remote {
    * @throws InvalidOptionError on an out-of-range option (the message names it).
    */
   async start(options: RemoteOptions = {}): Promise<string> {
-    if (this.transport) throw new InvalidOptionError('remote', 'remote is already started');
+    if (this.starting) throw new InvalidOptionError('remote', 'remote is already started');
+    this.starting = true;
+    try {
+      return await this.doStart(options);
+    } catch (err) {
+      this.starting = false;
+      throw err;
+    }
+  }
+
+  private async doStart(options: RemoteOptions): Promise<string> {
     const o = {
       ...DEFAULT_REMOTE_OPTIONS,
       ...options,
