@@ -154,3 +154,15 @@ export class NotOwnerError extends ClusterError {
     );
   }
 }
+
+/**
+ * The cluster refused this member: another cluster name (or shared secret) at the seed. Not
+ * retried: the configuration has to change.
+ */
+export class JoinRefusedError extends ClusterError {
+  override name = 'JoinRefusedError';
+  override readonly code = 'ERR_JOIN_REFUSED';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}

@@ -30,6 +30,9 @@ export {
   MIN_ETCD_TTL_SECONDS,
 } from './providers/etcd/etcd-provider-options';
 export type { EtcdProviderOptions } from './providers/etcd/etcd-provider-options';
+export { SeedProvider } from './providers/seed/seed-provider';
+export { DEFAULT_SEED_PROVIDER_OPTIONS } from './providers/seed/seed-provider-options';
+export type { SeedProviderOptions } from './providers/seed/seed-provider-options';
 export { shardOf, fnv1a32 } from './placement/shard-of';
 export { ownerOf, hostsOf } from './placement/owner-of';
 export type { ClusterLogger } from './internal/logger';
@@ -37,6 +40,7 @@ export {
   ClusterError,
   InvalidClusterOptionError,
   JoinTimeoutError,
+  JoinRefusedError,
   NotJoinedError,
   LeaseLostError,
   ClusterStoppedError,

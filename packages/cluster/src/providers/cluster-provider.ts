@@ -1,3 +1,4 @@
+import type { ActorSystem } from '@granary/core';
 import type { Topology } from '../membership/topology';
 
 /** What a node tells the provider about itself when it joins. */
@@ -10,6 +11,11 @@ export interface JoinRequest {
   address: string;
   /** Kinds this member hosts. */
   kinds: string[];
+  /**
+   * The member's actor system (with its remote transport, if any): providers that talk over the
+   * remote transport (SeedProvider) need it; others ignore it.
+   */
+  system?: ActorSystem;
 }
 
 /**

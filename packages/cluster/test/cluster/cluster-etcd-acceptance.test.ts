@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Etcd3 } from 'etcd3';
 import { startEtcd, type EtcdHandle } from '@granary/testkit';
 import { ownerOf } from '../../src/placement/owner-of';
-import { ClaimLog, spawnEtcdNode, viewsAgree, waitForViews, type NodeView } from './node-views';
+import { ClaimLog, spawnNode, viewsAgree, waitForViews, type NodeView } from './node-views';
 
 const KIND = 'K';
 const SHARDS = 256;
@@ -46,7 +46,7 @@ describe('Cluster on etcd, nodes as processes (acceptance)', function () {
     ttlSeconds = TTL,
     tuning: { keepAliveIntervalMs?: number; safetyMarginMs?: number } = {},
   ): Promise<NodeView> {
-    const v = await spawnEtcdNode({
+    const v = await spawnNode({
       endpoints: etcd.endpoints,
       cluster,
       id,

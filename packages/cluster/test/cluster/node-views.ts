@@ -4,8 +4,8 @@ import { NodeProcess, type NodeLine } from '@granary/testkit';
 import type { Member, Topology } from '../../src/membership/topology';
 import { ownerOf } from '../../src/placement/owner-of';
 
-/** The compiled entry script of an etcd-backed node. */
-export const ETCD_NODE_SCRIPT = join(__dirname, '../fixtures/etcd-node.js');
+/** The compiled entry script of a node process. */
+export const NODE_SCRIPT = join(__dirname, '../fixtures/cluster-node.js');
 
 /** What one node process has reported so far, rebuilt from its JSON lines. */
 export class NodeView {
@@ -58,18 +58,23 @@ export class NodeView {
   }
 }
 
-/** Spawns an etcd node process and waits until it reports ready. */
-export async function spawnEtcdNode(config: {
-  endpoints: string[];
+/** Spawns a node process (etcd provider unless `provider: 'seed'`) and waits until it is ready. */
+export async function spawnNode(config: {
+  provider?: 'etcd' | 'seed';
+  endpoints?: string[];
+  seed?: string;
+  isSeed?: boolean;
+  port?: number;
+  ttlMs?: number;
   cluster: string;
   id: string;
   kind: string;
   shardCount: number;
-  ttlSeconds: number;
+  ttlSeconds?: number;
   keepAliveIntervalMs?: number;
   safetyMarginMs?: number;
 }): Promise<NodeView> {
-  const node = NodeProcess.spawn({ script: ETCD_NODE_SCRIPT, config, label: config.id });
+  const node = NodeProcess.spawn({ script: NODE_SCRIPT, config, label: config.id });
   await node.waitFor((d) => d.type === 'ready', 15_000);
   return new NodeView(config.id, node);
 }

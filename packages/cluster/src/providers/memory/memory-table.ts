@@ -56,6 +56,13 @@ export class MemoryClusterTable {
     return this.leases.has(leaseId);
   }
 
+  /** The member registered on a lease, if any. */
+  memberOfLease(leaseId: number): Member | undefined {
+    const lease = this.leases.get(leaseId);
+    const entry = lease && this.members.get(lease.memberId);
+    return entry && entry.leaseId === leaseId ? entry.member : undefined;
+  }
+
   /** Removes a lease with its member and every claim attached to it. */
   revokeLease(leaseId: number): void {
     const lease = this.leases.get(leaseId);

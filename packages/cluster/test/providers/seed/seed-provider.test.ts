@@ -1,0 +1,106 @@
+import { expect } from 'chai';
+import { freePort } from '@granary/testkit';
+import { Cluster } from '../../../src/cluster';
+import { InvalidClusterOptionError, JoinRefusedError, JoinTimeoutError } from '../../../src/errors';
+import { SeedProvider } from '../../../src/providers/seed/seed-provider';
+import type { SeedProviderOptions } from '../../../src/providers/seed/seed-provider-options';
+import { NOOP_LOGGER } from '../../../src/internal/logger';
+import { agreed, waitForClusters } from '../../cluster/converge';
+
+const KIND = 'K';
+const SHARDS = 32;
+
+describe('SeedProvider', () => {
+  describe('options', () => {
+    const bad: Array<[string, SeedProviderOptions]> = [
+      ['seed', {}],
+      ['seed', { seed: 'localhost' }],
+      ['ttlMs', { isSeed: true, ttlMs: 0 }],
+      ['heartbeatIntervalMs', { isSeed: true, ttlMs: 1000, heartbeatIntervalMs: 600 }],
+      ['joinTimeoutMs', { isSeed: true, joinTimeoutMs: -1 }],
+    ];
+    for (const [option, opts] of bad) {
+      it(`rejects ${JSON.stringify(opts)} with an error naming ${option}`, () => {
+        expect(() => new SeedProvider(opts))
+          .to.throw(InvalidClusterOptionError)
+          .with.property('option', option);
+      });
+    }
+
+    it('needs the remote transport, naming the remote option', async () => {
+      const err = await Cluster.start({
+        name: 's',
+        provider: new SeedProvider({ isSeed: true }),
+        kinds: [KIND],
+      }).catch((e) => e);
+      expect(err).to.be.instanceOf(InvalidClusterOptionError).with.property('option', 'remote');
+    });
+  });
+
+  describe('in one process (each member its own actor system and remote)', () => {
+    let running: Cluster[] = [];
+    afterEach(async () => {
+      for (const c of running.reverse()) await c.shutdown({ graceful: false });
+      running = [];
+    });
+
+    async function start(id: string, options: SeedProviderOptions, port = 0): Promise<Cluster> {
+      const c = await Cluster.start({
+        name: 'dev',
+        id,
+        provider: new SeedProvider(options),
+        kinds: [{ name: KIND, shardCount: SHARDS }],
+        remote: { host: '127.0.0.1', port },
+        claimRetryMs: 200,
+        logger: NOOP_LOGGER,
+      });
+      running.push(c);
+      return c;
+    }
+
+    it('the seed and two members agree; a graceful leave hands the shards over', async () => {
+      const port = await freePort();
+      const seed = await start('seed', { isSeed: true }, port);
+      const a = await start('a', { seed: `127.0.0.1:${port}` });
+      const b = await start('b', { seed: `127.0.0.1:${port}` });
+      const all = [seed, a, b];
+      await waitForClusters(all, () => agreed(all, KIND, SHARDS), 'three agree');
+      expect(a.topology.members.map((m) => m.id)).to.deep.equal(['a', 'b', 'seed']);
+      const left = new Promise<string>((resolve) => seed.on('member-left', (m) => resolve(m.id)));
+      await b.shutdown({ graceful: true });
+      running = running.filter((c) => c !== b);
+      expect(await left).to.equal('b');
+      const rest = [seed, a];
+      await waitForClusters(rest, () => agreed(rest, KIND, SHARDS), 'two agree');
+    });
+
+    it('refuses a member of another cluster at once with JoinRefusedError', async () => {
+      const port = await freePort();
+      await start('seed', { isSeed: true }, port);
+      const err = await Cluster.start({
+        name: 'other',
+        id: 'x',
+        provider: new SeedProvider({ seed: `127.0.0.1:${port}` }),
+        kinds: [KIND],
+        remote: { host: '127.0.0.1', port: 0 },
+        logger: NOOP_LOGGER,
+      }).catch((e) => e);
+      expect(err).to.be.instanceOf(JoinRefusedError);
+      expect(err.message).to.include('other');
+    });
+
+    it('with no seed listening: retries, then JoinTimeoutError naming the seed and joinTimeoutMs', async () => {
+      const seed = `127.0.0.1:${await freePort()}`;
+      const err = await Cluster.start({
+        name: 'dev',
+        id: 'lonely',
+        provider: new SeedProvider({ seed, joinTimeoutMs: 800, requestTimeoutMs: 200 }),
+        kinds: [KIND],
+        remote: { host: '127.0.0.1', port: 0 },
+        logger: NOOP_LOGGER,
+      }).catch((e) => e);
+      expect(err).to.be.instanceOf(JoinTimeoutError);
+      expect(err.message).to.include(seed).and.include('joinTimeoutMs');
+    });
+  });
+});
