@@ -11,7 +11,7 @@ import {
 } from '../src/errors';
 import { generate } from '../src/generator/generate';
 import { loadProtoFiles } from '../src/model/from-proto-files';
-import { CLI_BIN, PLUGIN_BIN, PROTOC, PROTOS_DIR } from './helpers/paths';
+import { CLI_BIN, PLUGIN_BIN, PROTOC, PROTOS_DIR, requireProtoc } from './helpers/paths';
 
 /** Runs both front ends' model + generate on one source, returning what it throws. */
 function generateFrom(dir: string, name: string): unknown {
@@ -24,6 +24,7 @@ function generateFrom(dir: string, name: string): unknown {
 }
 
 describe('errors', () => {
+  before(requireProtoc);
   let dir: string;
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'granary-codegen-err-'));

@@ -11,10 +11,12 @@ import {
   PROTOC,
   PROTOS_DIR,
   goldenInputs,
+  requireProtoc,
   listFiles,
 } from './helpers/paths';
 
 describe('golden files', () => {
+  before(requireProtoc);
   const inputs = goldenInputs();
   let outDir: string;
 

@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** packages/codegen (this file runs from dist/test/helpers). */
@@ -10,6 +10,13 @@ export const GOLDEN_DIR = join(PACKAGE_DIR, 'test', 'golden');
 export const PLUGIN_BIN = join(PACKAGE_DIR, 'bin', 'protoc-gen-granary.cjs');
 export const CLI_BIN = join(PACKAGE_DIR, 'bin', 'granary-codegen.cjs');
 export const PROTOC = '/usr/bin/protoc';
+
+/** Fails fast with the Debian package to install when protoc is missing (.ci/run installs it). */
+export function requireProtoc(): void {
+  if (!existsSync(PROTOC)) {
+    throw new Error(`${PROTOC} not found: install the Debian package protobuf-compiler`);
+  }
+}
 
 /** The golden set: every .proto under test/protos except errors/, as names relative to it. */
 export function goldenInputs(): string[] {
