@@ -1,10 +1,13 @@
 import { PoisonPill } from './messages';
 
 /**
- * Compact a lane once this many consumed slots sit at its head and they are more than half
- * of it: amortised O(1) and bounded memory for a lane that never fully drains.
+ * First allocation of a user lane: most actors never hold more than a few messages, and the
+ * spawn benchmark's bytes-per-actor target counts this array for every actor.
  */
-const COMPACT_AFTER = 4096;
+const INITIAL_LANE_SLOTS = 2;
+
+/** Shared by every lane that has never held a message (length 0: the first push grows it). */
+const NO_SLOTS: unknown[] = [];
 
 /** Options of an actor's mailbox. */
 export interface MailboxOptions {
@@ -22,15 +25,17 @@ export const DEFAULT_MAILBOX_OPTIONS: Required<MailboxOptions> = { capacity: Inf
 
 /**
  * Three FIFO lanes, always drained in this order: system (lifecycle, watch, stop), urgent
- * (priority user messages), user. The user lane is a head-indexed array: `push` is a native
- * array push, `shift` a read and a head bump; a drained lane is reset, so an idle actor keeps
- * an empty array and no timer, promise or closure. Every local actor IS a mailbox (its cell
- * extends this class): one object less per actor.
+ * (priority user messages), user. The user lane is a ring buffer over a power-of-two array
+ * that doubles when full: push and shift are a store and an index bump, with no allocation in
+ * steady state (an actor that drains after every message reuses its slots). Urgent and
+ * system lanes are short and rare: plain arrays, null when empty. An idle actor holds no
+ * timer, promise or closure. Every local actor IS a mailbox (its cell extends this class):
+ * one object less per actor.
  */
 export class Mailbox {
-  private userLane: unknown[] = [];
-  private userHead = 0;
-  /** Urgent and system lanes are short and rare: plain arrays, shifted, null when empty. */
+  private slots: unknown[] = NO_SLOTS;
+  private head = 0;
+  private count = 0;
   private urgentLane: unknown[] | null = null;
   private sysLane: unknown[] | null = null;
 
@@ -38,9 +43,7 @@ export class Mailbox {
 
   /** Queued user + urgent messages. */
   get userCount(): number {
-    return (
-      this.userLane.length - this.userHead + (this.urgentLane === null ? 0 : this.urgentLane.length)
-    );
+    return this.count + (this.urgentLane === null ? 0 : this.urgentLane.length);
   }
 
   /** Queued system messages. */
@@ -58,16 +61,10 @@ export class Mailbox {
     ) {
       return false;
     }
-    // Compact on the producer side only: a lane draining to empty is reset for free, and a
-    // lane that never empties is compacted in place (copyWithin, no allocation).
-    const head = this.userHead;
-    if (head >= COMPACT_AFTER && head * 2 > this.userLane.length) {
-      const lane = this.userLane;
-      lane.copyWithin(0, head);
-      lane.length -= head;
-      this.userHead = 0;
-    }
-    this.userLane.push(entry);
+    let slots = this.slots;
+    if (this.count === slots.length) slots = this.grow();
+    slots[(this.head + this.count) & (slots.length - 1)] = entry;
+    this.count++;
     return true;
   }
 
@@ -86,8 +83,9 @@ export class Mailbox {
   /** Puts entries back in front of the user lane, in their order (unstash). */
   prependUser(entries: unknown[]): void {
     if (entries.length === 0) return;
-    this.userLane = entries.concat(this.userLane.slice(this.userHead));
-    this.userHead = 0;
+    const rest = this.drainLane();
+    for (const e of entries) this.pushUser(e);
+    for (const e of rest) this.pushUser(e);
   }
 
   hasSystem(): boolean {
@@ -95,7 +93,7 @@ export class Mailbox {
   }
 
   hasUser(): boolean {
-    return this.urgentLane !== null || this.userLane.length !== 0;
+    return this.urgentLane !== null || this.count !== 0;
   }
 
   /** The next system message, or undefined. */
@@ -109,33 +107,44 @@ export class Mailbox {
 
   /** The next user entry (urgent lane first), or undefined when both are empty. */
   shiftUser(): unknown {
-    if (this.urgentLane !== null) {
-      const lane = this.urgentLane;
-      const entry = lane.shift();
-      if (lane.length === 0) this.urgentLane = null;
+    const urgent = this.urgentLane;
+    if (urgent !== null) {
+      const entry = urgent.shift();
+      if (urgent.length === 0) this.urgentLane = null;
       return entry;
     }
-    const lane = this.userLane;
-    const head = this.userHead;
-    if (head === lane.length) return undefined;
-    const entry = lane[head];
-    if (head + 1 === lane.length) {
-      lane.length = 0;
-      this.userHead = 0;
-    } else {
-      lane[head] = undefined;
-      this.userHead = head + 1;
-    }
+    if (this.count === 0) return undefined;
+    const slots = this.slots;
+    const head = this.head;
+    const entry = slots[head];
+    slots[head] = undefined;
+    this.head = (head + 1) & (slots.length - 1);
+    this.count--;
     return entry;
   }
 
   /** Removes and returns every queued user entry (urgent first), e.g. to dead-letter them. */
   drainUser(): unknown[] {
-    const out = this.urgentLane === null ? [] : this.urgentLane;
-    for (let i = this.userHead; i < this.userLane.length; i++) out.push(this.userLane[i]);
+    const out = this.urgentLane ?? [];
     this.urgentLane = null;
-    this.userLane = [];
-    this.userHead = 0;
+    for (const e of this.drainLane()) out.push(e);
     return out;
+  }
+
+  private drainLane(): unknown[] {
+    const out: unknown[] = [];
+    while (this.count !== 0) out.push(this.shiftUser());
+    this.head = 0;
+    return out;
+  }
+
+  private grow(): unknown[] {
+    const old = this.slots;
+    const next = new Array<unknown>(old.length === 0 ? INITIAL_LANE_SLOTS : old.length * 2);
+    const mask = old.length - 1;
+    for (let i = 0; i < this.count; i++) next[i] = old[(this.head + i) & mask];
+    this.slots = next;
+    this.head = 0;
+    return next;
   }
 }
