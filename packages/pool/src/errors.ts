@@ -100,11 +100,13 @@ export class PoolSaturatedError extends PoolError {
     readonly pool: string,
     /** Workers the pool tried. */
     readonly tried: number,
-    /** The worker mailbox bound that was reached. */
+    /** The per-worker bound that was reached (mailbox size, or in-flight cap). */
     readonly workerMailboxSize: number,
+    /** The options that set the bound, for the message. */
+    options = 'poolSize, workerMailboxSize',
   ) {
     super(
-      `pool ${pool} is saturated: ${tried} worker(s) tried, each with ${workerMailboxSize} messages queued (poolSize, workerMailboxSize)`,
+      `pool ${pool} is saturated: ${tried} worker(s) tried, each with ${workerMailboxSize} messages outstanding (${options})`,
       'ERR_POOL_SATURATED',
     );
   }
@@ -138,6 +140,18 @@ export class PoolUnhandledRequestError extends PoolError {
     super(
       `pool ${pool} did not answer the urgent request ${requestType} (handleCall returned undefined or is not defined); send work without priority to reach a worker`,
       'ERR_POOL_UNHANDLED_REQUEST',
+    );
+  }
+}
+
+/** No live member hosts the cluster pool (or none answered), so there is no worker to call. */
+export class PoolUnavailableError extends PoolError {
+  override readonly name = 'PoolUnavailableError';
+
+  constructor(readonly pool: string) {
+    super(
+      `no member hosts pool ${pool}: start members with kinds: [poolKind(...).on(memberId)]`,
+      'ERR_POOL_UNAVAILABLE',
     );
   }
 }

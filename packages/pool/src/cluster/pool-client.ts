@@ -1,0 +1,229 @@
+import { GrainError, type Cluster, type GrainCallOptions } from '@granary/cluster';
+import { PoolSaturatedError, PoolUnavailableError } from '../errors';
+import { place } from './internal/placement';
+import {
+  control,
+  INVENTORY_ID,
+  memberKind,
+  type Inventory,
+  type WorkerStats,
+} from './internal/pool-protocol';
+
+/** Options of {@link PoolClient.get}. */
+export interface PoolClientOptions {
+  /**
+   * Deadline of the client's own calls (inventories, activations, stats), in ms.
+   * @default 5000
+   */
+  controlTimeoutMs?: number;
+}
+
+/** Defaults of {@link PoolClientOptions}. */
+export const DEFAULT_POOL_CLIENT_OPTIONS = { controlTimeoutMs: 5000 } as const;
+
+/** Per worker and total statistics of a cluster pool. */
+export interface ClusterPoolStats {
+  workers: WorkerStats[];
+  /** Calls handled by all current activations. */
+  calls: number;
+  errors: number;
+  /** Members running workers → how many. */
+  perMember: Record<string, number>;
+}
+
+interface Slot {
+  readonly index: number;
+  readonly host: string;
+  readonly kind: string;
+  inFlight: number;
+}
+
+/**
+ * Calls a cluster pool's workers from any member. It learns which workers run where from each
+ * hosting member, places missing ones on the members with the fewest (each member gets
+ * ⌊N/M⌋ or ⌈N/M⌉; workers on live members stay put), and sends each call to the worker with
+ * the fewest calls outstanding from this caller. When every worker is at `maxInFlight`,
+ * the call fails at once with `PoolSaturatedError` (backpressure, the seed's 503).
+ *
+ * Placement is recomputed after every topology change, by whichever client calls next; two
+ * clients racing may start one worker twice for a moment, and the next refresh ends the copy.
+ *
+ * @example
+ * const pool = PoolClient.get(cluster, 'resize');
+ * const small = await pool.request({ image }, { timeoutMs: 2000 });
+ */
+export class PoolClient {
+  private static readonly clients = new WeakMap<Cluster, Map<string, PoolClient>>();
+  private slots: Slot[] = [];
+  private maxInFlight = 1;
+  private stale = true;
+  private refreshing: Promise<void> | undefined;
+  private cursor = 0;
+  private readonly options: Required<PoolClientOptions>;
+
+  private constructor(
+    private readonly cluster: Cluster,
+    readonly name: string,
+    options: PoolClientOptions,
+  ) {
+    this.options = { ...DEFAULT_POOL_CLIENT_OPTIONS, ...options };
+    cluster.on('topology', () => {
+      this.stale = true;
+    });
+  }
+
+  /** The client of pool `name` on this cluster member (one per member and pool). */
+  static get(cluster: Cluster, name: string, options: PoolClientOptions = {}): PoolClient {
+    let byName = PoolClient.clients.get(cluster);
+    if (!byName) PoolClient.clients.set(cluster, (byName = new Map()));
+    let client = byName.get(name);
+    if (!client) byName.set(name, (client = new PoolClient(cluster, name, options)));
+    return client;
+  }
+
+  /**
+   * Sends `message` to the least busy worker and resolves with its reply.
+   * @throws PoolSaturatedError at once when every worker has `maxInFlight` calls outstanding;
+   *   PoolUnavailableError when no member hosts the pool; the cluster's errors otherwise.
+   */
+  async request<T = unknown>(message: unknown, options?: GrainCallOptions): Promise<T> {
+    if (this.stale || this.slots.length === 0) await this.refresh();
+    const slot = this.pick();
+    slot.inFlight++;
+    try {
+      return await this.cluster.request<T>(slot.kind, String(slot.index), message, options);
+    } catch (err) {
+      if (!(err instanceof GrainError)) this.stale = true; // placement or transport: look again
+      throw err;
+    } finally {
+      slot.inFlight--;
+    }
+  }
+
+  /** Sends `message` to the least busy worker without a reply. */
+  async send(message: unknown): Promise<void> {
+    if (this.stale || this.slots.length === 0) await this.refresh();
+    const slot = this.pick();
+    this.cluster.send(slot.kind, String(slot.index), message);
+  }
+
+  /** Worker index → member id, as this client last placed them. */
+  placement(): Map<number, string> {
+    return new Map(this.slots.map((s) => [s.index, s.host]));
+  }
+
+  /** Per-worker and total statistics, asked from the workers themselves. */
+  async stats(): Promise<ClusterPoolStats> {
+    if (this.stale || this.slots.length === 0) await this.refresh();
+    const timeoutMs = this.options.controlTimeoutMs;
+    const workers = await Promise.all(
+      this.slots.map((s) =>
+        this.cluster.request<WorkerStats>(s.kind, String(s.index), control('stats'), { timeoutMs }),
+      ),
+    );
+    const perMember: Record<string, number> = {};
+    for (const w of workers) perMember[w.member] = (perMember[w.member] ?? 0) + 1;
+    return {
+      workers,
+      calls: workers.reduce((n, w) => n + w.calls, 0),
+      errors: workers.reduce((n, w) => n + w.errors, 0),
+      perMember,
+    };
+  }
+
+  /** Changes the number of workers on every hosting member, then places them. */
+  async resize(size: number): Promise<number> {
+    const timeoutMs = this.options.controlTimeoutMs;
+    await Promise.all(
+      this.hosts().map((h) =>
+        this.cluster.request(memberKind(this.name, h), INVENTORY_ID, control('resize', size), {
+          timeoutMs,
+        }),
+      ),
+    );
+    this.stale = true;
+    await this.refresh();
+    return this.slots.length;
+  }
+
+  /** Learns where workers run and places the missing ones (single flight). */
+  refresh(): Promise<void> {
+    this.refreshing ??= this.place().finally(() => (this.refreshing = undefined));
+    return this.refreshing;
+  }
+
+  private hosts(): string[] {
+    return this.cluster.topology.members
+      .filter((m) => m.status === 'up' && m.kinds.includes(memberKind(this.name, m.id)))
+      .map((m) => m.id)
+      .sort();
+  }
+
+  private async place(): Promise<void> {
+    this.stale = false;
+    const timeoutMs = this.options.controlTimeoutMs;
+    const answers = await Promise.all(
+      this.hosts().map((h) =>
+        this.cluster
+          .request<Inventory>(memberKind(this.name, h), INVENTORY_ID, control('inventory'), {
+            timeoutMs,
+          })
+          .then((inventory) => [h, inventory] as const)
+          .catch(() => undefined),
+      ),
+    );
+    const live = answers.filter((a) => a !== undefined);
+    if (live.length === 0) {
+      this.stale = true;
+      throw new PoolUnavailableError(this.name);
+    }
+    const first = live[0]![1];
+    const maxPerNode = typeof first.maxPerNode === 'number' ? first.maxPerNode : Infinity; // JSON: null
+    this.maxInFlight = first.maxInFlight;
+    const plan = place(
+      first.size,
+      live.map(([h]) => h),
+      new Map(live.map(([h, inv]) => [h, inv.workers])),
+      maxPerNode,
+    );
+    for (const r of plan.retire) {
+      this.cluster.send(memberKind(this.name, r.host), String(r.index), control('retire'));
+    }
+    const previous = new Map(this.slots.map((s) => [`${s.host}/${s.index}`, s]));
+    this.slots = [...plan.assignment]
+      .sort(([a], [b]) => a - b)
+      .map(([index, host]) => {
+        const kept = previous.get(`${host}/${index}`);
+        return kept ?? { index, host, kind: memberKind(this.name, host), inFlight: 0 };
+      });
+    await Promise.all(
+      plan.activate.map((a) =>
+        this.cluster
+          .request(memberKind(this.name, a.host), String(a.index), control('ping'), { timeoutMs })
+          .catch(() => (this.stale = true)),
+      ),
+    );
+  }
+
+  /** The worker with the fewest calls outstanding below the cap, rotating among ties. */
+  private pick(): Slot {
+    const slots = this.slots;
+    const n = slots.length;
+    let best: Slot | undefined;
+    for (let k = 0; k < n; k++) {
+      const slot = slots[(this.cursor + k) % n]!;
+      if (
+        slot.inFlight < this.maxInFlight &&
+        (best === undefined || slot.inFlight < best.inFlight)
+      ) {
+        best = slot;
+        if (slot.inFlight === 0) break;
+      }
+    }
+    if (best === undefined) {
+      throw new PoolSaturatedError(this.name, n, this.maxInFlight, 'size, maxInFlight');
+    }
+    this.cursor = (slots.indexOf(best) + 1) % n;
+    return best;
+  }
+}
