@@ -40,6 +40,11 @@ class Calculator extends CalculatorGrain {
     };
   }
 
+  /** Divides on another Calculator grain, calling it with the grain context as the cluster. */
+  override relay(req: DivideRequest, ctx: GrainContext): Promise<DivideReply> {
+    return CalculatorClient.get(ctx, `${ctx.identity}-next`).divide(req);
+  }
+
   /** Never answers by itself: the test releases sleepers when it is done. */
   override async sleep(_req: SleepRequest): Promise<Empty> {
     await new Promise<void>((resolve) => sleepers.add(resolve));
@@ -180,5 +185,17 @@ describe('generated code on a 2-node cluster (end to end)', function () {
     a.send(PongerGrain.kindName, identity, PingMessage.create({ cnt: '18446744073709551615' }));
     await arrived;
     expect(plainReceived).to.deep.equal([{ cnt: '18446744073709551615', member: 'node-b' }]);
+  });
+
+  it('a grain calls another grain through the generated client on its context', async () => {
+    const identity = await identityOnB('relay');
+    const reply = await CalculatorClient.get(a, identity).relay(
+      { dividend: '7', divisor: '3' },
+      { timeoutMs: CALL_TIMEOUT_MS },
+    );
+    expect(reply.quotient).to.equal('2');
+    expect(reply.remainder).to.equal('1');
+    const next = `${identity}-next`;
+    expect(reply.servedBy).to.equal(a.ownerOf(CALCULATOR, a.shardOf(CALCULATOR, next))?.id);
   });
 });

@@ -1,4 +1,4 @@
-import type { CallOptions, ClusterLike } from './cluster-like';
+import type { CallOptions, ClusterLike, ClusterRequestOptions } from './cluster-like';
 import { InvalidReplyError, UnimplementedError } from './errors';
 import { grainInvoke, isGrainInvokeResult, payloadOf } from './grain-invoke';
 import type { MessageCodec } from './message-codec';
@@ -69,7 +69,10 @@ export abstract class GrainClient {
   ): Promise<Res> {
     const retries = options.retries ?? DEFAULT_CALL_OPTIONS.retries;
     const message = grainInvoke(path, requestCodec.encode(request));
-    const requestOptions = { timeoutMs: options.timeoutMs, signal: options.signal };
+    // Only the keys the caller set, so the cluster's own defaults apply to the rest.
+    const requestOptions: ClusterRequestOptions = {};
+    if (options.timeoutMs !== undefined) requestOptions.timeoutMs = options.timeoutMs;
+    if (options.signal !== undefined) requestOptions.signal = options.signal;
     for (let attempt = 0; ; attempt++) {
       let reply: unknown;
       try {

@@ -39,6 +39,7 @@ const $CalculatorService = $rt.defineService<CalculatorGrain, $GrainContext>('gr
   $rt.method('granary.test.e2e.Calculator/Divide', DivideRequest, DivideReply, (grain, request, ctx) => grain.divide(request, ctx)),
   $rt.method('granary.test.e2e.Calculator/Sleep', SleepRequest, $google_protobuf_Empty, (grain, request, ctx) => grain.sleep(request, ctx)),
   $rt.method('granary.test.e2e.Calculator/Square', DivideRequest, DivideReply, (grain, request, ctx) => grain.square(request, ctx)),
+  $rt.method('granary.test.e2e.Calculator/Relay', DivideRequest, DivideReply, (grain, request, ctx) => grain.relay(request, ctx)),
 ]);
 
 /**
@@ -65,6 +66,11 @@ export abstract class CalculatorGrain extends $rt.GrainBase<$GrainContext> {
   square(_request: DivideRequest, _ctx: $GrainContext): Promise<DivideReply> | DivideReply {
     return $rt.unimplemented('granary.test.e2e.Calculator/Square');
   }
+
+  /** rpc `Relay` (`granary.test.e2e.Calculator/Relay`). */
+  relay(_request: DivideRequest, _ctx: $GrainContext): Promise<DivideReply> | DivideReply {
+    return $rt.unimplemented('granary.test.e2e.Calculator/Relay');
+  }
 }
 
 /**
@@ -90,6 +96,11 @@ export class CalculatorClient extends $rt.GrainClient {
   /** rpc `Square` (`granary.test.e2e.Calculator/Square`). */
   square(request: DivideRequest, options?: $rt.CallOptions): Promise<DivideReply> {
     return this.$invoke('granary.test.e2e.Calculator/Square', DivideRequest, DivideReply, request, options);
+  }
+
+  /** rpc `Relay` (`granary.test.e2e.Calculator/Relay`). */
+  relay(request: DivideRequest, options?: $rt.CallOptions): Promise<DivideReply> {
+    return this.$invoke('granary.test.e2e.Calculator/Relay', DivideRequest, DivideReply, request, options);
   }
 }
 
