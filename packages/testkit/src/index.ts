@@ -9,3 +9,11 @@ export type { ServerSpec, StopOptions } from './managed-server';
 export { TestkitError, BinaryMissingError, ServerStartError } from './errors';
 export { NodeProcess } from './cluster/node-process';
 export type { NodeLine, NodeProcessOptions } from './cluster/node-process';
+export { TestCluster } from './cluster/test-cluster';
+export type {
+  InProcessNode,
+  NodeContext,
+  TestClusterNode,
+  TestClusterOptions,
+  TopologyView,
+} from './cluster/test-cluster';
