@@ -91,4 +91,38 @@ describe('golden files', () => {
     expect(result.status, result.stderr).to.equal(0);
     expect(listFiles(outDir)).to.deep.equal(['shop/orders.granary.ts']);
   });
+
+  it('protoc passes --granary_opt to the plugin (import_extension=.js)', () => {
+    const result = spawnSync(
+      PROTOC,
+      [
+        `--plugin=protoc-gen-granary=${PLUGIN_BIN}`,
+        `--granary_out=${outDir}`,
+        '--granary_opt=import_extension=.js',
+        `-I${PROTOS_DIR}`,
+        join(PROTOS_DIR, 'shop', 'orders.proto'),
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(result.status, result.stderr).to.equal(0);
+    const content = readFileSync(join(outDir, 'shop', 'orders.granary.ts'), 'utf8');
+    expect(content).to.contain("import * as $common_types from '../common/types.granary.js';");
+    expect(content).to.contain("import * as $shop_events from './events.granary.js';");
+  });
+
+  it('protoc reports an unknown --granary_opt as an error', () => {
+    const result = spawnSync(
+      PROTOC,
+      [
+        `--plugin=protoc-gen-granary=${PLUGIN_BIN}`,
+        `--granary_out=${outDir}`,
+        '--granary_opt=turbo=on',
+        `-I${PROTOS_DIR}`,
+        join(PROTOS_DIR, 'bare.proto'),
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(result.status).to.not.equal(0);
+    expect(result.stderr).to.contain('ERR_INVALID_OPTION').and.contain('turbo');
+  });
 });
