@@ -21,13 +21,22 @@ interface Claim {
  * Listeners are called from a microtask, never inside the mutating call, like a watch.
  */
 export class MemoryClusterTable {
-  private revision = 0;
+  private revision: number;
   private readonly leases = new Map<number, Lease>();
   private readonly members = new Map<string, { member: Member; leaseId: number }>();
   private readonly claims = new Map<string, Claim>();
   private snapshot: Topology = EMPTY_TOPOLOGY;
   private readonly topologyListeners = new Listeners<Topology>();
   private readonly releaseListeners = new Listeners<ClaimReleased>();
+
+  /**
+   * @param initialRevision where the revision counter starts. A table that replaces an earlier
+   *   one (a restarted seed) starts above everything the old one handed out, so epochs,
+   *   incarnations and topology versions keep growing.
+   */
+  constructor(initialRevision = 0) {
+    this.revision = initialRevision;
+  }
 
   /** Current topology snapshot. */
   topology(): Topology {

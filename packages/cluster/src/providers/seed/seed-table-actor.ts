@@ -17,7 +17,12 @@ import {
  * claim release to each member's listener. One actor turn per request, so no locking is needed.
  */
 export class SeedTable {
-  private readonly table = new MemoryClusterTable();
+  /**
+   * Revisions start at the current time in microseconds: a restarted seed hands out epochs,
+   * incarnations and versions above those of the seed before it (it would have needed more than
+   * one change per microsecond of its life to get ahead), so state fencing keeps working.
+   */
+  private readonly table = new MemoryClusterTable(Date.now() * 1000);
   private readonly listeners = new Map<number, PID>();
   private readonly pid: PID;
 

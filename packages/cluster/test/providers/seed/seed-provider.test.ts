@@ -74,6 +74,29 @@ describe('SeedProvider', () => {
       await waitForClusters(rest, () => agreed(rest, KIND, SHARDS), 'two agree');
     });
 
+    it('a restarted seed: members fence, re-join, and epochs and versions keep growing', async () => {
+      const port = await freePort();
+      const seed = await start('seed', { isSeed: true, ttlMs: 1000 }, port);
+      const a = await start('a', { seed: `127.0.0.1:${port}` });
+      await waitForClusters([seed, a], () => agreed([seed, a], KIND, SHARDS), 'two agree');
+      const version = a.topology.version;
+      const epochs = a.heldShards(KIND).map((s) => a.epochOf(KIND, s)!);
+      const lost = new Promise<void>((resolve) => a.on('lease-lost', () => resolve()));
+      await seed.shutdown({ graceful: false });
+      running = running.filter((c) => c !== seed);
+      await lost;
+      expect(a.canServe(KIND, a.heldShards(KIND)[0] ?? 0)).to.equal(false);
+      const seed2 = await start('seed', { isSeed: true, ttlMs: 1000 }, port);
+      await waitForClusters(
+        [seed2, a],
+        () => agreed([seed2, a], KIND, SHARDS),
+        'both agree under the new seed',
+      );
+      expect(a.topology.version).to.be.greaterThan(version);
+      const newEpochs = a.heldShards(KIND).map((s) => a.epochOf(KIND, s)!);
+      expect(Math.min(...newEpochs)).to.be.greaterThan(Math.max(...epochs));
+    });
+
     it('refuses a member of another cluster at once with JoinRefusedError', async () => {
       const port = await freePort();
       await start('seed', { isSeed: true }, port);
