@@ -21,10 +21,11 @@ let target = '';
 
 /** An identity whose shard node-b owns, so every call from node-a crosses gRPC. */
 function identityOnB(kindName: string, prefix: string): string {
-  for (let i = 0; ; i++) {
+  for (let i = 0; i < 1_000; i++) {
     const id = `${prefix}-${i}`;
     if (a!.ownerOf(kindName, a!.shardOf(kindName, id))?.id === 'b') return id;
   }
+  throw new Error('no identity among 1,000 candidates is owned by b');
 }
 
 export const benchmark = defineBenchmark({
@@ -49,10 +50,11 @@ export const benchmark = defineBenchmark({
     a = await start('a');
     b = await start('b');
     const first = a;
-    if (first.topology.members.length < 2) {
+    const up = () => first.topology.members.some((m) => m.id === 'b' && m.status === 'up');
+    if (!up()) {
       await new Promise<void>((resolve) => {
-        const off = first.on('member-joined', () => {
-          if (first.topology.members.length >= 2) {
+        const off = first.on('topology', () => {
+          if (up()) {
             off();
             resolve();
           }

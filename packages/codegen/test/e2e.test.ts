@@ -72,6 +72,8 @@ class Ponger extends PongerGrain {
 const CALCULATOR = CalculatorGrain.kindName;
 /** Deadline of the ordinary calls: generous, since a first call may wait for shard claims. */
 const CALL_TIMEOUT_MS = 5_000;
+/** Identities tried to find one node-b owns (half of them are, with two members). */
+const MAX_CANDIDATES = 1_000;
 /** Deadline of the call that must time out (the grain never answers it). */
 const SHORT_TIMEOUT_MS = 300;
 
@@ -100,12 +102,13 @@ describe('generated code on a 2-node cluster (end to end)', function () {
     await Promise.all([a?.shutdown({ graceful: false }), b?.shutdown({ graceful: false })]);
   });
 
-  /** Waits until both members see each other. */
-  async function bothJoined(): Promise<void> {
-    if (a.topology.members.length >= 2) return;
+  /** Waits until node-a sees node-b up (the hash ring then places shards on it). */
+  async function nodeBUp(): Promise<void> {
+    const up = () => a.topology.members.some((m) => m.id === 'node-b' && m.status === 'up');
+    if (up()) return;
     await new Promise<void>((resolve) => {
-      const off = a.on('member-joined', () => {
-        if (a.topology.members.length >= 2) {
+      const off = a.on('topology', () => {
+        if (up()) {
           off();
           resolve();
         }
@@ -118,11 +121,12 @@ describe('generated code on a 2-node cluster (end to end)', function () {
    * `prefix` per test, so a grain blocked by one test does not hold up another.
    */
   async function identityOnB(prefix: string, kindName = CALCULATOR): Promise<string> {
-    await bothJoined();
-    for (let i = 0; ; i++) {
+    await nodeBUp();
+    for (let i = 0; i < MAX_CANDIDATES; i++) {
       const identity = `${prefix}-${i}`;
       if (a.ownerOf(kindName, a.shardOf(kindName, identity))?.id === 'node-b') return identity;
     }
+    throw new Error(`no identity among ${MAX_CANDIDATES} candidates is owned by node-b`);
   }
 
   it('the generated client calls the generated grain on the other node', async () => {
