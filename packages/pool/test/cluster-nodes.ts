@@ -11,6 +11,9 @@ const quiet = {
 export class ClusterNodes {
   readonly table = new MemoryClusterTable();
   readonly nodes: Cluster[] = [];
+  /** Live activations (all members), kept from the activation log. */
+  live = 0;
+  private readonly waiters: Array<() => void> = [];
 
   constructor(private readonly kinds: (memberId: string) => KindDefinition[]) {}
 
@@ -24,6 +27,10 @@ export class ClusterNodes {
       claimRetryMs: 100,
       requestTimeoutMs: 3000,
       logger: quiet,
+      onActivation: (e) => {
+        this.live += e.type === 'activate' ? 1 : -1;
+        for (const w of this.waiters.splice(0)) w();
+      },
     });
     this.nodes.push(c);
     await this.converged();
@@ -68,6 +75,19 @@ export class ClusterNodes {
       for (const n of live) offs.push(n.on('topology', () => setImmediate(() => ok() && done())));
       if (ok()) done();
     });
+  }
+
+  /** Resolves once `live` equals `n` (checked on every activation event); bounded. */
+  async untilLive(n: number, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.live !== n) {
+      if (Date.now() > deadline)
+        throw new Error(`expected ${n} live activations, have ${this.live}`);
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        setTimeout(resolve, timeoutMs).unref();
+      });
+    }
   }
 
   async stopAll(): Promise<void> {

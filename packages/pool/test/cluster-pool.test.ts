@@ -70,6 +70,26 @@ describe('cluster pool (poolKind + PoolClient)', function () {
     }
   });
 
+  it('resizes at runtime, and any member reads the same placement and stats', async () => {
+    const pool = poolKind('hash', () => new Where(), { size: 6 });
+    nodes = new ClusterNodes((id) => [pool.on(id)]);
+    for (const id of ['m1', 'm2']) await nodes.add(id);
+    const a = PoolClient.get(nodes.nodes[0]!, 'hash');
+    await Promise.all([1, 2, 3, 4].map((i) => a.request(i)));
+    expect(await a.resize(8)).to.equal(8);
+    expect(counts(a.placement())).to.deep.equal([4, 4]);
+    const b = PoolClient.get(nodes.nodes[1]!, 'hash');
+    const seen = await b.stats();
+    expect(seen.workers).to.have.length(8);
+    expect(seen.calls).to.equal(4);
+    expect(new Map(seen.workers.map((w) => [w.index, w.member]))).to.deep.equal(a.placement());
+    expect(await b.resize(4)).to.equal(4);
+    expect(counts(b.placement())).to.deep.equal([2, 2]);
+    // 4 workers plus one inventory grain per member: the 4 retired workers are gone.
+    await nodes.untilLive(4 + 2);
+    expect(nodes.nodes.reduce((n, c) => n + c.activationCount(), 0)).to.equal(4 + 2);
+  });
+
   it('rejects at once with PoolSaturatedError when every worker is at maxInFlight', async () => {
     const hold = gate();
     Where.hold = hold.promise;

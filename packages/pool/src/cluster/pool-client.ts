@@ -186,9 +186,11 @@ export class PoolClient {
       new Map(live.map(([h, inv]) => [h, inv.workers])),
       maxPerNode,
     );
-    for (const r of plan.retire) {
-      this.cluster.send(memberKind(this.name, r.host), String(r.index), control('retire'));
-    }
+    const retired = plan.retire.map((r) =>
+      this.cluster
+        .request(memberKind(this.name, r.host), String(r.index), control('retire'), { timeoutMs })
+        .catch(() => (this.stale = true)),
+    );
     const previous = new Map(this.slots.map((s) => [`${s.host}/${s.index}`, s]));
     this.slots = [...plan.assignment]
       .sort(([a], [b]) => a - b)
@@ -196,13 +198,14 @@ export class PoolClient {
         const kept = previous.get(`${host}/${index}`);
         return kept ?? { index, host, kind: memberKind(this.name, host), inFlight: 0 };
       });
-    await Promise.all(
-      plan.activate.map((a) =>
+    await Promise.all([
+      ...retired,
+      ...plan.activate.map((a) =>
         this.cluster
           .request(memberKind(this.name, a.host), String(a.index), control('ping'), { timeoutMs })
           .catch(() => (this.stale = true)),
       ),
-    );
+    ]);
   }
 
   /** The worker with the fewest calls outstanding below the cap, rotating among ties. */
