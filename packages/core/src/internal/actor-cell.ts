@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Actor } from '../actor';
-import { AWAITING, DEAD, IDLE, RUNNING, type Schedulable } from '../dispatcher';
+import { DEAD, IDLE, RUNNING, type Schedulable } from '../dispatcher';
 import { MailboxFullError } from '../errors';
 import { Mailbox } from '../mailbox';
 import {
@@ -8,13 +8,10 @@ import {
   PoisonPill,
   RECEIVE_TIMEOUT,
   Restarting,
-  RESTARTING,
   STARTED,
   Stop,
   Stopped,
-  STOPPED,
   Stopping,
-  STOPPING,
   Terminated,
   Unwatch,
   Watch,
@@ -24,31 +21,12 @@ import type { PID } from '../pid';
 import type { LocalProcess, MessageEnvelope } from '../process';
 import type { ProcessRegistry } from '../process-registry';
 import type { Props } from '../props';
-import { DEFAULT_SUPERVISOR_STRATEGY } from '../supervision/one-for-one-strategy';
 import { CellExtras } from './cell-extras';
+import { F_STOPPING, F_SUSPENDED, PAUSED } from './cell-flags';
 import { Envelope } from './envelope';
 import type { Runtime } from './runtime';
 import { entryOf } from './send';
-import {
-  Continuation,
-  Failure,
-  Restart,
-  ResumeMailbox,
-  RESTART,
-  RESUME_MAILBOX,
-} from './system-messages';
-
-/** Stop began: Stopping delivered, children stopping; user lanes paused. */
-const F_STOPPING = 1;
-/** Restart began: children stopping; user lanes paused. */
-const F_RESTARTING = 2;
-/** Failed, waiting for the supervisor's directive; user lanes paused. */
-const F_SUSPENDED = 4;
-/** Children gone, Stopped delivered or being delivered. */
-const F_FINISHING = 8;
-/** Stopped by a supervisor after a failure: watchers see `why: 'failed'`. */
-const F_FAILED = 16;
-const PAUSED = F_STOPPING | F_RESTARTING | F_SUSPENDED;
+import { Continuation, Failure, Restart, ResumeMailbox } from './system-messages';
 
 function isPromise(value: unknown): value is Promise<unknown> {
   return (
@@ -63,9 +41,10 @@ function keyOf(pid: PID): string {
 }
 
 /**
- * One local actor: its process (what PIDs reach), its mailbox and scheduling state, its
- * turn, lifecycle and supervision. The user-facing Context methods are in ActorContext,
- * which extends this class, so an actor is one object (plus its mailbox and instance).
+ * One local actor: its process (what PIDs reach), its mailbox (it extends Mailbox) and
+ * scheduling state, its turns and system-message dispatch. ActorLifecycle extends it with
+ * watch, supervision and stopping, and ActorContext with the user-facing Context API, so an
+ * actor is one object plus its instance.
  *
  * While an async turn is AWAITING, no turn runs: user messages queue, and system messages
  * (stop, watch, unwatch, restart, Terminated, ReceiveTimeout, reenterAfter continuations)
@@ -229,7 +208,7 @@ export abstract class ActorCell extends Mailbox implements LocalProcess, Schedul
     );
   }
 
-  private turnFailed(error: unknown, message: unknown): void {
+  protected turnFailed(error: unknown, message: unknown): void {
     if (
       message instanceof Stopping ||
       message instanceof Stopped ||
@@ -307,7 +286,7 @@ export abstract class ActorCell extends Mailbox implements LocalProcess, Schedul
     this.deliverToUser(c);
   }
 
-  private unpause(flag: number): void {
+  protected unpause(flag: number): void {
     this.flags &= ~flag;
     if ((this.flags & PAUSED) !== 0) return;
     const deferred = this.ext?.deferred;
@@ -317,155 +296,17 @@ export abstract class ActorCell extends Mailbox implements LocalProcess, Schedul
     }
   }
 
-  private addWatcher(watcher: PID): void {
-    if ((this.flags & F_FINISHING) !== 0) {
-      this.tellTerminated(watcher, this.terminatedWhy());
-      return;
-    }
-    (this.extras().watchers ??= new Map()).set(keyOf(watcher), watcher);
-  }
+  // ── Implemented by ActorLifecycle ──────────────────────────────────────────────────────
 
-  private onTerminated(t: Terminated): void {
-    const kids = this.kids;
-    if (kids !== null && this.runtime.registry.isLocal(t.who) && kids.delete(t.who.id)) {
-      if (kids.size === 0) this.kids = null;
-      if ((this.flags & F_STOPPING) !== 0) {
-        this.tryFinishStop();
-        return;
-      }
-      if ((this.flags & F_RESTARTING) !== 0) this.tryFinishRestart();
-    }
-    const watching = this.ext?.watching;
-    if (watching === undefined || !watching.has(keyOf(t.who))) return;
-    if ((this.flags & PAUSED) !== 0) {
-      if ((this.flags & F_STOPPING) === 0) (this.extras().deferred ??= []).push(t);
-      return;
-    }
-    watching.delete(keyOf(t.who));
-    this.invokeUser(t);
-  }
-
-  // ── Supervision ────────────────────────────────────────────────────────────────────────
-
+  protected abstract addWatcher(watcher: PID): void;
+  protected abstract onTerminated(t: Terminated): void;
+  protected abstract onChildFailure(f: Failure): void;
+  protected abstract beginRestart(): void;
+  protected abstract beginStop(why: TerminatedReason): void;
+  protected abstract terminatedWhy(): TerminatedReason;
+  protected abstract tellTerminated(to: PID, why: TerminatedReason): void;
   /** This actor failed: pause the user lanes and ask the supervisor. */
-  fail(reason: unknown, message: unknown): void {
-    const rt = this.runtime;
-    if ((this.flags & F_STOPPING) !== 0) {
-      rt.logger.error({ actor: this.self.toString(), err: reason }, 'actor failed while stopping');
-      return;
-    }
-    rt.logger.warn({ actor: this.self.toString(), err: reason }, 'actor failed');
-    this.flags |= F_SUSPENDED;
-    const failure = new Failure(this.self, reason, this.extras().stats(), message);
-    const parent = this.parent;
-    if (parent === undefined) rt.guardianFailure(failure);
-    else rt.registry.get(parent).sendSystemMessage(parent, failure);
-  }
-
-  private onChildFailure(f: Failure): void {
-    const strategy = this.props.supervisor ?? DEFAULT_SUPERVISOR_STRATEGY;
-    strategy.handleFailure(this as never, f.who, f.stats, f.reason, f.message);
-  }
-
-  protected sendSystem(pids: PID[], message: unknown): void {
-    const registry = this.runtime.registry;
-    for (const pid of pids) registry.get(pid).sendSystemMessage(pid, message);
-  }
-
-  resumeChildren(...pids: PID[]): void {
-    this.sendSystem(pids, RESUME_MAILBOX);
-  }
-
-  restartChildren(...pids: PID[]): void {
-    this.sendSystem(pids, RESTART);
-  }
-
-  stopChildren(...pids: PID[]): void {
-    this.sendSystem(pids, new Stop('failed'));
-  }
-
-  escalateFailure(reason: unknown, message: unknown): void {
-    this.fail(reason, message);
-  }
-
-  private beginRestart(): void {
-    if ((this.flags & (F_STOPPING | F_RESTARTING)) !== 0) return;
-    this.flags |= F_RESTARTING;
-    if (this.kids !== null) this.sendSystem([...this.kids.values()], new Stop());
-    this.tryFinishRestart();
-  }
-
-  private tryFinishRestart(): void {
-    if (this.kids !== null) return;
-    this.lifecycle(RESTARTING, () => {
-      try {
-        this.actor = this.props.producer();
-      } catch (error) {
-        this.runtime.logger.error({ actor: this.self.toString(), err: error }, 'producer failed');
-        this.flags &= ~F_RESTARTING;
-        this.beginStop('failed');
-        return;
-      }
-      if (this.ext !== null) this.ext.behaviors = undefined;
-      // Started goes first: it is in the system lane, drained before any user message.
-      this.pushSystem(STARTED);
-      this.unpause(F_RESTARTING | F_SUSPENDED);
-    });
-  }
-
-  // ── Stopping ───────────────────────────────────────────────────────────────────────────
-
-  /** Stopping → (children stop) → Stopped → unregistered, watchers and parent told. */
-  protected beginStop(why: TerminatedReason): void {
-    if ((this.flags & F_STOPPING) !== 0) return;
-    this.flags |= F_STOPPING;
-    if (why === 'failed') this.flags |= F_FAILED;
-    const x = this.ext;
-    if (x !== null && x.receiveTimer !== undefined) x.receiveTimer.cancel();
-    if (this.kids !== null) this.sendSystem([...this.kids.values()], new Stop());
-    this.lifecycle(STOPPING, () => this.tryFinishStop());
-  }
-
-  private tryFinishStop(): void {
-    if (this.kids !== null || (this.flags & F_FINISHING) !== 0) return;
-    if (this.sched === AWAITING) return; // Stopping still running: its `after` comes back here
-    this.flags |= F_FINISHING;
-    this.lifecycle(STOPPED, () => this.finalize());
-  }
-
-  private terminatedWhy(): TerminatedReason {
-    return (this.flags & F_FAILED) !== 0 ? 'failed' : 'stopped';
-  }
-
-  private tellTerminated(to: PID, why: TerminatedReason): void {
-    this.runtime.registry.get(to).sendSystemMessage(to, new Terminated(this.self, why));
-  }
-
-  private finalize(): void {
-    const rt = this.runtime;
-    rt.registry.remove(this.self);
-    rt.dispatcher.retire(this);
-    const why = this.terminatedWhy();
-    // Never a silent drop: what was still queued is dead-lettered (pending requests reject).
-    for (const entry of this.drainUser()) {
-      const e = entry instanceof Envelope ? entry : undefined;
-      const message = e === undefined ? entry : e.message;
-      if (!(message instanceof PoisonPill)) {
-        rt.deadLetters.publish(this.self, message, e?.sender, 'stopped');
-      }
-    }
-    for (let m = this.shiftSystem(); m !== undefined; m = this.shiftSystem()) {
-      if (m instanceof Watch) this.tellTerminated(m.watcher, why);
-    }
-    const x = this.ext;
-    if (x !== null) {
-      for (const w of x.watchers?.values() ?? []) this.tellTerminated(w, why);
-      const unwatch = new Unwatch(this.self);
-      for (const w of x.watching?.values() ?? []) rt.registry.get(w).sendSystemMessage(w, unwatch);
-    }
-    if (this.parent === undefined) rt.topLevelTerminated(this.self);
-    else this.tellTerminated(this.parent, why);
-  }
+  abstract fail(reason: unknown, message: unknown): void;
 
   protected extras(): CellExtras {
     return (this.ext ??= new CellExtras());

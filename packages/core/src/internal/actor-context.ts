@@ -9,7 +9,7 @@ import type { PID } from '../pid';
 import type { MessageEnvelope } from '../process';
 import type { Props } from '../props';
 import type { TimerWheel } from '../timer-wheel';
-import { ActorCell } from './actor-cell';
+import { ActorLifecycle } from './actor-lifecycle';
 import { Envelope } from './envelope';
 import type { Runtime } from './runtime';
 import { deliver, entryOf, requestEntry, sendEntry } from './send';
@@ -47,7 +47,7 @@ export function spawnActor(
 }
 
 /** An actor as its `receive` sees it: the cell plus the Context API. */
-export class ActorContext extends ActorCell implements Context {
+export class ActorContext extends ActorLifecycle implements Context {
   get system(): ActorSystem {
     return this.runtime as unknown as ActorSystem;
   }
