@@ -1,0 +1,93 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { pbkdf2Sync } from 'node:crypto';
+import * as path from 'node:path';
+import { Cluster, EtcdProvider } from '@granary/cluster';
+import { PoolClient } from '@granary/pool';
+import { startEtcd, type EtcdHandle } from '@granary/testkit';
+import { defineBenchmark } from '../harness';
+import { POOL_MAX_IN_FLIGHT, POOL_SIZE } from '../pool/pool-bench-config';
+
+/** Requests per repetition: ~1 s on one member at ~1 ms each. */
+const REQUESTS = 1000;
+/** Calls kept in flight by the caller: every worker busy (size × maxInFlight). */
+const IN_FLIGHT = POOL_SIZE * POOL_MAX_IN_FLIGHT;
+/** Target CPU time of one request's hashing. */
+const WORK_MS = 1;
+const NAME = 'pool-bench';
+
+let etcd: EtcdHandle | undefined;
+let caller: Cluster | undefined;
+const children: ChildProcess[] = [];
+
+/** pbkdf2 iterations that take about WORK_MS on this machine. */
+function calibrate(): number {
+  const probe = 20_000;
+  pbkdf2Sync('warm', 'granary', probe, 32, 'sha256');
+  const t0 = process.hrtime.bigint();
+  pbkdf2Sync('x', 'granary', probe, 32, 'sha256');
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  return Math.max(1, Math.round((probe * WORK_MS) / ms));
+}
+
+function startMember(id: string, pools: string, iterations: number): Promise<void> {
+  const child = fork(
+    path.join(__dirname, '../pool/pool-node.js'),
+    [etcd!.endpoints[0]!, NAME, id, String(iterations), pools],
+    { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] },
+  );
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('ready')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`pool member ${id} exited (${code})`)));
+  });
+}
+
+/** REQUESTS calls through the pool client with IN_FLIGHT outstanding; resolves with req/s. */
+async function throughput(pool: string): Promise<number> {
+  const client = PoolClient.get(caller!, pool);
+  await client.refresh();
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < REQUESTS) await client.request(next++, { timeoutMs: 30_000 });
+  };
+  const t0 = process.hrtime.bigint();
+  await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+  return REQUESTS / (Number(process.hrtime.bigint() - t0) / 1e9);
+}
+
+export const benchmark = defineBenchmark({
+  name: 'pool-cluster',
+  description: `cluster pool of ${POOL_SIZE} CPU-bound workers (~${WORK_MS} ms of pbkdf2 per request): spread over 2 member processes vs all in 1`,
+  repeats: 5,
+  async setup() {
+    etcd = await startEtcd();
+    const iterations = calibrate();
+    // Member a hosts both pools; b hosts only "two". So "one" runs all its workers in a,
+    // "two" spreads them over a and b: same processes, same run.
+    await startMember('a', 'one,two', iterations);
+    await startMember('b', 'two', iterations);
+    caller = await Cluster.start({
+      name: NAME,
+      id: 'caller',
+      provider: new EtcdProvider({ endpoints: etcd.endpoints }),
+      kinds: [],
+      remote: { host: '127.0.0.1', port: 0 },
+    });
+  },
+  async teardown() {
+    await caller?.shutdown({ graceful: false });
+    for (const child of children) child.kill('SIGKILL');
+    await etcd?.stop();
+  },
+  cases: [
+    { id: 'one-member-process', metric: 'req_per_s', run: () => throughput('one') },
+    {
+      id: 'two-member-processes',
+      metric: 'req_per_s',
+      baseline: 'one-member-process',
+      run: () => throughput('two'),
+    },
+  ],
+});

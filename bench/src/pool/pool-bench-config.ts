@@ -1,0 +1,4 @@
+/** Workers per pool: 4, so one member runs all 4 or two members run 2 each. */
+export const POOL_SIZE = 4;
+/** Calls a caller keeps outstanding per worker: 2 keeps every worker busy between replies. */
+export const POOL_MAX_IN_FLIGHT = 2;
