@@ -119,6 +119,36 @@ describe('Cluster (MemoryProvider)', () => {
       expect(table.topology().members.map((m) => m.id)).to.deep.equal(['a']);
     });
 
+    it('on rebalance the old owner drains (hooks settle) before the new owner can serve', async () => {
+      const a = await start('a');
+      await waitForClusters([a], () => a.heldShards(KIND).length === SHARDS, 'a holds all');
+      const draining = new Map<number, () => void>();
+      a.onBeforeRelease(
+        (_kind, shard) =>
+          new Promise<void>((resolve) => {
+            expect(a.canServe(KIND, shard), 'still served while draining').to.equal(true);
+            draining.set(shard, resolve);
+          }),
+      );
+      const b = await start('b');
+      const both = [a, b];
+      await waitForClusters(
+        both,
+        () => b.topology.members.length === 2 && draining.size > 0,
+        'a drains the shards b should own',
+      );
+      const moving = [...draining.keys()];
+      for (const s of moving) {
+        expect(ownerOf(KIND, s, b.topology)?.id).to.equal('b');
+        expect(b.canServe(KIND, s), `b cannot serve shard ${s} before a's drain settles`).to.equal(
+          false,
+        );
+      }
+      for (const resolve of draining.values()) resolve();
+      await waitForClusters(both, () => agreed(both, KIND, SHARDS), 'two agree after the drain');
+      for (const s of moving) expect(a.canServe(KIND, s)).to.equal(false);
+    });
+
     it('a crashed member is removed after its TTL and the survivors hold all its shards', async () => {
       const provider = new MemoryProvider(table, { ttlMs: 300 });
       const cs = [await start('a'), await start('b')];
