@@ -20,6 +20,10 @@ import { asControl } from './internal/control-replies';
 import { yieldIfStarving } from './internal/loop-fairness';
 import type { ParentCall } from './internal/grain-host';
 
+/** Chain ids: a random per-process prefix and a counter (randomBytes per call costs ~5 µs). */
+const CHAIN_PREFIX = `${randomBytes(6).toString('hex')}.`;
+let chainSeq = 0;
+
 /** First wait before retrying a placement or transport failure: a claim takes a few ms. */
 const INITIAL_BACKOFF_MS = 5;
 /** Longest wait between attempts: short enough to notice a new owner within ~0.1 s. */
@@ -76,7 +80,7 @@ export class GrainCaller {
       kind,
       identity,
       deadline,
-      parent?.chainId || randomBytes(8).toString('hex'),
+      parent?.chainId || `${CHAIN_PREFIX}${++chainSeq}`,
       parent?.path,
       ack,
     );

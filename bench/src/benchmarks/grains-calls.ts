@@ -1,0 +1,127 @@
+import { join } from 'node:path';
+import { PID } from '@granary/core';
+import { Cluster, EtcdProvider } from '@granary/cluster';
+import { TestCluster } from '@granary/testkit';
+import { defineBenchmark, percentile } from '../harness';
+
+/** Calls per repetition (~1 s at 100k calls/s). */
+const CALLS = 100_000;
+const IN_FLIGHT = 1000;
+/** Grains called (all activated in setup): 10 calls in flight per grain on average. */
+const GRAINS = 100;
+/** The grain-hosting member entry script of @granary/cluster's tests (built by `npm run build`). */
+export const GRAIN_NODE = join(
+  __dirname,
+  '../../../packages/cluster/dist/test/grains/fixtures/grain-node.js',
+);
+const QUIET = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+
+let tc: TestCluster;
+let client: Cluster;
+let echo: PID;
+
+/** Runs `count` calls with `concurrency` outstanding; returns calls/s and latencies (ms). */
+export async function inFlight(
+  count: number,
+  concurrency: number,
+  call: (n: number) => Promise<unknown>,
+): Promise<{ perSecond: number; latencies: number[] }> {
+  const latencies: number[] = [];
+  let next = 0;
+  const start = process.hrtime.bigint();
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const n = next++;
+      const t0 = process.hrtime.bigint();
+      await call(n);
+      latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return { perSecond: count / (Number(process.hrtime.bigint() - start) / 1e9), latencies };
+}
+
+/** One grain-hosting node process on a fresh etcd, and a client member in this process. */
+export async function startPeerAndClient(
+  name: string,
+  size = 1,
+  ttlSeconds = 3,
+): Promise<{ tc: TestCluster; client: Cluster }> {
+  const cluster = await TestCluster.start({
+    size,
+    etcd: true,
+    script: GRAIN_NODE,
+    config: (ctx) => ({
+      etcdEndpoints: ctx.etcdEndpoints,
+      id: ctx.id,
+      cluster: name,
+      ttlSeconds,
+      shardCount: 256,
+      idleTimeoutMs: 600_000,
+    }),
+  });
+  const c = await Cluster.start({
+    name,
+    id: 'bench-client',
+    provider: new EtcdProvider({
+      endpoints: cluster.etcd!.endpoints,
+      ttlSeconds,
+      prefix: '/granary-grains',
+      logger: QUIET,
+    }),
+    kinds: [],
+    remote: { host: '127.0.0.1', port: 0 },
+    logger: QUIET,
+  });
+  await cluster.waitForConvergence();
+  return { tc: cluster, client: c };
+}
+
+const msg = (n: number): { n: number } => ({ n });
+const grainCall = (n: number): Promise<unknown> =>
+  client.request('echo', `g-${n % GRAINS}`, msg(n), { timeoutMs: 30_000 });
+const remoteCall = (n: number): Promise<unknown> =>
+  client.system.root.request(echo, msg(n), { timeoutMs: 30_000 });
+
+export const benchmark = defineBenchmark({
+  name: 'grains-calls',
+  description:
+    'grain calls from a client member to grains already active in another node process (etcd ' +
+    'membership), 1,000 in flight, vs plain remote request/response to an actor in that process',
+  repeats: 5,
+  async setup() {
+    ({ tc, client } = await startPeerAndClient('bench-calls'));
+    const ready = tc.nodes[0]!.process!.lines.find((l) => l.data.type === 'ready')!;
+    echo = new PID(ready.data.address as string, 'echo');
+    await remoteCall(0);
+    for (let i = 0; i < GRAINS; i++) await grainCall(i);
+  },
+  async teardown() {
+    await client.shutdown({ graceful: false });
+    await tc.stop();
+  },
+  cases: [
+    {
+      id: 'remote-request-inflight-1000',
+      metric: 'req_per_s',
+      run: async () => (await inFlight(CALLS, IN_FLIGHT, remoteCall)).perSecond,
+    },
+    {
+      id: 'grain-calls-inflight-1000',
+      metric: 'calls_per_s',
+      baseline: 'remote-request-inflight-1000',
+      run: async () => (await inFlight(CALLS, IN_FLIGHT, grainCall)).perSecond,
+    },
+    {
+      id: 'remote-request-inflight-1000-p99',
+      metric: 'p99_ms',
+      run: async () => percentile((await inFlight(CALLS, IN_FLIGHT, remoteCall)).latencies, 99),
+    },
+    {
+      id: 'grain-calls-inflight-1000-p99',
+      metric: 'p99_ms',
+      baseline: 'remote-request-inflight-1000-p99',
+      run: async () => percentile((await inFlight(CALLS, IN_FLIGHT, grainCall)).latencies, 99),
+    },
+  ],
+});
