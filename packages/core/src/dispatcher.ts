@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { InvalidOptionError } from './errors';
 import { RingQueue } from './internal/ring-queue';
 
 /**
@@ -108,6 +109,12 @@ export class Dispatcher {
     private readonly onError: (error: unknown) => void = () => {},
   ) {
     const o = { ...DEFAULT_DISPATCHER_OPTIONS, ...options };
+    if (!(Number.isInteger(o.throughput) && o.throughput >= 1)) {
+      throw new InvalidOptionError('throughput', `${o.throughput} is not an integer >= 1`);
+    }
+    if (!(o.timeSliceMs > 0)) {
+      throw new InvalidOptionError('timeSliceMs', `${o.timeSliceMs} is not a positive number`);
+    }
     this.throughput = o.throughput;
     this.timeSliceMs = o.timeSliceMs;
   }

@@ -1,4 +1,4 @@
-import { AbortError, TimeoutError } from './errors';
+import { AbortError, InvalidOptionError, TimeoutError } from './errors';
 import { messageOf } from './internal/envelope';
 import type { Runtime } from './internal/runtime';
 import { Terminated, Watch } from './messages';
@@ -67,6 +67,10 @@ export class FutureProcess<T = unknown> implements LocalProcess, SequencedProces
     if (options === undefined) return;
     if (options.timeoutMs !== undefined) {
       const ms = options.timeoutMs;
+      if (!(ms >= 0)) {
+        this.fail(new InvalidOptionError('timeoutMs', `${ms} is not a number of ms >= 0`));
+        return;
+      }
       (this.extras ??= new FutureExtras()).timer = runtime.timers.schedule(ms, () =>
         this.fail(new TimeoutError(target.toString(), ms)),
       );

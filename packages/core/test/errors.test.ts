@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import {
   AbortError,
+  ActorSystem,
+  silentLogger,
   DeadLetterError,
   GranaryError,
   InvalidOptionError,
@@ -39,5 +41,28 @@ describe('errors', () => {
       InvalidOptionError,
       'mailbox.capacity',
     );
+  });
+});
+
+describe('option validation', () => {
+  it('rejects a bad throughput or time slice naming the option', () => {
+    expect(() => new ActorSystem({ throughput: 0 })).to.throw(InvalidOptionError, 'throughput');
+    expect(() => new ActorSystem({ timeSliceMs: -1 })).to.throw(InvalidOptionError, 'timeSliceMs');
+  });
+
+  it('rejects a request with a negative timeoutMs, sending nothing', async () => {
+    const system = new ActorSystem({ logger: silentLogger });
+    let received = 0;
+    const pid = system.root.spawn(
+      Props.fromFunc((ctx) => {
+        if (ctx.message === 'x') received++;
+        if (ctx.message === 'count') ctx.respond(received);
+      }),
+    );
+    const err = await system.root.request(pid, 'x', { timeoutMs: -5 }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(InvalidOptionError);
+    expect((err as Error).message).to.contain('timeoutMs');
+    expect(await system.root.request(pid, 'count')).to.equal(0);
+    await system.shutdown();
   });
 });
