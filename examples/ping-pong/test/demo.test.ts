@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import * as clusterPackage from '@granary/cluster';
 import { isAlive, startEtcd } from '@granary/testkit';
 import type { EtcdHandle } from '@granary/testkit';
 import { DemoProcess, waitUntilGone } from './helpers/demo-process';
@@ -11,7 +10,7 @@ describe('the demo (npm run demo)', function () {
   this.timeout(90_000);
   let demo: DemoProcess | undefined;
   let etcd: EtcdHandle;
-  /** `--provider etcd` against a testkit etcd (the default, seed, is tested last). */
+  /** `--provider etcd` against a testkit etcd (the other tests run the default, seed). */
   const withEtcd = (...args: string[]): string[] => [
     '--provider',
     'etcd',
@@ -46,8 +45,9 @@ describe('the demo (npm run demo)', function () {
     return output;
   }
 
-  it('shows pongs answered by a multi-node cluster within 10 s, then exits cleanly leaving no process', async () => {
-    const output = await runToEnd(withEtcd('--seconds', '8'), 8, 3);
+  it('with no options but --seconds (seed provider): pongs from a multi-node cluster within 10 s, clean exit, no process left', async () => {
+    const output = await runToEnd(['--seconds', '8'], 8, 4);
+    expect(output).to.match(/\[seed\]\s.* ready role=seed/);
     const lines = output.split('\n');
     const rpc = lines.filter((l) =>
       /^\[pinger\]\s.*\bpong cnt=\d+ via=rpc from=ponger-[ab]\b/.test(l),
@@ -66,7 +66,7 @@ describe('the demo (npm run demo)', function () {
   });
 
   it('--kill-after: SIGKILLs the node hosting ponger-1, pongs resume from the other one, the pause is printed', async () => {
-    demo = new DemoProcess(withEtcd('--seconds', '16', '--kill-after', '5'));
+    demo = new DemoProcess(['--seconds', '16', '--kill-after', '5']);
     const exit = await demo.waitForExit(16);
     const output = demo.tail(400);
     const killed = /SIGKILLed (ponger-[ab]) \(pid \d+\), which hosted ponger-1/.exec(output)?.[1];
@@ -80,7 +80,7 @@ describe('the demo (npm run demo)', function () {
   });
 
   it('Ctrl-C (SIGINT) stops every node gracefully before --seconds', async () => {
-    demo = new DemoProcess(withEtcd('--seconds', '60'));
+    demo = new DemoProcess(['--seconds', '60']);
     await demo.waitForLine(/\bpong cnt=\d+ via=rpc\b/, 20_000);
     const started = Date.now();
     demo.signal('SIGINT');
@@ -92,21 +92,18 @@ describe('the demo (npm run demo)', function () {
   });
 
   it('a runner killed with SIGKILL leaves no node behind (each node watches its stdin pipe)', async () => {
-    demo = new DemoProcess(withEtcd('--seconds', '60'));
+    demo = new DemoProcess(['--seconds', '60']);
     await demo.waitForLine(/\bpong cnt=\d+ via=rpc\b/, 20_000);
     const pids = demo.nodePids();
-    expect(pids).to.have.length(3);
+    expect(pids).to.have.length(4);
     demo.signal('SIGKILL');
     await demo.exited;
     await waitUntilGone(pids, 20_000);
   });
 
-  it('with no options runs the default: a seed node (SeedProvider, no etcd), two pongers and a pinger', async function () {
-    if (!('SeedProvider' in clusterPackage)) {
-      // The default needs @granary/cluster's SeedProvider (issue 5), which has not landed yet.
-      this.skip();
-    }
-    const output = await runToEnd(['--seconds', '8'], 8, 4);
+  it('--provider etcd: the same cluster without a seed node, on a testkit etcd', async () => {
+    const output = await runToEnd(withEtcd('--seconds', '8'), 8, 3);
+    expect(output).to.not.match(/^\[seed\]/m);
     expect(output).to.match(/\[pinger\]\s.*\bpong cnt=\d+ via=rpc from=ponger-[ab]\b/);
     const first = /first pong (\d+\.\d) s after start/.exec(output);
     expect(Number(first?.[1]), output).to.be.below(FIRST_PONG_WITHIN_S);

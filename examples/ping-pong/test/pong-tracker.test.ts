@@ -62,4 +62,22 @@ describe('PongTracker', () => {
     expect(f?.firstPongAfter?.node).to.equal('ponger-b');
     expect(f?.pauseMs).to.equal(2700);
   });
+
+  it('counts a pong of the killed node read just after the kill as the last one before the pause', () => {
+    const t = new PongTracker();
+    t.observe('pinger', '12:00:00.000 info  pong cnt=1 via=rpc from=ponger-a', 1000);
+    t.markKilled('ponger-a', 1500);
+    t.observe('pinger', '12:00:00.000 info  pong cnt=2 via=message from=ponger-a', 1510);
+    t.observe('pinger', '12:00:00.000 info  pong cnt=3 via=rpc from=ponger-b', 4010);
+    expect(t.failover()?.lastPongBefore?.cnt).to.equal(2);
+    expect(t.failover()?.pauseMs).to.equal(2500);
+  });
+
+  it('measures from the kill when no pong came before it', () => {
+    const t = new PongTracker();
+    t.markKilled('ponger-a', 1000);
+    t.observe('pinger', '12:00:00.000 info  pong cnt=1 via=rpc from=ponger-b', 3500);
+    expect(t.failover()?.lastPongBefore).to.equal(undefined);
+    expect(t.failover()?.pauseMs).to.equal(2500);
+  });
 });

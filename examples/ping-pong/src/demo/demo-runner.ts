@@ -146,7 +146,7 @@ export class DemoRunner {
     if (pong !== undefined && failover?.firstPongAfter === pong && failover.pauseMs !== undefined) {
       this.say(
         `pongs resumed from ${pong.node}: paused ${(failover.pauseMs / 1000).toFixed(2)} s ` +
-          `(last pong before the kill from ${failover.lastPongBefore?.node})`,
+          `(since ${failover.lastPongBefore !== undefined ? `the last pong, from ${failover.lastPongBefore.node}` : 'the kill'})`,
       );
     }
   }
@@ -155,9 +155,12 @@ export class DemoRunner {
     if (this.stopping !== undefined) return;
     const host = this.tracker.hostOf(PONGER_ID);
     const node = this.nodes.find((n) => n.name === host && n.role === 'ponger' && n.running);
-    if (node === undefined) {
+    // Kill only once the host has answered: the pause is then measured between real pongs.
+    if (node === undefined || !this.tracker.pongs.some((p) => p.node === host)) {
       if (!retry) {
-        this.say(`--kill-after: ${PONGER_ID} has no host yet; killing its node once it activates`);
+        this.say(
+          `--kill-after: waiting for ${PONGER_ID}'s host to answer a pong before killing it`,
+        );
       }
       this.timers.push(setTimeout(() => this.killPongerHost(true), KILL_RETRY_MS));
       return;

@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import { DemoOptionError } from '../errors';
-import { hasSeedProvider } from '../provider';
 import { DEMO_USAGE, parseDemoOptions } from './demo-options';
 import { DemoRunner } from './demo-runner';
 
@@ -21,14 +20,6 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     if (!(err instanceof DemoOptionError)) throw err;
     process.stderr.write(`${err.message}\n`);
     process.exitCode = 2;
-    return;
-  }
-  if (options.provider === 'seed' && !hasSeedProvider()) {
-    process.stderr.write(
-      'the default demo runs on SeedProvider from @granary/cluster, which this build does not ' +
-        'have yet; run it on etcd instead: npm run demo -- --provider etcd --etcd http://127.0.0.1:2379\n',
-    );
-    process.exitCode = 1;
     return;
   }
   const exampleDir = join(__dirname, '..', '..', '..');

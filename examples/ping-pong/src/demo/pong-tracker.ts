@@ -99,18 +99,22 @@ export class PongTracker {
     return [...new Set(this.pongs.map((p) => p.node))];
   }
 
-  /** The failover numbers, once a kill was recorded. */
+  /**
+   * The failover numbers, once a kill was recorded: the first pong after the kill from another
+   * node, and the pause before it, counted from the last pong seen before it (one the killed
+   * node sent just before dying counts), or from the kill if there was none.
+   */
   failover(): FailoverReport | undefined {
     if (this.killed === undefined) return undefined;
     const { node, at } = this.killed;
-    const before = this.pongs.filter((p) => p.at <= at).pop();
     const after = this.pongs.find((p) => p.at > at && p.node !== node);
+    const before = this.pongs.filter((p) => p.at <= (after?.at ?? at) && p !== after).pop();
     return {
       killed: node,
       killedAt: at,
       lastPongBefore: before,
       firstPongAfter: after,
-      pauseMs: before !== undefined && after !== undefined ? after.at - before.at : undefined,
+      pauseMs: after !== undefined ? after.at - (before?.at ?? at) : undefined,
     };
   }
 }
