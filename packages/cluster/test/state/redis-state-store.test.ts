@@ -65,10 +65,14 @@ describe('RedisStateStore', () => {
       expect(await client.hget('own:{k/x}', 'v')).to.equal('1');
     });
 
-    it('rejects url together with client, and a bad commandTimeoutMs', () => {
+    it('rejects url together with client, a bad tombstoneTtlMs and a bad commandTimeoutMs', () => {
       expect(() => new RedisStateStore({ url: redis.url, client: newClient() })).to.throw(
         StateArgumentError,
         /url or client/,
+      );
+      expect(() => new RedisStateStore({ tombstoneTtlMs: 1.5 })).to.throw(
+        StateArgumentError,
+        /tombstoneTtlMs/,
       );
       expect(() => new RedisStateStore({ commandTimeoutMs: 0 })).to.throw(
         StateArgumentError,

@@ -66,6 +66,12 @@ export class RedisStateStore implements StateStore {
         `RedisStateStore: commandTimeoutMs must be a positive number, got ${o.commandTimeoutMs}`,
       );
     }
+    const ttl = o.tombstoneTtlMs;
+    if (ttl !== null && !(Number.isSafeInteger(ttl) && ttl > 0)) {
+      throw new StateArgumentError(
+        `RedisStateStore: tombstoneTtlMs must be null or a positive integer, got ${ttl}`,
+      );
+    }
     this.keyPrefix = o.keyPrefix;
     this.commandTimeoutMs = o.commandTimeoutMs;
     this.tombstoneTtlMs = o.tombstoneTtlMs ?? 0;
