@@ -83,11 +83,14 @@ describe('cluster pool (poolKind + PoolClient)', function () {
     expect(seen.workers).to.have.length(8);
     expect(seen.calls).to.equal(4);
     expect(new Map(seen.workers.map((w) => [w.index, w.member]))).to.deep.equal(a.placement());
-    expect(await b.resize(4)).to.equal(4);
-    expect(counts(b.placement())).to.deep.equal([2, 2]);
-    // 4 workers plus one inventory grain per member: the 4 retired workers are gone.
-    await nodes.untilLive(4 + 2);
-    expect(nodes.nodes.reduce((n, c) => n + c.activationCount(), 0)).to.equal(4 + 2);
+    expect(await b.resize(3)).to.equal(3);
+    expect(counts(b.placement())).to.deep.equal([1, 2]);
+    // 3 workers plus one inventory grain per member: the 5 retired workers are gone.
+    await nodes.untilLive(3 + 2);
+    // A member that joins later takes the resized size, not its poolKind's 6.
+    await nodes.add('m3');
+    await a.refresh();
+    expect(counts(a.placement())).to.deep.equal([1, 1, 1]);
   });
 
   it('rejects at once with PoolSaturatedError when every worker is at maxInFlight', async () => {

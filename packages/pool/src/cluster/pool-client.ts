@@ -1,5 +1,5 @@
 import { GrainError, type Cluster, type GrainCallOptions } from '@granary/cluster';
-import { PoolSaturatedError, PoolUnavailableError } from '../errors';
+import { PoolOptionsError, PoolSaturatedError, PoolUnavailableError } from '../errors';
 import { place } from './internal/placement';
 import {
   control,
@@ -133,14 +133,10 @@ export class PoolClient {
 
   /** Changes the number of workers on every hosting member, then places them. */
   async resize(size: number): Promise<number> {
-    const timeoutMs = this.options.controlTimeoutMs;
-    await Promise.all(
-      this.hosts().map((h) =>
-        this.cluster.request(memberKind(this.name, h), INVENTORY_ID, control('resize', size), {
-          timeoutMs,
-        }),
-      ),
-    );
+    if (!Number.isInteger(size) || size < 0) {
+      throw new PoolOptionsError(`size must be an integer >= 0, got ${size} (size)`);
+    }
+    await this.setSize(this.hosts(), size, Date.now());
     this.stale = true;
     await this.refresh();
     return this.slots.length;
@@ -150,6 +146,20 @@ export class PoolClient {
   refresh(): Promise<void> {
     this.refreshing ??= this.place().finally(() => (this.refreshing = undefined));
     return this.refreshing;
+  }
+
+  private async setSize(hosts: string[], size: number, sizeAt: number): Promise<void> {
+    const timeoutMs = this.options.controlTimeoutMs;
+    await Promise.all(
+      hosts.map((h) =>
+        this.cluster.request(
+          memberKind(this.name, h),
+          INVENTORY_ID,
+          control('resize', size, sizeAt),
+          { timeoutMs },
+        ),
+      ),
+    );
   }
 
   private hosts(): string[] {
@@ -177,7 +187,10 @@ export class PoolClient {
       this.stale = true;
       throw new PoolUnavailableError(this.name);
     }
-    const first = live[0]![1];
+    // The newest size setting wins; members that missed it (e.g. joined later) are told.
+    const first = live.reduce((a, b) => (b[1].sizeAt > a[1].sizeAt ? b : a))[1];
+    const behind = live.filter(([, inv]) => inv.size !== first.size).map(([h]) => h);
+    if (behind.length > 0) await this.setSize(behind, first.size, first.sizeAt);
     const maxPerNode = typeof first.maxPerNode === 'number' ? first.maxPerNode : Infinity; // JSON: null
     this.maxInFlight = first.maxInFlight;
     const plan = place(

@@ -1,4 +1,10 @@
-import { kind, type Grain, type GrainContext, type KindDefinition } from '@granary/cluster';
+import {
+  kind,
+  type DeactivationReason,
+  type Grain,
+  type GrainContext,
+  type KindDefinition,
+} from '@granary/cluster';
 import { PoolOptionsError } from '../errors';
 import {
   INVENTORY_ID,
@@ -56,6 +62,7 @@ export interface PoolKind {
 /** One member's share of a pool: its settings and the workers active on it. */
 interface MemberPool {
   size: number;
+  sizeAt: number;
   readonly maxPerNode: number;
   readonly maxInFlight: number;
   readonly active: Map<number, string>;
@@ -96,6 +103,7 @@ export function poolKind(
     on(memberId: string): KindDefinition {
       const pool: MemberPool = {
         size: o.size,
+        sizeAt: 0,
         maxPerNode: o.maxPerNode,
         maxInFlight: o.maxInFlight,
         active: new Map(),
@@ -137,7 +145,7 @@ class PoolWorker implements Grain {
     return this.inner.onActivate?.(ctx);
   }
 
-  onDeactivate(reason: Parameters<NonNullable<Grain['onDeactivate']>>[0]): void | Promise<void> {
+  onDeactivate(reason: DeactivationReason): void | Promise<void> {
     if (this.inner === undefined) return;
     if (this.pool.active.get(this.index) === this.activationId) this.pool.active.delete(this.index);
     return this.inner.onDeactivate?.(reason);
@@ -167,9 +175,14 @@ class PoolWorker implements Grain {
   private control(ctx: GrainContext, message: PoolControl): unknown {
     const pool = this.pool;
     switch (message.$granaryPool) {
-      case 'resize':
-        if (Number.isInteger(message.size) && message.size! >= 0) pool.size = message.size!;
+      case 'resize': {
+        const at = message.sizeAt ?? 0;
+        if (Number.isInteger(message.size) && message.size! >= 0 && at >= pool.sizeAt) {
+          pool.size = message.size!;
+          pool.sizeAt = at;
+        }
         return this.inventory();
+      }
       case 'inventory':
         return this.inventory();
       case 'retire':
@@ -194,6 +207,7 @@ class PoolWorker implements Grain {
     const pool = this.pool;
     return {
       size: pool.size,
+      sizeAt: pool.sizeAt,
       maxPerNode: pool.maxPerNode,
       maxInFlight: pool.maxInFlight,
       workers: [...pool.active.keys()],

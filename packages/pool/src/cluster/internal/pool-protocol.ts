@@ -16,11 +16,15 @@ export const INVENTORY_ID = '$inventory';
 export interface PoolControl {
   $granaryPool: 'inventory' | 'ping' | 'retire' | 'stats' | 'resize';
   size?: number;
+  /** When the size was set (resize): the newest setting wins on every member. */
+  sizeAt?: number;
 }
 
 /** What a member's inventory grain answers. */
 export interface Inventory {
   size: number;
+  /** When `size` was set (0: the poolKind's own size). */
+  sizeAt: number;
   maxPerNode: number;
   maxInFlight: number;
   /** Worker indices with a live activation on this member. */
@@ -38,8 +42,12 @@ export interface WorkerStats {
   errors: number;
 }
 
-export function control(kind: PoolControl['$granaryPool'], size?: number): PoolControl {
-  return size === undefined ? { $granaryPool: kind } : { $granaryPool: kind, size };
+export function control(
+  kind: PoolControl['$granaryPool'],
+  size?: number,
+  sizeAt?: number,
+): PoolControl {
+  return size === undefined ? { $granaryPool: kind } : { $granaryPool: kind, size, sizeAt };
 }
 
 export function isControl(message: unknown): message is PoolControl {
