@@ -34,6 +34,7 @@ describe('golden files', () => {
       'legacy/legacy.proto',
       'legacy/uses_public.proto',
       'messages/protos.proto',
+      'shop/admin.proto',
       'shop/events.proto',
       'shop/orders.proto',
     ]);

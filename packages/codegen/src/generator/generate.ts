@@ -57,11 +57,10 @@ function generateFile(
     lines.push(`import ${quote(specifier)};`);
     lines.push(`import * as ${alias} from ${quote(specifier)};`);
   }
-  lines.push(
-    '',
-    `const $file = $rt.defineProtoFile($serialization, ${quote(file.name)}, ${JSON.stringify(descriptorOf(file))});`,
-    '',
-  );
+  // A file without messages still registers (the grain-call envelope, well-known types), but
+  // binds no `$file`, so projects with noUnusedLocals compile it.
+  const define = `$rt.defineProtoFile($serialization, ${quote(file.name)}, ${JSON.stringify(descriptorOf(file))});`;
+  lines.push('', file.messages.length > 0 ? `const $file = ${define}` : define, '');
   for (const fullName of scope.wellKnownCodecTypes()) {
     const local = fullName.slice('google.protobuf.'.length);
     lines.push(
