@@ -88,6 +88,34 @@ describe('BatchBuilder', () => {
       ]);
     });
 
+    it('grows its buffer for large payloads, many envelopes and non-ASCII strings', () => {
+      const builder = new BatchBuilder();
+      const big = Buffer.alloc(100_000, 7);
+      builder.add({
+        targetId: 'größe',
+        typeName: 'app.Ünïcode',
+        format: 1,
+        payload: big,
+        header: { clé: 'värde ✓' },
+        urgent: false,
+        message: undefined,
+      });
+      for (let i = 0; i < 3000; i++) builder.add(env(`t${i % 7}`, 'json', new PID('h:1', `$${i}`)));
+      const bytes = builder.take();
+      const batch = decodeFrame(bytes).batch!;
+      expect(batch.envelopes).to.have.length(3001);
+      expect(batch.targetIds[batch.envelopes[0]!.target]).to.equal('größe');
+      expect(batch.typeNames[batch.envelopes[0]!.type]).to.equal('app.Ünïcode');
+      expect(batch.envelopes[0]!.header).to.deep.equal({ clé: 'värde ✓' });
+      expect(Buffer.compare(Buffer.from(batch.envelopes[0]!.payload), big)).to.equal(0);
+      expect(batch.envelopes[3000]!.senderId).to.equal('$2999');
+      expect(batch.targetIds).to.have.length(8);
+      const generic = WireTypes.Frame.decode(bytes) as unknown as {
+        batch: { envelopes: unknown[] };
+      };
+      expect(generic.batch.envelopes).to.have.length(3001);
+    });
+
     it('starts an empty batch after take', () => {
       const builder = new BatchBuilder();
       builder.add(env('x', 'json'));

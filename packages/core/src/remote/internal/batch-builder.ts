@@ -1,5 +1,5 @@
-import * as protobuf from 'protobufjs';
 import { FUTURE_PREFIX } from '../../process-registry';
+import { ByteWriter, lengthDelimitedSize, varintSize } from './byte-writer';
 import type { OutboundEnvelope } from './outbound-envelope';
 
 // Field tags of remote.proto (field number << 3 | wire type), written by hand on the hot path.
@@ -19,11 +19,16 @@ const ENV_URGENT = 8 << 3;
 const MAP_KEY = (1 << 3) | 2;
 const MAP_VALUE = (2 << 3) | 2;
 
+/** Room for the Frame tag and the batch's length varint, written once the batch is complete. */
+const FRAME_HEADROOM = 6;
+/** First buffer of a batch; later batches start at the size of the previous one. */
+const INITIAL_CAPACITY = 4096;
+
 /**
  * Coalesces envelopes for one endpoint into one `Frame { batch }` of remote.proto. Type names,
  * target ids and sender addresses repeat a lot (one actor talking to another), so each is
  * written once per batch in a table and envelopes carry indexes. Envelopes are encoded as they
- * are added, straight into the frame's writer (no intermediate objects); the tables follow
+ * are added, straight into the frame's buffer (no intermediate objects); the tables follow
  * them at take() (protobuf fields may come in any order).
  */
 export class BatchBuilder {
@@ -35,11 +40,8 @@ export class BatchBuilder {
   private senderIndex = new Map<string, number>();
   private sources: OutboundEnvelope[] = [];
   private payloadBytes = 0;
-  private writer = BatchBuilder.startFrame();
-
-  private static startFrame(): protobuf.Writer {
-    return protobuf.Writer.create().uint32(FRAME_BATCH).fork();
-  }
+  private capacity = INITIAL_CAPACITY;
+  private writer = new ByteWriter(this.capacity, FRAME_HEADROOM);
 
   /** Envelopes in the current batch. */
   get count(): number {
@@ -52,39 +54,81 @@ export class BatchBuilder {
   }
 
   add(env: OutboundEnvelope): void {
-    const w = this.writer.uint32(BATCH_ENVELOPES).fork();
     // A reply's target is a future id, unique per request: a table entry without a lookup.
     const target = env.targetId.startsWith(FUTURE_PREFIX)
       ? this.targetIds.push(env.targetId) - 1
       : indexOf(this.targetIds, this.targetIndex, env.targetId);
-    if (target !== 0) w.uint32(ENV_TARGET).uint32(target);
     const type = indexOf(this.typeNames, this.typeIndex, env.typeName);
-    if (type !== 0) w.uint32(ENV_TYPE).uint32(type);
-    if (env.format !== 0) w.uint32(ENV_FORMAT).uint32(env.format);
-    w.uint32(ENV_PAYLOAD).bytes(env.payload);
+    const payload = env.payload;
     const sender = env.sender;
-    if (sender !== undefined) {
-      w.uint32(ENV_SENDER_ADDRESS).uint32(
-        1 + indexOf(this.senderAddresses, this.senderIndex, sender.address),
-      );
-      w.uint32(ENV_SENDER_ID).string(sender.id);
-    }
+    const senderAddress =
+      sender === undefined
+        ? 0
+        : 1 + indexOf(this.senderAddresses, this.senderIndex, sender.address);
+    const senderIdLength = sender === undefined ? 0 : Buffer.byteLength(sender.id);
     const header = env.header;
+
+    let size = 1 + lengthDelimitedSize(payload.byteLength);
+    if (target !== 0) size += 1 + varintSize(target);
+    if (type !== 0) size += 1 + varintSize(type);
+    if (env.format !== 0) size += 1 + varintSize(env.format);
+    if (sender !== undefined)
+      size += 1 + varintSize(senderAddress) + 1 + lengthDelimitedSize(senderIdLength);
+    let entries: number[] | undefined;
     if (header !== undefined) {
+      entries = [];
       for (const key in header) {
-        w.uint32(ENV_HEADER)
-          .fork()
-          .uint32(MAP_KEY)
-          .string(key)
-          .uint32(MAP_VALUE)
-          .string(header[key]!)
-          .ldelim();
+        const k = Buffer.byteLength(key);
+        const v = Buffer.byteLength(header[key]!);
+        const entry = 1 + lengthDelimitedSize(k) + 1 + lengthDelimitedSize(v);
+        entries.push(k, v, entry);
+        size += 1 + lengthDelimitedSize(entry);
       }
     }
-    if (env.urgent) w.uint32(ENV_URGENT).bool(true);
-    w.ldelim();
+    if (env.urgent) size += 2;
+
+    const w = this.writer;
+    w.ensure(1 + 5 + size);
+    w.byte(BATCH_ENVELOPES);
+    w.varint(size);
+    if (target !== 0) {
+      w.byte(ENV_TARGET);
+      w.varint(target);
+    }
+    if (type !== 0) {
+      w.byte(ENV_TYPE);
+      w.varint(type);
+    }
+    if (env.format !== 0) {
+      w.byte(ENV_FORMAT);
+      w.varint(env.format);
+    }
+    w.byte(ENV_PAYLOAD);
+    w.bytes(payload);
+    if (sender !== undefined) {
+      w.byte(ENV_SENDER_ADDRESS);
+      w.varint(senderAddress);
+      w.byte(ENV_SENDER_ID);
+      w.string(sender.id, senderIdLength);
+    }
+    if (header !== undefined) {
+      let i = 0;
+      for (const key in header) {
+        w.byte(ENV_HEADER);
+        w.varint(entries![i + 2]!);
+        w.byte(MAP_KEY);
+        w.string(key, entries![i]!);
+        w.byte(MAP_VALUE);
+        w.string(header[key]!, entries![i + 1]!);
+        i += 3;
+      }
+    }
+    if (env.urgent) {
+      w.byte(ENV_URGENT);
+      w.byte(1);
+    }
     this.sources.push(env);
-    this.payloadBytes += env.payload.byteLength;
+    this.payloadBytes += payload.byteLength;
   }
 
   /** Drops the current batch unsent and returns its envelopes, so they can be rejected. */
@@ -97,12 +141,22 @@ export class BatchBuilder {
   /** Encodes the batch as one frame and starts an empty one. */
   take(): Buffer {
     const w = this.writer;
-    for (const s of this.typeNames) w.uint32(BATCH_TYPE_NAMES).string(s);
-    for (const s of this.targetIds) w.uint32(BATCH_TARGET_IDS).string(s);
-    for (const s of this.senderAddresses) w.uint32(BATCH_SENDER_ADDRESSES).string(s);
-    const bytes = w.ldelim().finish();
+    writeTable(w, BATCH_TYPE_NAMES, this.typeNames);
+    writeTable(w, BATCH_TARGET_IDS, this.targetIds);
+    writeTable(w, BATCH_SENDER_ADDRESSES, this.senderAddresses);
+    const prefix = Buffer.allocUnsafe(1 + varintSize(w.length));
+    prefix[0] = FRAME_BATCH;
+    let v = w.length;
+    let i = 1;
+    while (v > 127) {
+      prefix[i++] = (v & 127) | 128;
+      v >>>= 7;
+    }
+    prefix[i] = v;
+    this.capacity = Math.max(INITIAL_CAPACITY, w.length + FRAME_HEADROOM);
+    const frame = w.finish(prefix);
     this.reset();
-    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    return frame;
   }
 
   private reset(): void {
@@ -114,7 +168,16 @@ export class BatchBuilder {
     this.senderIndex = new Map();
     this.sources = [];
     this.payloadBytes = 0;
-    this.writer = BatchBuilder.startFrame();
+    this.writer = new ByteWriter(this.capacity, FRAME_HEADROOM);
+  }
+}
+
+function writeTable(w: ByteWriter, tag: number, table: string[]): void {
+  for (const s of table) {
+    const n = Buffer.byteLength(s);
+    w.ensure(1 + 5 + n);
+    w.byte(tag);
+    w.string(s, n);
   }
 }
 
