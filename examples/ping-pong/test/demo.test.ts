@@ -75,6 +75,11 @@ describe('the demo (npm run demo)', function () {
     expect(resumed, output).to.not.equal(null);
     expect(resumed?.[1]).to.not.equal(killed);
     expect(Number(resumed?.[2])).to.be.above(0);
+    const summary =
+      /failover: (ponger-[ab]) killed at \d+\.\d s, pongs paused (\d+\.\d+) s, resumed from (ponger-[ab])/.exec(
+        output,
+      );
+    expect(summary?.slice(1), output).to.deep.equal([killed, resumed?.[2], resumed?.[1]]);
     expect(exit, output).to.deep.equal({ code: 0, signal: null });
     expect(demo.nodePids().filter(isAlive)).to.deep.equal([]);
   });

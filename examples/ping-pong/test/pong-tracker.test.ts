@@ -80,4 +80,14 @@ describe('PongTracker', () => {
     expect(t.failover()?.lastPongBefore).to.equal(undefined);
     expect(t.failover()?.pauseMs).to.equal(2500);
   });
+
+  it('keeps measuring the same pause after more pongs arrive in the same millisecond', () => {
+    const t = new PongTracker();
+    t.observe('pinger', '12:00:00.000 info  pong cnt=1 via=rpc from=ponger-a', 1000);
+    t.markKilled('ponger-a', 1500);
+    t.observe('pinger', '12:00:00.000 info  pong cnt=3 via=message from=ponger-b', 3700);
+    t.observe('pinger', '12:00:00.000 info  pong cnt=2 via=rpc from=ponger-b', 3700);
+    expect(t.failover()?.firstPongAfter?.cnt).to.equal(3);
+    expect(t.failover()?.pauseMs).to.equal(2700);
+  });
 });

@@ -107,8 +107,11 @@ export class PongTracker {
   failover(): FailoverReport | undefined {
     if (this.killed === undefined) return undefined;
     const { node, at } = this.killed;
-    const after = this.pongs.find((p) => p.at > at && p.node !== node);
-    const before = this.pongs.filter((p) => p.at <= (after?.at ?? at) && p !== after).pop();
+    const resumed = this.pongs.findIndex((p) => p.at > at && p.node !== node);
+    const after = resumed < 0 ? undefined : this.pongs[resumed];
+    // In the order read, not by time: pongs read in the same millisecond keep their order.
+    const before =
+      resumed < 0 ? this.pongs.filter((p) => p.at <= at).pop() : this.pongs[resumed - 1];
     return {
       killed: node,
       killedAt: at,
