@@ -10,6 +10,7 @@ import {
   UnsupportedProtoError,
 } from '../src/errors';
 import { generate } from '../src/generator/generate';
+import { modelFromDescriptors } from '../src/model/from-descriptors';
 import { loadProtoFiles } from '../src/model/from-proto-files';
 import { CLI_BIN, PLUGIN_BIN, PROTOC, PROTOS_DIR, requireProtoc } from './helpers/paths';
 
@@ -143,5 +144,38 @@ describe('errors', () => {
     const err = generateFrom(dir, 'a.proto');
     expect(err).to.be.instanceOf(NameClashError);
     expect((err as Error).message).to.contain('PingGrain');
+  });
+
+  it('an editions file is an UnsupportedProtoError in both front ends', () => {
+    writeFileSync(
+      join(dir, 'ed.proto'),
+      'edition = "2023";\npackage ed;\nmessage A { int32 x = 1; }\n',
+    );
+    expect(generateFrom(dir, 'ed.proto')).to.be.instanceOf(UnsupportedProtoError);
+    expect(() =>
+      modelFromDescriptors([{ name: 'ed.proto', syntax: 'editions', package: 'ed' }], ['ed.proto']),
+    ).to.throw(UnsupportedProtoError, /ed.proto/);
+  });
+
+  it('a proto2 group is an UnsupportedProtoError naming the field', () => {
+    writeFileSync(
+      join(dir, 'g.proto'),
+      'syntax = "proto2";\nmessage A { optional group Inner = 1 { optional int32 x = 2; } }\n',
+    );
+    const err = generateFrom(dir, 'g.proto');
+    expect(err).to.be.instanceOf(UnsupportedProtoError);
+    expect((err as Error).message).to.match(/group/i);
+    expect(() =>
+      modelFromDescriptors(
+        [
+          {
+            name: 'g.proto',
+            syntax: 'proto2',
+            messageType: [{ name: 'A', field: [{ name: 'inner', number: 1, type: 'TYPE_GROUP' }] }],
+          },
+        ],
+        ['g.proto'],
+      ),
+    ).to.throw(UnsupportedProtoError, /A.inner in g.proto/);
   });
 });
