@@ -30,7 +30,7 @@ const REGISTER_BACKOFF_MAX_MS = 1000;
  */
 const GRPC_CHANNEL_OPTIONS = {
   'grpc.initial_reconnect_backoff_ms': 100,
-  'grpc.max_reconnect_backoff_ms': 1000,
+  'grpc.max_reconnect_backoff_ms': 500,
 };
 
 /**
