@@ -147,7 +147,9 @@ export class TimerWheel {
     for (let t = from; t <= target; t++) {
       for (let e = this.heads[t & this.mask]!; e !== null;) {
         const next = e.next;
-        if (e.deadline <= now + 0.5) {
+        // Entries of a processed slot are due (slot tick = ceil(deadline / tickMs) <= target),
+        // except those of a later round.
+        if (e.deadline <= now) {
           this.unlink(e);
           due.push(e);
         }

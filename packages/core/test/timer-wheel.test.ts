@@ -105,38 +105,46 @@ describe('receive timeout', () => {
       }),
     );
     await twice.promise;
+    // The second period starts when the first fired: never before 2 × 20 ms.
     expect(fired[0]).to.be.at.least(20);
-    expect(fired[1]! - fired[0]!).to.be.at.least(19);
+    expect(fired[1]).to.be.at.least(40);
   });
 
   it('is reset by user messages but not by NotInfluenceReceiveTimeout ones', async () => {
     class Tick {
       readonly [NotInfluenceReceiveTimeout] = true;
     }
-    const events: string[] = [];
+    const TIMEOUT = 40;
+    const works: number[] = [];
+    const timeouts: number[] = [];
     const fired = deferred();
     const pid = system.root.spawn(
       Props.fromFunc((ctx) => {
-        if (ctx.message instanceof Started) ctx.setReceiveTimeout(60);
-        if (ctx.message === 'work') events.push('work');
-        if (ctx.message instanceof Tick) events.push('tick');
+        const now = performance.now();
+        if (ctx.message instanceof Started) ctx.setReceiveTimeout(TIMEOUT);
+        if (ctx.message === 'work') works.push(now);
         if (ctx.message instanceof ReceiveTimeout) {
-          events.push('timeout');
-          ctx.cancelReceiveTimeout();
-          fired.resolve();
+          timeouts.push(now);
+          if (works.length >= 10) {
+            ctx.cancelReceiveTimeout();
+            fired.resolve();
+          }
         }
       }),
     );
-    // Work every 15 ms for 150 ms keeps it from firing; only ticks after that do not.
-    for (let i = 0; i < 10; i++) {
-      system.root.send(pid, 'work');
-      await new Promise((r) => setTimeout(r, 15));
-    }
-    const ticker = setInterval(() => system.root.send(pid, new Tick()), 10);
+    // Work every 10 ms, then only ticks (which must not keep the timeout from firing).
+    const worker = setInterval(() => system.root.send(pid, 'work'), 10);
+    while (works.length < 10) await new Promise((r) => setTimeout(r, 5));
+    clearInterval(worker);
+    const ticker = setInterval(() => system.root.send(pid, new Tick()), 5);
     await fired.promise;
     clearInterval(ticker);
-    expect(events.slice(0, 10)).to.deep.equal(Array(10).fill('work'));
-    expect(events).to.include('timeout');
+    // Load-proof invariant: every timeout came at least TIMEOUT ms after the last work.
+    for (const t of timeouts) {
+      const lastWork = Math.max(...works.filter((w) => w <= t));
+      expect(t - lastWork).to.be.at.least(TIMEOUT - 1);
+    }
+    expect(timeouts[timeouts.length - 1]).to.be.greaterThan(works[works.length - 1]!);
   });
 
   it('fires for 100k actors, all on one underlying timer', async function () {
@@ -151,13 +159,19 @@ describe('receive timeout', () => {
         if (++fired === ACTORS) all.resolve();
       }
     });
+    const armedBefore = system.timers.armCount;
+    const start = performance.now();
     const { calls } = await countSetTimeouts(async () => {
       for (let i = 0; i < ACTORS; i++) system.root.spawn(props);
       await all.promise;
     });
+    const elapsed = performance.now() - start;
     expect(fired).to.equal(ACTORS);
-    // One wheel timer re-armed once per tick: a handful of calls, not one per actor.
-    expect(calls).to.be.below(100);
+    // At most one setTimeout per 5 ms tick (the wheel's own), not one per actor.
+    const perTick = Math.ceil(elapsed / 5) + 2;
+    expect(calls).to.be.at.most(perTick);
+    expect(system.timers.armCount - armedBefore).to.be.at.most(perTick);
+    expect(calls).to.be.below(ACTORS / 50);
     expect(system.timers.size).to.equal(0);
   });
 });
