@@ -1,12 +1,13 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from '../src/generator/generate';
 import { loadProtoFiles } from '../src/model/from-proto-files';
 import {
   GOLDEN_DIR,
+  PACKAGE_DIR,
   PLUGIN_BIN,
   PROTOC,
   PROTOS_DIR,
@@ -125,5 +126,39 @@ describe('golden files', () => {
     );
     expect(result.status).to.not.equal(0);
     expect(result.stderr).to.contain('ERR_INVALID_OPTION').and.contain('turbo');
+  });
+
+  it('the installed bins (node_modules/.bin, as in the README) produce the golden output', () => {
+    const bin = join(PACKAGE_DIR, '..', '..', 'node_modules', '.bin');
+    mkdirSync(join(outDir, 'protoc')); // protoc writes into an existing directory only
+    const viaProtoc = spawnSync(
+      PROTOC,
+      [
+        `--plugin=protoc-gen-granary=${join(bin, 'protoc-gen-granary')}`,
+        `--granary_out=${join(outDir, 'protoc')}`,
+        `-I${PROTOS_DIR}`,
+        join(PROTOS_DIR, 'messages', 'protos.proto'),
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(viaProtoc.status, viaProtoc.stderr).to.equal(0);
+    const viaCli = spawnSync(
+      join(bin, 'granary-codegen'),
+      [
+        join(PROTOS_DIR, 'messages', 'protos.proto'),
+        '-I',
+        PROTOS_DIR,
+        '--out',
+        join(outDir, 'cli'),
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(viaCli.status, viaCli.stderr).to.equal(0);
+    const golden = readFileSync(join(GOLDEN_DIR, 'messages', 'protos.granary.ts'), 'utf8');
+    for (const out of ['protoc', 'cli']) {
+      expect(readFileSync(join(outDir, out, 'messages', 'protos.granary.ts'), 'utf8')).to.equal(
+        golden,
+      );
+    }
   });
 });
