@@ -4,7 +4,13 @@ export type { AsyncPoolOptions, AsyncPoolStats, GetOptions } from './async-pool'
 export { spawnPool } from './pool';
 export type { SpawnPoolOptions } from './pool';
 export { DEFAULT_POOL_OPTIONS } from './pool-behavior';
-export type { PoolBehavior, PoolContext, PoolInspection, PoolOptions } from './pool-behavior';
+export type {
+  PoolBehavior,
+  PoolContext,
+  PoolInspection,
+  PoolOptions,
+  WorkerFactory,
+} from './pool-behavior';
 export {
   broadcast,
   consistentHash,

@@ -1,6 +1,15 @@
 import type { Actor, Context, PID, Props, TerminatedReason } from '@granary/core';
 import type { PoolStrategy, PoolStrategyName } from './pool-strategy';
 
+/**
+ * Makes one worker from the pool's `workerArgs`. Declared as a method so a factory typed
+ * for its arguments (`(cfg: Config) => new Worker(cfg)`) fits `PoolOptions` (method
+ * parameters are bivariant in TypeScript).
+ */
+export type WorkerFactory<W = unknown> = {
+  make(args: W): Actor;
+}['make'];
+
 /** What `PoolBehavior.init` returns: the workers and how messages are spread over them. */
 export interface PoolOptions<W = unknown> {
   /**
@@ -13,7 +22,7 @@ export interface PoolOptions<W = unknown> {
    * by `workerMailboxSize`) or a factory called with `workerArgs` for every worker, also for
    * replacements of dead ones.
    */
-  workerProps: Props | ((args: W) => Actor);
+  workerProps: Props | WorkerFactory<W>;
   /**
    * Bound of each worker's user lane. A full worker is skipped; when all are full the pool
    * is saturated. The pool buffers nothing itself, so `poolSize × workerMailboxSize` is the
