@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { AbortError, MailboxFullError, PID, TimeoutError, type ActorSystem } from '@granary/core';
 import {
   ActivationDeniedError,
@@ -19,10 +18,6 @@ import { callHeader } from './internal/call-headers';
 import { asControl } from './internal/control-replies';
 import { yieldIfStarving } from './internal/loop-fairness';
 import type { ParentCall } from './internal/grain-host';
-
-/** Chain ids: a random per-process prefix and a counter (randomBytes per call costs ~5 µs). */
-const CHAIN_PREFIX = `${randomBytes(6).toString('hex')}.`;
-let chainSeq = 0;
 
 /** First wait before retrying a placement or transport failure: a claim takes a few ms. */
 const INITIAL_BACKOFF_MS = 5;
@@ -76,14 +71,7 @@ export class GrainCaller {
     const signal = options?.signal;
     const start = Date.now();
     const deadline = Math.min(start + timeoutMs, parent?.deadline ?? Infinity);
-    const header = callHeader(
-      kind,
-      identity,
-      deadline,
-      parent?.chainId || `${CHAIN_PREFIX}${++chainSeq}`,
-      parent?.path,
-      ack,
-    );
+    const header = callHeader(kind, identity, deadline, parent?.chainId, parent?.path, ack);
     const shard = shardOf(identity, this.deps.shardCountOf(kind));
     let hint: string | undefined;
     let attempts = 0;

@@ -1,7 +1,7 @@
 import type { MessageEnvelope, PID, Process } from '@granary/core';
 import { shardOf } from '../placement/shard-of';
 import type { Activator } from './activator';
-import { H_ACK, H_ID, H_KIND, H_PATH, pathOf } from './internal/call-headers';
+import { H_ACK, H_PATH, pathOf, targetOf } from './internal/call-headers';
 import { control } from './internal/control-replies';
 import type { GrainHost } from './internal/grain-host';
 import type { KindSlot } from './internal/kind-slot';
@@ -29,11 +29,11 @@ export class GrainRouter implements Process {
 
   sendUserMessage(pid: PID, envelope: MessageEnvelope): void {
     const h = envelope.header;
-    const kind = h?.[H_KIND];
-    const identity = h?.[H_ID];
-    if (h === undefined || kind === undefined || identity === undefined) {
+    const target = targetOf(h);
+    if (h === undefined || target === undefined) {
       return this.deps.deadLetter(pid, envelope, 'not-a-grain-call');
     }
+    const { kind, identity } = target;
     const host = this.deps.host;
     const sender = envelope.sender;
     const slot = this.deps.slot(kind);
@@ -44,9 +44,9 @@ export class GrainRouter implements Process {
     }
     if (h[H_PATH] !== undefined) {
       const path = pathOf(h);
-      const target = `${kind}/${identity}`;
-      if (path.includes(target) && !slot.def.reentrant(envelope.message)) {
-        return host.reply(sender, control({ c: 'deadlock', chain: [...path, target] }));
+      const self = `${kind}/${identity}`;
+      if (path.includes(self) && !slot.def.reentrant(envelope.message)) {
+        return host.reply(sender, control({ c: 'deadlock', chain: [...path, self] }));
       }
     }
     this.deps.activator.deliver(slot, identity, shard, {

@@ -1,52 +1,62 @@
 /**
  * Header keys of a grain call. A call travels as the user's own message to the target member's
- * grain router, with these string headers: no wrapping, so the message is serialized once.
+ * grain router, with string headers: no wrapping, so the message is serialized once. A top-level
+ * call carries one header (every map entry costs on the wire); the chain headers only appear on
+ * calls grains make.
  */
-export const H_KIND = 'g.k';
-/** Identity of the grain. */
-export const H_ID = 'g.i';
-/** Deadline, epoch ms. */
-export const H_DEADLINE = 'g.d';
-/** Call-chain id. */
+/** `<deadline epoch ms>/<kind>/<identity>` (a kind never contains '/'; the identity may). */
+export const H_CALL = 'g';
+/** Call-chain id (calls made by grains). */
 export const H_CHAIN = 'g.c';
 /** JSON array of the non-reentrant grains waiting in the chain ('kind/identity'). */
 export const H_PATH = 'g.p';
 /** '1': a send; the router acknowledges acceptance instead of the grain replying. */
 export const H_ACK = 'g.a';
 
-/** The call's metadata as the grain runtime reads it from headers. */
-export interface CallMeta {
+/** Kind, identity and deadline of a call. */
+export interface CallTarget {
   kind: string;
   identity: string;
   deadline: number;
-  chainId: string;
-  path: readonly string[];
 }
 
-/** Builds the header of one attempt. */
+/** Builds the header of a call (shared by its attempts). */
 export function callHeader(
   kind: string,
   identity: string,
   deadline: number,
-  chainId: string,
+  chainId: string | undefined,
   path: readonly string[] | undefined,
   ack: boolean,
 ): Record<string, string> {
-  const h: Record<string, string> = {
-    [H_KIND]: kind,
-    [H_ID]: identity,
-    [H_DEADLINE]: String(deadline),
-    [H_CHAIN]: chainId,
-  };
+  const h: Record<string, string> = { [H_CALL]: `${deadline}/${kind}/${identity}` };
+  if (chainId) h[H_CHAIN] = chainId;
   if (path !== undefined && path.length > 0) h[H_PATH] = JSON.stringify(path);
   if (ack) h[H_ACK] = '1';
   return h;
 }
 
+/** Parses the call header; undefined when absent or malformed. */
+export function targetOf(
+  header: Readonly<Record<string, string>> | undefined,
+): CallTarget | undefined {
+  const v = header?.[H_CALL];
+  if (v === undefined) return undefined;
+  const a = v.indexOf('/');
+  const b = a < 0 ? -1 : v.indexOf('/', a + 1);
+  if (b < 0) return undefined;
+  const deadline = Number(v.slice(0, a));
+  return {
+    deadline: Number.isFinite(deadline) ? deadline : Infinity,
+    kind: v.slice(a + 1, b),
+    identity: v.slice(b + 1),
+  };
+}
+
 /** The deadline of a header (Infinity when absent or malformed). */
 export function deadlineOf(header: Readonly<Record<string, string>> | undefined): number {
-  const d = header?.[H_DEADLINE];
-  const n = d === undefined ? NaN : Number(d);
+  const v = header?.[H_CALL];
+  const n = v === undefined ? NaN : Number(v.slice(0, v.indexOf('/')));
   return Number.isFinite(n) ? n : Infinity;
 }
 
