@@ -6,8 +6,16 @@ import { defineBenchmark, percentile } from '../harness';
 
 /** Messages queued to the flooded actor at the start (the issue's 1M). */
 const FLOOD = 1_000_000;
-/** Light actors, each sent one message per millisecond (the issue's 1,000). */
+/** Light actors (the issue's 1,000). */
 const LIGHT = 1000;
+/**
+ * Light messages per period. The issue's "1,000 light actors receive one message every
+ * millisecond" reads two ways, so both are cases: EACH (every light actor every period: 1M
+ * light messages/s, as much work as the flood) and ONE (one message per period, round robin:
+ * a pure measure of how long a flood delays a light message).
+ */
+const EACH = LIGHT;
+const ONE = 1;
 /** The light traffic's period. */
 const PERIOD_MS = 1;
 /** Light traffic stops after this long even if the flood is not done (runtimes that cannot keep up). */
@@ -17,7 +25,10 @@ const DRAIN_CAP_MS = 3000;
 
 /** One runtime under test: a flooded actor and LIGHT light actors. */
 interface Subject {
-  /** Queues `count` messages to the flooded actor; resolves when it has processed them all. */
+  /**
+   * Queues `count` messages to the flooded actor synchronously (before returning); the promise
+   * resolves when it has processed them all.
+   */
   flood(count: number): Promise<void>;
   /** Sends light actor `i` a message stamped with its intended send time. */
   light(i: number, stamp: number): void;
@@ -29,30 +40,37 @@ interface Subject {
  * send time (t0 + k ms): a runtime that starves timers is charged for the delay too, not
  * only for queueing after the send. Resolves with the p99 in ms.
  */
-async function fairness(make: (onLight: (stamp: number) => void) => Promise<Subject>) {
+async function fairness(
+  make: (onLight: (stamp: number) => void) => Promise<Subject>,
+  perPeriod: number,
+) {
   const latencies: number[] = [];
   const subject = await make((stamp) => latencies.push(performance.now() - stamp));
+  // Queue the flood first: the clock starts once it is queued, so what is measured is how
+  // the runtime shares the loop, not how long this synchronous loop took to queue 1M.
+  const flooded = subject.flood(FLOOD);
   const t0 = performance.now();
   let tick = 0;
+  let next = 0;
   let flooding = true;
   const sendDue = (): void => {
     const now = performance.now();
     // Catch up on every period that passed (setInterval does not), stamped with its own time.
     for (; t0 + tick * PERIOD_MS <= now; tick++) {
       const stamp = t0 + tick * PERIOD_MS;
-      for (let i = 0; i < LIGHT; i++) subject.light(i, stamp);
+      for (let i = 0; i < perPeriod; i++) subject.light(next++ % LIGHT, stamp);
     }
   };
   const timer = setInterval(() => {
     if (flooding && performance.now() - t0 < LIGHT_PHASE_CAP_MS) sendDue();
   }, PERIOD_MS);
-  await subject.flood(FLOOD);
+  await flooded;
   flooding = false;
   clearInterval(timer);
   // Periods that fell due while the flood kept the timer from firing are charged too.
   if (performance.now() - t0 < LIGHT_PHASE_CAP_MS) sendDue();
   // Let the light messages already sent be received (bounded: an overloaded runtime may not).
-  const expected = tick * LIGHT;
+  const expected = next;
   const drainEnd = performance.now() + DRAIN_CAP_MS;
   while (latencies.length < expected && performance.now() < drainEnd) {
     await new Promise((r) => setTimeout(r, 1));
@@ -137,21 +155,42 @@ async function nactSubject(onLight: (stamp: number) => void): Promise<Subject> {
  */
 export const benchmark = defineBenchmark({
   name: 'core-fairness',
-  description: `one actor flooded with ${FLOOD} messages while ${LIGHT} light actors get one message every ${PERIOD_MS} ms: p99 latency of the light messages from their intended send time (target ≤ 5 ms)`,
+  description: `one actor flooded with ${FLOOD} messages while ${LIGHT} light actors get messages every ${PERIOD_MS} ms (each of them, or one of them in turn): p99 latency of the light messages from their intended send time (target ≤ 5 ms)`,
   repeats: 3,
   cases: [
-    { id: 'hand-written-fairness-p99', metric: 'p99_ms', run: () => fairness(handWritten) },
     {
-      id: 'granary-fairness-p99',
+      id: 'hand-written-fairness-each-p99',
       metric: 'p99_ms',
-      baseline: 'hand-written-fairness-p99',
-      run: () => fairness(granary),
+      run: () => fairness(handWritten, EACH),
     },
     {
-      id: 'nact-fairness-p99',
+      id: 'granary-fairness-each-p99',
       metric: 'p99_ms',
-      baseline: 'hand-written-fairness-p99',
-      run: () => fairness(nactSubject),
+      baseline: 'hand-written-fairness-each-p99',
+      run: () => fairness(granary, EACH),
+    },
+    {
+      id: 'nact-fairness-each-p99',
+      metric: 'p99_ms',
+      baseline: 'hand-written-fairness-each-p99',
+      run: () => fairness(nactSubject, EACH),
+    },
+    {
+      id: 'hand-written-fairness-one-p99',
+      metric: 'p99_ms',
+      run: () => fairness(handWritten, ONE),
+    },
+    {
+      id: 'granary-fairness-one-p99',
+      metric: 'p99_ms',
+      baseline: 'hand-written-fairness-one-p99',
+      run: () => fairness(granary, ONE),
+    },
+    {
+      id: 'nact-fairness-one-p99',
+      metric: 'p99_ms',
+      baseline: 'hand-written-fairness-one-p99',
+      run: () => fairness(nactSubject, ONE),
     },
   ],
 });
