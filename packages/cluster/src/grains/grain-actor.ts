@@ -61,11 +61,14 @@ export class GrainActor implements Actor {
     return this.turn(ctx, message);
   }
 
-  private async activate(ctx: Context): Promise<void> {
+  /** Runs onActivate; synchronous (no awaited turn) unless onActivate returns a promise. */
+  private activate(ctx: Context): void | Promise<void> {
     const a = this.activation;
     this.host.activated(a);
+    let pending: unknown;
     try {
       this.grain = a.slot.def.factory();
+      if (this.grain.onActivate === undefined) return;
       const deadline = Date.now() + this.host.activationTimeoutMs;
       const gctx = new GrainTurnContext(
         this.host,
@@ -76,15 +79,22 @@ export class GrainActor implements Actor {
         undefined,
         deadline,
       );
-      await this.grain.onActivate?.(gctx);
+      pending = this.grain.onActivate(gctx);
     } catch (err) {
-      this.failure = failureOf(err);
-      this.host.logger.warn(
-        { err, grain: `${a.slot.def.name}/${a.identity}` },
-        'grain activation failed',
-      );
-      this.host.requestDeactivate(a, 'activation-failed');
+      return this.activationFailed(err);
     }
+    if (isPromise(pending))
+      return pending.then(undefined, (err: unknown) => this.activationFailed(err));
+  }
+
+  private activationFailed(err: unknown): void {
+    const a = this.activation;
+    this.failure = failureOf(err);
+    this.host.logger.warn(
+      { err, grain: `${a.slot.def.name}/${a.identity}` },
+      'grain activation failed',
+    );
+    this.host.requestDeactivate(a, 'activation-failed');
   }
 
   private turn(ctx: Context, message: unknown): void | Promise<void> {
