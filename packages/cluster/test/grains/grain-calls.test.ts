@@ -26,6 +26,21 @@ class Counter implements Grain {
   }
 }
 
+const failedOnce = new Set<string>();
+
+/** onActivate throws the first time per identity. */
+class Flaky implements Grain {
+  onActivate(ctx: GrainContext): void {
+    if (!failedOnce.has(ctx.identity)) {
+      failedOnce.add(ctx.identity);
+      throw Object.assign(new Error('cannot load state'), { code: 'ERR_LOAD' });
+    }
+  }
+  receive(ctx: GrainContext): unknown {
+    return ctx.activationId;
+  }
+}
+
 const counter = () =>
   kind('counter', () => new Counter(), {
     shardCount: 32,
@@ -34,7 +49,10 @@ const counter = () =>
 
 describe('grain calls (MemoryProvider, 3 members)', function () {
   this.timeout(20_000);
-  const nodes = new MemoryNodes(() => [counter()]);
+  const nodes = new MemoryNodes(() => [
+    counter(),
+    kind('flaky', () => new Flaky(), { shardCount: 8 }),
+  ]);
 
   before(async () => {
     await nodes.add('a');
@@ -70,6 +88,19 @@ describe('grain calls (MemoryProvider, 3 members)', function () {
     );
     expect(err).to.be.instanceOf(GrainError);
     expect(err).to.include({ originalName: 'RangeError', code: 'ERR_BAD', message: 'bad value' });
+  });
+
+  it('a failing onActivate reaches the caller as GrainError; the next call activates again', async () => {
+    const c = nodes.nodes[0]!;
+    const err = await c.request('flaky', 'f-1', 'hi').catch((e: unknown) => e);
+    expect(err)
+      .to.be.instanceOf(GrainError)
+      .and.include({ code: 'ERR_LOAD', originalName: 'Error' });
+    const ok = await c.request<string>('flaky', 'f-1', 'hi');
+    expect(ok).to.be.a('string');
+    const failed = nodes.log.filter((e) => e.identity === 'f-1' && e.type === 'activate');
+    expect(failed).to.have.length(2);
+    expect(ok).to.equal(failed[1]!.activationId);
   });
 
   it('rejects an unknown kind at once with UnknownKindError', async () => {
