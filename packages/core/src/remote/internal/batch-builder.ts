@@ -1,5 +1,5 @@
 import { FUTURE_PREFIX } from '../../process-registry';
-import { ByteWriter, lengthDelimitedSize, varintSize } from './byte-writer';
+import { ByteWriter, lengthDelimitedSize, utf8Length, varintSize } from './byte-writer';
 import type { OutboundEnvelope } from './outbound-envelope';
 
 // Field tags of remote.proto (field number << 3 | wire type), written by hand on the hot path.
@@ -65,7 +65,7 @@ export class BatchBuilder {
       sender === undefined
         ? 0
         : 1 + indexOf(this.senderAddresses, this.senderIndex, sender.address);
-    const senderIdLength = sender === undefined ? 0 : Buffer.byteLength(sender.id);
+    const senderIdLength = sender === undefined ? 0 : utf8Length(sender.id);
     const header = env.header;
 
     let size = 1 + lengthDelimitedSize(payload.byteLength);
@@ -78,8 +78,8 @@ export class BatchBuilder {
     if (header !== undefined) {
       entries = [];
       for (const key in header) {
-        const k = Buffer.byteLength(key);
-        const v = Buffer.byteLength(header[key]!);
+        const k = utf8Length(key);
+        const v = utf8Length(header[key]!);
         const entry = 1 + lengthDelimitedSize(k) + 1 + lengthDelimitedSize(v);
         entries.push(k, v, entry);
         size += 1 + lengthDelimitedSize(entry);
@@ -174,7 +174,7 @@ export class BatchBuilder {
 
 function writeTable(w: ByteWriter, tag: number, table: string[]): void {
   for (const s of table) {
-    const n = Buffer.byteLength(s);
+    const n = utf8Length(s);
     w.ensure(1 + 5 + n);
     w.byte(tag);
     w.string(s, n);

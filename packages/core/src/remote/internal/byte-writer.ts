@@ -44,15 +44,32 @@ export class ByteWriter {
 
   /** Length-prefixed bytes. */
   bytes(value: Uint8Array): void {
-    this.varint(value.byteLength);
-    this.buf.set(value, this.pos);
-    this.pos += value.byteLength;
+    const n = value.byteLength;
+    this.varint(n);
+    if (n <= SMALL_COPY) {
+      // A JS loop beats TypedArray.set's call overhead for the small payloads that dominate.
+      const buf = this.buf;
+      let pos = this.pos;
+      for (let i = 0; i < n; i++) buf[pos++] = value[i]!;
+      this.pos = pos;
+    } else {
+      this.buf.set(value, this.pos);
+      this.pos += n;
+    }
   }
 
-  /** Length-prefixed UTF-8 of a string whose encoded length the caller already measured. */
+  /** Length-prefixed UTF-8 of a string whose encoded length ({@link utf8Length}) is known. */
   string(value: string, byteLength: number): void {
     this.varint(byteLength);
-    this.pos += this.buf.write(value, this.pos, byteLength, 'utf8');
+    if (byteLength === value.length && byteLength <= SMALL_COPY) {
+      // ASCII (byte length equals char count): no native call for ids and type names.
+      const buf = this.buf;
+      let pos = this.pos;
+      for (let i = 0; i < byteLength; i++) buf[pos++] = value.charCodeAt(i);
+      this.pos = pos;
+    } else {
+      this.pos += this.buf.write(value, this.pos, byteLength, 'utf8');
+    }
   }
 
   /**
@@ -64,6 +81,27 @@ export class ByteWriter {
     this.buf.set(prefix, start);
     return this.buf.subarray(start, this.pos);
   }
+}
+
+/** Up to this many bytes are copied in a JS loop rather than by a native call. */
+const SMALL_COPY = 64;
+
+/** UTF-8 byte length of a string, computed in JS (cheaper than Buffer.byteLength for short ids). */
+export function utf8Length(value: string): number {
+  let n = 0;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < value.length) {
+      const next = value.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        i++;
+        n += 4;
+      } else n += 3;
+    } else n += 3;
+  }
+  return n;
 }
 
 /** Encoded size of an unsigned varint below 2^32. */
