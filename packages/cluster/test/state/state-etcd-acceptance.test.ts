@@ -1,0 +1,181 @@
+import { join } from 'node:path';
+import { startRedis, TestCluster, type RedisHandle, type TestClusterNode } from '@granary/testkit';
+import { expect } from 'chai';
+import { Cluster } from '../../src/cluster';
+import { EtcdProvider } from '../../src/providers/etcd/etcd-provider';
+import { jsonStateCodec } from '../../src/state/codecs/json-state-codec';
+import { RedisStateStore } from '../../src/state/redis/redis-state-store';
+import { quiet } from '../grains/memory-nodes';
+import type { SetValue } from './fixtures/state-node';
+
+/** Lease TTL of the nodes (3 s, as the other etcd acceptance tests use on this 2-core box). */
+const TTL_S = 3;
+const SHARDS = 16;
+const CLUSTER = 'state-acc';
+const INCREMENTS = 1000;
+const CALL_TIMEOUT_MS = 20_000;
+
+const codec = jsonStateCodec<{ n: number }>();
+
+/** The node whose latest activation log line activated `kind/identity`. */
+function hostOf(tc: TestCluster, kind: string, identity: string): TestClusterNode | undefined {
+  let latest: { at: number; member: string } | undefined;
+  for (const node of tc.live) {
+    for (const { data } of node.process?.lines ?? []) {
+      if (data.type !== 'act' || data.kind !== kind || data.identity !== identity) continue;
+      if (data.event === 'activate' && (!latest || (data.at as number) >= latest.at)) {
+        latest = { at: data.at as number, member: data.member as string };
+      }
+    }
+  }
+  return tc.live.find((n) => n.id === latest?.member);
+}
+
+/** True once `node` has reported a successful counter write. */
+function wrote(node: TestClusterNode): boolean {
+  return (node.process?.lines ?? []).some(
+    (l) => l.data.type === 'write' && l.data.kind === 'counter' && l.data.ok === true,
+  );
+}
+
+async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('grain state on etcd + Redis, nodes as processes (acceptance)', function () {
+  this.timeout(120_000);
+  let redis: RedisHandle;
+  let store: RedisStateStore;
+  let tc: TestCluster | undefined;
+  let client: Cluster | undefined;
+
+  before(async () => {
+    redis = await startRedis();
+    store = new RedisStateStore({ url: redis.url });
+  });
+  after(async () => {
+    await store.close();
+    await redis.stop();
+  });
+  afterEach(async () => {
+    await client?.shutdown({ graceful: false });
+    await tc?.stop();
+    client = undefined;
+    tc = undefined;
+  });
+
+  async function startCluster(size: number): Promise<{ tc: TestCluster; client: Cluster }> {
+    tc = await TestCluster.start({
+      size,
+      etcd: true,
+      script: join(__dirname, 'fixtures/state-node.js'),
+      config: (ctx) => ({
+        etcdEndpoints: ctx.etcdEndpoints,
+        redisUrl: redis.url,
+        id: ctx.id,
+        cluster: CLUSTER,
+        ttlSeconds: TTL_S,
+        shardCount: SHARDS,
+      }),
+    });
+    client = await Cluster.start({
+      name: CLUSTER,
+      id: 'client',
+      provider: new EtcdProvider({
+        endpoints: tc.etcd!.endpoints,
+        ttlSeconds: TTL_S,
+        prefix: '/granary-state',
+        logger: quiet,
+      }),
+      kinds: [],
+      remote: { host: '127.0.0.1', port: 0 },
+      logger: quiet,
+    });
+    await tc.waitForConvergence();
+    return { tc, client };
+  }
+
+  it('counter: 1,000 concurrent increments across 3 nodes, owner SIGKILLed, next owner leaves gracefully: every acknowledged increment is stored', async () => {
+    const { tc, client } = await startCluster(3);
+    await client.request('counter', 'total', 'inc', { timeoutMs: CALL_TIMEOUT_MS });
+    let acknowledged = 1;
+    let settled = 1;
+    const failures: string[] = [];
+    const calls = Array.from({ length: INCREMENTS - 1 }, () =>
+      client
+        .request('counter', 'total', 'inc', { timeoutMs: CALL_TIMEOUT_MS })
+        .then(() => void acknowledged++)
+        .catch((err: Error) => void failures.push(`${err.name}: ${err.message}`))
+        .finally(() => void settled++),
+    );
+
+    await until(() => settled >= 150, '150 increments answered');
+    const killed = hostOf(tc, 'counter', 'total')!;
+    await tc.kill(killed);
+    // The next owner leaves as soon as it has stored its first increment: mid-load.
+    await until(() => {
+      const host = hostOf(tc, 'counter', 'total');
+      return host !== undefined && host !== killed && wrote(host);
+    }, 'the counter is stored by a survivor');
+    const next = hostOf(tc, 'counter', 'total')!;
+    const settledAtLeave = settled;
+    await tc.stopNode(next);
+    await Promise.all(calls);
+
+    const record = await store.read('counter', 'total');
+    const final = record ? codec.decode(record.state).n : 0;
+    expect(settledAtLeave, 'the leave happened under load').to.be.below(INCREMENTS);
+    expect(settled).to.equal(INCREMENTS);
+    expect(
+      acknowledged,
+      `final ${final}; failures: ${failures.slice(0, 3).join(' | ')}`,
+    ).to.be.at.most(final);
+  });
+
+  // Pending (not run): "final <= attempted" does not hold yet. The grains runtime retries a call
+  // whose delivery is unknown (the owner was SIGKILLed after storing the increment, before its
+  // reply left), so the increment is applied again on the new owner: seen final 1,001-1,002 for
+  // 1,000 attempts. Needs at-most-once retries (retry only calls known undelivered) or
+  // idempotency keys in the grains runtime; state cannot tell a retry from a new call.
+  it('counter: no increment is applied twice across a SIGKILL (final <= attempted)');
+
+  it('fencing: a node SIGSTOPped past its TTL wakes up and its pending write is rejected by epoch, never overwriting', async () => {
+    const { tc, client } = await startCluster(3);
+    const set = (message: SetValue): Promise<unknown> =>
+      client.request('register', 'r', message, { timeoutMs: CALL_TIMEOUT_MS });
+    expect(await set({ set: 1 })).to.equal(1);
+    const stale = hostOf(tc, 'register', 'r')!;
+
+    // The stale node takes the call, then freezes before its write.
+    void set({ set: 2, delayMs: 300 }).catch(() => undefined);
+    await stale.process!.waitFor((l) => l.type === 'holding' && l.value === 2);
+    tc.pause(stale);
+    try {
+      // Its lease expires and the others drop it; the grain activates elsewhere and writes
+      // (with a newer epoch).
+      await until(
+        () => !client.topology.members.some((m) => m.id === stale.id),
+        'the frozen node leaves the topology',
+      );
+      expect(await set({ set: 3 })).to.equal(3);
+      const owner = hostOf(tc, 'register', 'r')!;
+      expect(owner.id).to.not.equal(stale.id);
+    } finally {
+      tc.resume(stale);
+    }
+    const rejected = await stale.process!.waitFor(
+      (l) => l.type === 'write' && l.value === 2,
+      15_000,
+    );
+    expect({ ok: rejected.data.ok, reason: rejected.data.reason }).to.deep.equal({
+      ok: false,
+      reason: 'epoch',
+    });
+    const record = await store.read('register', 'r');
+    expect(codec.decode(record!.state)).to.deep.equal({ n: 3 });
+  });
+});
