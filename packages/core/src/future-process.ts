@@ -1,5 +1,5 @@
 import { AbortError, InvalidOptionError, TimeoutError } from './errors';
-import { messageOf } from './internal/envelope';
+import { Envelope, messageOf } from './internal/envelope';
 import type { Runtime } from './internal/runtime';
 import { Terminated, Watch } from './messages';
 import type { PID } from './pid';
@@ -41,8 +41,11 @@ class FutureExtras {
  * The temporary process a request's reply goes to (`future$<n>` in the registry). The first
  * reply settles the promise (an Error reply rejects it); the process is then removed, so a
  * later reply is a dead letter (reason `late-reply`).
+ *
+ * It is also the request's envelope (message, sender = its own PID, header): one object less
+ * per request, which is most of what a request costs besides its promise.
  */
-export class FutureProcess<T = unknown> implements LocalProcess, SequencedProcess {
+export class FutureProcess<T = unknown> extends Envelope implements LocalProcess, SequencedProcess {
   dead = false;
   readonly seq: number;
   readonly pid: PID;
@@ -55,15 +58,17 @@ export class FutureProcess<T = unknown> implements LocalProcess, SequencedProces
     private readonly runtime: Runtime,
     /** The request's target, for error messages. */
     readonly target: PID,
+    message: unknown,
     options: RequestOptions | undefined,
   ) {
+    super(message, undefined, options?.header);
     this.promise = new Promise<T>((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
     });
     const registry = runtime.registry;
     this.seq = registry.nextFutureSeq();
-    this.pid = registry.addFuture(this);
+    this.pid = this.sender = registry.addFuture(this);
     if (options === undefined) return;
     if (options.timeoutMs !== undefined) {
       const ms = options.timeoutMs;

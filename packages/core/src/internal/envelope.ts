@@ -8,7 +8,8 @@ import type { PID } from '../pid';
 export class Envelope {
   constructor(
     readonly message: unknown,
-    readonly sender: PID | undefined,
+    /** Set after construction only by FutureProcess (a request's envelope is its future). */
+    public sender: PID | undefined,
     readonly header: Record<string, string> | undefined,
   ) {}
 }

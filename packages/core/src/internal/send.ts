@@ -72,10 +72,10 @@ export function requestEntry<T>(
   ctx: SenderContext,
   chain: SenderFunc | undefined,
 ): Promise<T> {
-  const future = new FutureProcess<T>(rt, target, options);
-  if (future.dead) return future.promise; // aborted before it was sent
+  const future = new FutureProcess<T>(rt, target, message, options);
+  if (future.dead) return future.promise; // aborted (or invalid) before it was sent
   const header = options?.header;
   if (chain !== undefined) chain(ctx, target, { message, sender: future.pid, header });
-  else sendEntry(rt, target, new Envelope(message, future.pid, header), false);
+  else sendEntry(rt, target, future, false); // the future is the request's envelope
   return future.promise;
 }
