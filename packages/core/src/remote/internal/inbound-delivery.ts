@@ -15,8 +15,11 @@ import { SYSTEM_FORMAT } from './wire';
  */
 export function deliverBatch(state: RemoteState, batch: WireBatch, from: string): void {
   const { registry } = state;
+  // One PID per distinct target in the batch: the registry caches the process on it, so a
+  // stream of messages to one actor costs one lookup per frame, not one per message.
+  const targets = new Array<PID | undefined>(batch.targetIds.length);
   for (const env of batch.envelopes) {
-    const target = new PID(state.address, batch.targetIds[env.target]!);
+    const target = (targets[env.target] ??= new PID(state.address, batch.targetIds[env.target]!));
     const sender =
       env.senderAddress === 0
         ? undefined
