@@ -96,6 +96,17 @@ describe('the demo (npm run demo)', function () {
     expect(demo.nodePids().filter(isAlive)).to.deep.equal([]);
   });
 
+  it('Ctrl-C while the cluster is still starting stops what was started, leaving no process', async () => {
+    demo = new DemoProcess(['--seconds', '60']);
+    await demo.waitForLine(/\[demo\]\s+started seed/, 20_000);
+    demo.signal('SIGINT');
+    const exit = await demo.waitForExit(0);
+    expect(exit.signal, demo.tail()).to.equal(null);
+    expect(demo.tail()).to.match(/interrupted: stopping the nodes/);
+    expect(demo.tail()).to.match(/\[demo\]\s+all \d nodes stopped/);
+    expect(demo.nodePids().filter(isAlive)).to.deep.equal([]);
+  });
+
   it('a runner killed with SIGKILL leaves no node behind (each node watches its stdin pipe)', async () => {
     demo = new DemoProcess(['--seconds', '60']);
     await demo.waitForLine(/\bpong cnt=\d+ via=rpc\b/, 20_000);

@@ -47,6 +47,8 @@ export class DemoRunner {
   private failed = false;
   private readonly timers: NodeJS.Timeout[] = [];
   private wakeUp: () => void = () => {};
+  /** Set once the run is over (timer, interrupt, failure): no more nodes are started. */
+  private ending = false;
   private readonly lineWaiters = new Set<(line: NodeLine) => void>();
 
   constructor(
@@ -65,7 +67,10 @@ export class DemoRunner {
         `for ${o.seconds} s; Ctrl-C stops earlier`,
     );
     const finished = new Promise<void>((resolve) => {
-      this.wakeUp = resolve;
+      this.wakeUp = () => {
+        this.ending = true;
+        resolve();
+      };
     });
     this.timers.push(setTimeout(() => this.wakeUp(), o.seconds * 1000));
     try {
@@ -104,16 +109,20 @@ export class DemoRunner {
     if (this.options.provider === 'etcd') base.GRANARY_ETCD = this.options.etcd.join(',');
     if (this.options.provider === 'seed') {
       const seedPort = await freePort();
+      if (this.ending) return;
       base.GRANARY_SEED = `127.0.0.1:${seedPort}`;
       const seed = this.spawn('seed', 'seed', { ...base, GRANARY_PORT: String(seedPort) });
       await this.waitForLine(seed, /\bready\b/, SEED_READY_TIMEOUT_MS);
+      if (this.ending) return;
     }
     for (const [name, role] of [
       ['ponger-a', 'ponger'],
       ['ponger-b', 'ponger'],
       ['pinger', 'pinger'],
     ] as const) {
-      this.spawn(name, role, { ...base, GRANARY_PORT: String(await freePort()) });
+      const port = await freePort();
+      if (this.ending) return;
+      this.spawn(name, role, { ...base, GRANARY_PORT: String(port) });
     }
   }
 
