@@ -144,6 +144,42 @@ describe('grain state on etcd + Redis, nodes as processes (acceptance)', functio
   // in-process counter-failover test leaves this bound out for the same reason.
   it('counter: no increment is applied twice across a SIGKILL (final <= attempted)');
 
+  it('Redis killed and restarted under load: typed errors while down, full recovery after, no node crashes', async () => {
+    const { tc, client } = await startCluster(2);
+    const phase = { down: false, stop: false };
+    let okAfterRestart = 0;
+    const codesWhileDown = new Set<string>();
+    const untyped: unknown[] = [];
+    const loops = Array.from({ length: 50 }, async (_, i) => {
+      while (!phase.stop) {
+        try {
+          await client.request('counter', `k${i}`, 'inc', { timeoutMs: 3000 });
+          if (!phase.down) okAfterRestart++;
+        } catch (err) {
+          const code = (err as { code?: unknown }).code;
+          if (!(err instanceof Error) || typeof code !== 'string') untyped.push(err);
+          else if (phase.down) codesWhileDown.add(`${err.name}:${code}`);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      }
+    });
+    await until(() => okAfterRestart >= 100, 'counters work');
+    phase.down = true;
+    await redis.kill();
+    await until(() => codesWhileDown.size > 0, 'calls fail while Redis is down');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await redis.restart();
+    okAfterRestart = 0;
+    phase.down = false;
+    await until(() => okAfterRestart >= 200, 'counters recover');
+    phase.stop = true;
+    await Promise.all(loops);
+
+    expect(untyped).to.deep.equal([]);
+    expect([...codesWhileDown]).to.include('GrainError:ERR_STATE_UNAVAILABLE');
+    for (const node of tc.nodes) expect(node.process!.hasExited, node.id).to.equal(false);
+  });
+
   it('fencing: a node SIGSTOPped past its TTL wakes up and its pending write is rejected by epoch, never overwriting', async () => {
     const { tc, client } = await startCluster(3);
     const set = (message: SetValue): Promise<unknown> =>
