@@ -44,8 +44,7 @@ export class Pinger implements Actor {
     const message = ctx.message;
     if (message instanceof Started) {
       const self = ctx.self;
-      // cluster.system, not ctx.system: the latter is null in core's ActorContext today.
-      const root = this.cluster.system.root;
+      const root = ctx.system.root;
       this.timer = setInterval(() => root.send(self, new Tick()), this.options.intervalMs);
     } else if (message instanceof Stopping) {
       clearInterval(this.timer);
