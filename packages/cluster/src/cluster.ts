@@ -87,16 +87,16 @@ export class Cluster {
       grains.address ??
       (remote ? `${remote.advertisedHost ?? remote.host}:${remote.port}` : 'nonhost');
     const logger = merged.logger ?? NOOP_LOGGER;
-    const cluster = new Cluster(merged.name, id, address, merged.provider, merged, logger);
-    cluster.grains = grains;
-    grains.attach(cluster);
     try {
+      const cluster = new Cluster(merged.name, id, address, merged.provider, merged, logger);
+      cluster.grains = grains;
+      grains.attach(cluster);
       await cluster.join();
+      return cluster;
     } catch (err) {
-      await grains.close();
+      await grains.close(); // bad kinds or a failed join: nothing may keep the remote open
       throw err;
     }
-    return cluster;
   }
 
   /** The actor system this member's grains run in. */

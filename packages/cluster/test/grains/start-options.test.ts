@@ -1,0 +1,66 @@
+import { createServer } from 'node:net';
+import { expect } from 'chai';
+import { freePort } from '@granary/testkit';
+import { Cluster } from '../../src/cluster';
+import { InvalidClusterOptionError } from '../../src/errors';
+import { kind } from '../../src/grains/kind';
+import { MemoryProvider } from '../../src/providers/memory/memory-provider';
+import { MemoryClusterTable } from '../../src/providers/memory/memory-table';
+
+const grain = () => ({ receive: () => 1 });
+
+describe('Cluster.start grain options', () => {
+  it('kind() rejects bad options naming the option', () => {
+    expect(() => kind('a/b', grain))
+      .to.throw(InvalidClusterOptionError)
+      .with.property('option', 'kind');
+    expect(() => kind('k', grain, { idleTimeoutMs: 0 }))
+      .to.throw(InvalidClusterOptionError)
+      .with.property('option', 'idleTimeoutMs');
+    expect(() => kind('k', grain, { mailbox: { capacity: 0 } }))
+      .to.throw(InvalidClusterOptionError)
+      .with.property('option', 'mailbox.capacity');
+    expect(() => kind('k', grain, { shardCount: 1.5 }))
+      .to.throw(InvalidClusterOptionError)
+      .with.property('option', 'shardCount');
+  });
+
+  it('rejects requestTimeoutMs <= 0 before starting anything', async () => {
+    const err = await Cluster.start({
+      name: 'x',
+      provider: new MemoryProvider(new MemoryClusterTable()),
+      requestTimeoutMs: 0,
+    }).catch((e: unknown) => e);
+    expect(err)
+      .to.be.instanceOf(InvalidClusterOptionError)
+      .with.property('option', 'requestTimeoutMs');
+  });
+
+  it('a start that fails after the remote started closes it again (the port is free)', async () => {
+    const port = await freePort();
+    const err = await Cluster.start({
+      name: 'x',
+      provider: new MemoryProvider(new MemoryClusterTable()),
+      kinds: [kind('dup', grain), kind('dup', grain)],
+      remote: { host: '127.0.0.1', port },
+    }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(InvalidClusterOptionError).with.property('option', 'kinds');
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => resolve());
+    });
+    await new Promise((r) => server.close(r));
+  });
+
+  it('request on a member that has shut down rejects with ClusterStoppedError', async () => {
+    const c = await Cluster.start({
+      name: 'x',
+      provider: new MemoryProvider(new MemoryClusterTable()),
+      kinds: [kind('k', grain)],
+    });
+    await c.shutdown();
+    const err = await c.request('k', 'a', 1).catch((e: unknown) => e);
+    expect(err).to.have.property('code', 'ERR_CLUSTER_STOPPED');
+  });
+});
