@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { PID, TimerHandle } from '@granary/core';
 import type { KindSlot } from './internal/kind-slot';
 
@@ -9,6 +10,10 @@ export interface HeldMessage {
   /** A send: acknowledge to `sender` once accepted, and hide the sender from the grain. */
   ack: boolean;
 }
+
+/** Activation ids: a random per-process prefix and a counter, so they never repeat. */
+const ID_PREFIX = randomBytes(6).toString('hex');
+let idSeq = 0;
 
 /**
  * One activation of one grain on this member. Its state machine:
@@ -37,10 +42,18 @@ export class Activation {
     readonly slot: KindSlot,
     readonly identity: string,
     readonly shard: number,
-    readonly id: string,
     now: number,
   ) {
     this.lastActivity = now;
+    this.seq = ++idSeq;
+  }
+
+  /** Number part of the activation id (the string is built on demand: one less per grain). */
+  private readonly seq: number;
+
+  /** Unique per activation, across members and restarts. */
+  get id(): string {
+    return `${ID_PREFIX}-${this.seq}`;
   }
 
   /** Resolves once the activation has ended. */

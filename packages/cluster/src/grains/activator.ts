@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Props, type ActorSystem } from '@granary/core';
 import { Activation, type HeldMessage } from './activation';
@@ -26,8 +25,6 @@ export interface ActivatorDeps {
  * the system's shared timer wheel, and drains shards before they are released.
  */
 export class Activator {
-  private readonly prefix = randomBytes(6).toString('hex');
-  private seq = 0;
   private readonly props = new Map<KindSlot, Props>();
   /** Hand-off to the per-kind Props producer (spawn calls it synchronously). */
   private next: GrainActor | undefined = undefined;
@@ -125,13 +122,7 @@ export class Activator {
   }
 
   private activate(slot: KindSlot, identity: string, shard: number): Activation {
-    const a = new Activation(
-      slot,
-      identity,
-      shard,
-      `${this.prefix}-${++this.seq}`,
-      performance.now(),
-    );
+    const a = new Activation(slot, identity, shard, performance.now());
     slot.add(a);
     this.next = new GrainActor(this.deps.host, a);
     a.pid = this.deps.system.root.spawn(this.propsOf(slot));
