@@ -8,6 +8,7 @@ import {
   Stopped,
   Stopping,
   SystemShutdownError,
+  PID,
   Terminated,
   silentLogger,
 } from '../src/index';
@@ -58,6 +59,23 @@ describe('ActorSystem', () => {
     });
   });
 
+  describe('idle actors', () => {
+    it('hold no timer and sit on no queue once their messages are processed', async () => {
+      const pids = Array.from({ length: 100 }, () =>
+        system.root.spawn(
+          Props.fromFunc((ctx) => {
+            if (ctx.message === 'ping') ctx.respond('pong');
+          }),
+        ),
+      );
+      await Promise.all(pids.map((p) => system.root.request(p, 'ping')));
+      await new Promise((r) => setImmediate(r));
+      expect(system.dispatcher.readyCount).to.equal(0);
+      expect(system.timers.size).to.equal(0);
+      expect(system.registry.size).to.equal(100); // the actors only: no future left behind
+    });
+  });
+
   describe('shutdown', () => {
     it('stops children before parents, running their stop handlers', async () => {
       const events: string[] = [];
@@ -77,6 +95,41 @@ describe('ActorSystem', () => {
       expect(events).to.deep.equal(['parent stopping', 'child stopped', 'parent stopped']);
       expect(await terminated).to.be.instanceOf(Terminated);
       expect(() => system.root.spawn(child)).to.throw(SystemShutdownError);
+    });
+
+    it('rejects pending requests with SystemShutdownError', async () => {
+      // A resolver that accepts and never answers, like a slow remote node.
+      const blackHole = { sendUserMessage() {}, sendSystemMessage() {}, stop() {} };
+      system.registry.addAddressResolver(() => blackHole);
+      const pending = system.root.request(new PID('10.0.0.1:4000', 'x'), 'q').catch((e) => e);
+      await system.shutdown();
+      expect(await pending).to.be.instanceOf(SystemShutdownError);
+    });
+
+    it('gives up on an actor stuck in an await after shutdownTimeoutMs, and logs it', async () => {
+      const errors: unknown[] = [];
+      const logger = {
+        debug: () => {},
+        info: () => {},
+        warn: () => {},
+        error: (o: unknown) => errors.push(o),
+        child: () => logger,
+      };
+      const s = new ActorSystem({ logger, shutdownTimeoutMs: 50 });
+      let hanging!: () => void;
+      const isHanging = new Promise<void>((r) => (hanging = r));
+      const stuck = s.root.spawnNamed(
+        Props.fromFunc(async (ctx) => {
+          if (ctx.message !== 'hang') return;
+          hanging();
+          await new Promise(() => {});
+        }),
+        'stuck',
+      );
+      s.root.send(stuck, 'hang');
+      await isHanging;
+      await s.shutdown();
+      expect(JSON.stringify(errors)).to.contain('stuck');
     });
   });
 });
