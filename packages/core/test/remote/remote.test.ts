@@ -285,6 +285,24 @@ describe('Remote', function () {
     });
   });
 
+  describe('stop and poison', () => {
+    for (const how of ['stop', 'poison'] as const) {
+      it(`${how} of a remote PID stops the actor on its node`, async () => {
+        const victim = b.system.root.spawnNamed(
+          Props.fromFunc(() => undefined),
+          'victim',
+        );
+        const terminated = b.system.root.watch(victim);
+        const remoteVictim = new PID(b.address, victim.id);
+        if (how === 'stop') a.system.root.stop(remoteVictim);
+        else a.system.root.poison(remoteVictim);
+        const t = await terminated;
+        expect(t.why).to.equal('stopped');
+        expect(b.system.registry.getLocal('victim')).to.equal(undefined);
+      });
+    }
+  });
+
   describe('spawnNamed', () => {
     it('spawns a registered kind on another node and returns its PID', async () => {
       b.remote.registerKind('echo', echo);
