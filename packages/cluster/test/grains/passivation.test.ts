@@ -7,6 +7,8 @@ import { MemoryNodes, overlaps } from './memory-nodes';
 /** Resolution of the shared timer wheel (ActorSystem default tickMs). */
 const TICK_MS = 10;
 const IDLE_MS = 200;
+/** Event-loop lag a busy CI machine may add on top of the wheel's one-tick resolution. */
+const SCHEDULING_SLACK_MS = 40;
 
 const received = new Map<string, number>();
 
@@ -49,7 +51,7 @@ describe('passivation', function () {
     const ev = nodes.log.find((e) => e.identity === 'idle-1' && e.type === 'deactivate')!;
     expect(ev.reason).to.equal('idle');
     expect(ev.at - lastCall).to.be.at.least(IDLE_MS - 2);
-    expect(ev.at - lastCall).to.be.at.most(IDLE_MS + TICK_MS + 15); // + scheduling slack
+    expect(ev.at - lastCall).to.be.at.most(IDLE_MS + TICK_MS + SCHEDULING_SLACK_MS);
     expect(c.activationCount('sink')).to.equal(0);
   });
 
@@ -66,7 +68,7 @@ describe('passivation', function () {
     }
     expect(deactivated, 'deactivated although pinged').to.equal(true);
     const ev = nodes.log.find((e) => e.identity === 'idle-2' && e.type === 'deactivate')!;
-    expect(ev.at - lastCall).to.be.below(IDLE_MS + 60);
+    expect(ev.at - lastCall).to.be.at.most(IDLE_MS + TICK_MS + SCHEDULING_SLACK_MS);
   });
 
   it('10,000 messages sent around the idle boundary: none lost, activations never overlap', async () => {
