@@ -5,6 +5,13 @@ import { inFlight } from './grains-calls';
 /** Idle grains per repetition. */
 const GRAINS = 50_000;
 
+/** The grain: an empty class, as users write them (no per-instance closures). */
+class Idle {
+  receive(): number {
+    return 1;
+  }
+}
+
 let cluster: Cluster;
 let run = 0;
 
@@ -19,7 +26,7 @@ export const benchmark = defineBenchmark({
       name: 'bench-heap',
       id: 'heap',
       provider: new MemoryProvider(new MemoryClusterTable(), { ttlMs: 10_000 }),
-      kinds: [kind('idle', () => ({ receive: () => 1 }), { idleTimeoutMs: 60_000 })],
+      kinds: [kind('idle', () => new Idle(), { idleTimeoutMs: 60_000 })],
       remote: { host: '127.0.0.1', port: 0 },
     });
   },
