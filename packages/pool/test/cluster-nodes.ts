@@ -47,6 +47,15 @@ export class ClusterNodes {
     await this.converged();
   }
 
+  /** A graceful leave: the member deactivates its grains and leaves the cluster. */
+  async leave(id: string): Promise<void> {
+    const i = this.nodes.findIndex((n) => n.self?.id === id);
+    const leaving = this.nodes[i]!;
+    this.nodes.splice(i, 1);
+    await leaving.shutdown({ graceful: true });
+    await this.converged();
+  }
+
   /** Resolves once every live member sees the same up members (re-checked on each topology event). */
   converged(timeoutMs = 10_000): Promise<void> {
     const live = this.nodes;

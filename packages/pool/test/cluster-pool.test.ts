@@ -70,6 +70,22 @@ describe('cluster pool (poolKind + PoolClient)', function () {
     }
   });
 
+  it('a member that leaves gracefully hands only its workers to the others', async () => {
+    const resize = poolKind('resize', () => new Where(), { size: 12 });
+    nodes = new ClusterNodes((id) => [resize.on(id)]);
+    for (const id of ['m1', 'm2', 'm3']) await nodes.add(id);
+    const client = PoolClient.get(nodes.nodes[0]!, 'resize');
+    const before = new Map((await client.stats()).workers.map((w) => [w.index, w]));
+    await nodes.leave('m3');
+    const after = await client.stats();
+    expect(after.perMember).to.deep.equal({ m1: 6, m2: 6 });
+    for (const w of after.workers) {
+      const b = before.get(w.index)!;
+      if (b.member !== 'm3')
+        expect(w.activationId, `worker ${w.index} stayed`).to.equal(b.activationId);
+    }
+  });
+
   it('resizes at runtime, and any member reads the same placement and stats', async () => {
     const pool = poolKind('hash', () => new Where(), { size: 6 });
     nodes = new ClusterNodes((id) => [pool.on(id)]);
