@@ -29,6 +29,18 @@ export interface RequestOptions {
   header?: Record<string, string>;
 }
 
+/** Where `capture` leaves a new promise's resolving functions (read right after `new Promise`). */
+const captured: { resolve: (value: unknown) => void; reject: (error: Error) => void } = {
+  resolve: () => {},
+  reject: () => {},
+};
+
+/** The executor of every request's promise: runs synchronously inside `new Promise`. */
+function capture(resolve: (value: unknown) => void, reject: (error: Error) => void): void {
+  captured.resolve = resolve;
+  captured.reject = reject;
+}
+
 /** What only requests with a timeout, a signal or watchers need (allocated on demand). */
 class FutureExtras {
   timer: TimerHandle | undefined = undefined;
@@ -46,12 +58,11 @@ class FutureExtras {
  * per request, which is most of what a request costs besides its promise.
  */
 export class FutureProcess<T = unknown> extends Envelope implements LocalProcess, SequencedProcess {
-  dead = false;
   readonly seq: number;
-  readonly pid: PID;
   readonly promise: Promise<T>;
-  private resolve!: (value: T) => void;
-  private reject!: (error: Error) => void;
+  /** Cleared when settled: `dead` is derived from it (fewer fields per request). */
+  private resolve: ((value: T) => void) | undefined = undefined;
+  private reject: ((error: Error) => void) | undefined = undefined;
   private extras: FutureExtras | undefined = undefined;
 
   constructor(
@@ -62,21 +73,25 @@ export class FutureProcess<T = unknown> extends Envelope implements LocalProcess
     options: RequestOptions | undefined,
   ) {
     super(message, undefined, options?.header);
-    this.promise = new Promise<T>((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
+    // A module-level executor: no closure and no context allocated per request.
+    this.promise = new Promise<T>(capture as never);
+    this.resolve = captured.resolve as (value: T) => void;
+    this.reject = captured.reject;
     const registry = runtime.registry;
     this.seq = registry.nextFutureSeq();
-    this.pid = this.sender = registry.addFuture(this);
-    if (options === undefined) return;
+    this.sender = registry.addFuture(this);
+    if (options !== undefined) this.applyOptions(target, options);
+  }
+
+  /** Timeout and signal: only requests that ask for them pay for their closures. */
+  private applyOptions(target: PID, options: RequestOptions): void {
     if (options.timeoutMs !== undefined) {
       const ms = options.timeoutMs;
       if (!(ms >= 0)) {
         this.fail(new InvalidOptionError('timeoutMs', `${ms} is not a number of ms >= 0`));
         return;
       }
-      (this.extras ??= new FutureExtras()).timer = runtime.timers.schedule(ms, () =>
+      (this.extras ??= new FutureExtras()).timer = this.runtime.timers.schedule(ms, () =>
         this.fail(new TimeoutError(target.toString(), ms)),
       );
     }
@@ -91,6 +106,16 @@ export class FutureProcess<T = unknown> extends Envelope implements LocalProcess
       x.onAbort = () => this.fail(new AbortError(target.toString(), signal.reason));
       signal.addEventListener('abort', x.onAbort, { once: true });
     }
+  }
+
+  /** Settled (replied, failed, timed out or aborted) and unregistered. */
+  get dead(): boolean {
+    return this.resolve === undefined;
+  }
+
+  /** This future's PID (also the request envelope's sender). */
+  get pid(): PID {
+    return this.sender!;
   }
 
   get owner(): ProcessRegistry {
@@ -126,20 +151,23 @@ export class FutureProcess<T = unknown> extends Envelope implements LocalProcess
       this.runtime.deadLetters.publish(this.pid, message, undefined, 'late-reply');
       return;
     }
+    const resolve = this.resolve!;
+    const reject = this.reject!;
     this.finish();
-    if (message instanceof Error) this.reject(message);
-    else this.resolve(message as T);
+    if (message instanceof Error) reject(message);
+    else resolve(message as T);
   }
 
   /** Rejects (timeout, abort, dead target, full mailbox); later replies are dead letters. */
   fail(error: Error): void {
-    if (this.dead) return;
+    const reject = this.reject;
+    if (reject === undefined) return;
     this.finish();
-    this.reject(error);
+    reject(error);
   }
 
   private finish(): void {
-    this.dead = true;
+    this.resolve = this.reject = undefined;
     this.runtime.registry.removeFuture(this);
     const x = this.extras;
     if (x === undefined) return;
