@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { PID, TimerHandle } from '@granary/core';
+import type { PID } from '@granary/core';
 import type { KindSlot } from './internal/kind-slot';
 
 /** A message held for an activation that is deactivating (delivered to the next one). */
@@ -32,7 +32,10 @@ export class Activation {
   inflight = 0;
   /** performance.now() of the last message that influences idle time. */
   lastActivity: number;
-  idleTimer: TimerHandle | undefined = undefined;
+  /** Neighbours in the kind's idle list (ordered by lastActivity). */
+  prevIdle: Activation | undefined = undefined;
+  nextIdle: Activation | undefined = undefined;
+  listed = false;
   /** Held while deactivating (bounded by the kind's mailbox capacity). */
   held: HeldMessage[] | undefined = undefined;
   /** Resolved when the activation has ended (drain waits on it). */

@@ -5,10 +5,8 @@ import type { DeactivationReason } from './grain';
 import { Deactivate, GrainActor } from './grain-actor';
 import { ACK, control } from './internal/control-replies';
 import type { GrainHost } from './internal/grain-host';
+import { IdleList } from './internal/idle-list';
 import type { KindSlot } from './internal/kind-slot';
-
-/** Idle check retried this soon when the grain is busy at its idle deadline (one wheel tick). */
-const BUSY_RECHECK_MS = 10;
 
 /** What the activator asks of the runtime around it. */
 export interface ActivatorDeps {
@@ -70,15 +68,14 @@ export class Activator {
   requestDeactivate(a: Activation, reason: DeactivationReason): void {
     if (a.state !== 'active') return;
     a.state = 'deactivating';
-    a.idleTimer?.cancel();
-    a.idleTimer = undefined;
+    a.slot.idle?.remove(a);
     this.deps.system.root.send(a.pid, new Deactivate(reason));
   }
 
   /** A turn finished. */
   turnEnded(a: Activation, influencing: boolean): void {
     a.inflight--;
-    if (influencing) a.lastActivity = performance.now();
+    if (influencing) this.touch(a);
   }
 
   /**
@@ -127,14 +124,19 @@ export class Activator {
     this.next = new GrainActor(this.deps.host, a);
     a.pid = this.deps.system.root.spawn(this.propsOf(slot));
     this.next = undefined;
-    if (Number.isFinite(slot.def.idleTimeoutMs)) this.armIdle(a, slot.def.idleTimeoutMs);
+    if (Number.isFinite(slot.def.idleTimeoutMs)) {
+      slot.idle ??= new IdleList(slot.def.idleTimeoutMs, this.deps.system.timers, (x) =>
+        this.requestDeactivate(x, 'idle'),
+      );
+      slot.idle.add(a);
+    }
     return a;
   }
 
   private post(a: Activation, m: HeldMessage): void {
     const host = this.deps.host;
     a.inflight++;
-    if (!a.slot.def.idleNeutral(m.message)) a.lastActivity = performance.now();
+    if (!a.slot.def.idleNeutral(m.message)) this.touch(a);
     const ok = this.deps.system.root.trySend(a.pid, m.message, {
       sender: m.ack ? undefined : m.sender,
       header: m.header,
@@ -145,18 +147,10 @@ export class Activator {
     } else if (m.ack) host.reply(m.sender, ACK);
   }
 
-  private armIdle(a: Activation, delayMs: number): void {
-    a.idleTimer = this.deps.system.timers.schedule(delayMs, () => this.idleCheck(a));
-  }
-
-  private idleCheck(a: Activation): void {
-    a.idleTimer = undefined;
-    if (a.state !== 'active') return;
-    const timeout = a.slot.def.idleTimeoutMs;
-    const idle = performance.now() - a.lastActivity;
-    if (idle < timeout) return this.armIdle(a, timeout - idle);
-    if (a.inflight > 0) return this.armIdle(a, BUSY_RECHECK_MS);
-    this.requestDeactivate(a, 'idle');
+  private touch(a: Activation): void {
+    const now = performance.now();
+    if (a.slot.idle !== undefined) a.slot.idle.touch(a, now);
+    else a.lastActivity = now;
   }
 
   private propsOf(slot: KindSlot): Props {

@@ -1,6 +1,14 @@
-import { AbortError, MailboxFullError, PID, TimeoutError, type ActorSystem } from '@granary/core';
+import {
+  AbortError,
+  EndpointUnavailableError,
+  MailboxFullError,
+  PID,
+  TimeoutError,
+  type ActorSystem,
+} from '@granary/core';
 import {
   ActivationDeniedError,
+  CallOutcomeUnknownError,
   ClusterStoppedError,
   DeadlineExceededError,
   DeadlockError,
@@ -25,6 +33,15 @@ const INITIAL_BACKOFF_MS = 5;
 const MAX_BACKOFF_MS = 100;
 /** Error codes of the transport that a retry can fix (peer gone, restarting, not ready). */
 const RETRYABLE_CODES = new Set(['ERR_ENDPOINT_UNAVAILABLE', 'ERR_DEAD_LETTER']);
+
+/**
+ * True when the call was written to a connection that broke without the peer saying goodbye: it
+ * may have reached grain code. Everything else the transport reports (never sent, refused, no
+ * router, a peer that left in order after answering what it handled) provably did not.
+ */
+function outcomeUnknown(err: unknown): boolean {
+  return err instanceof EndpointUnavailableError && err.inFlight && !err.peerLeft;
+}
 
 /** What the caller needs from its cluster member. */
 export interface CallerDeps {
@@ -107,6 +124,9 @@ export class GrainCaller {
             });
           }
           if (!RETRYABLE_CODES.has((err as { code?: string }).code ?? '')) throw err;
+          if (outcomeUnknown(err) && options?.idempotent !== true && !this.deps.stopped()) {
+            throw new CallOutcomeUnknownError(kind, identity, address, { cause: err });
+          }
           last = err;
         }
         const c = asControl(reply);

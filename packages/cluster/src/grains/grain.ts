@@ -50,6 +50,12 @@ export interface GrainCallOptions {
    * @default undefined
    */
   signal?: AbortSignal;
+  /**
+   * The call may be applied more than once: when the owner dies after the call reached it, retry
+   * on the next owner instead of failing with CallOutcomeUnknownError.
+   * @default false
+   */
+  idempotent?: boolean;
 }
 
 /** What a grain's handlers get: who it is, the current message, and calls that carry the chain. */

@@ -1,5 +1,6 @@
 import type { Activation } from '../activation';
 import type { KindDefinition } from '../kind';
+import type { IdleList } from './idle-list';
 
 /** A kind this member hosts: its definition and its activations, by shard then identity. */
 export class KindSlot {
@@ -9,6 +10,8 @@ export class KindSlot {
   readonly draining: Uint8Array;
   /** Live activations of the kind. */
   count = 0;
+  /** Passivation of the kind's activations (undefined: idleTimeoutMs is Infinity). */
+  idle: IdleList | undefined = undefined;
 
   constructor(
     readonly def: KindDefinition,
