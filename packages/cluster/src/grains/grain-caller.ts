@@ -104,9 +104,12 @@ export class GrainCaller {
           cause: last,
         });
       }
-      const starving = yieldIfStarving();
-      if (starving !== undefined) await starving;
       const address = hint ?? this.ownerAddress(kind, shard);
+      if (address === this.deps.system.address) {
+        // Only purely local call loops can starve the event loop; remote ones wait on I/O.
+        const starving = yieldIfStarving();
+        if (starving !== undefined) await starving;
+      }
       hint = undefined;
       if (address !== undefined) {
         attempts++;
