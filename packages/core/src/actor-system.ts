@@ -29,7 +29,7 @@ export interface ActorSystemOptions {
   throughput?: number;
   /**
    * The dispatcher yields to the event loop (setImmediate) after running this long.
-   * @default 2
+   * @default 1
    */
   timeSliceMs?: number;
   /**
@@ -64,7 +64,7 @@ export interface ActorSystemOptions {
 export const DEFAULT_ACTOR_SYSTEM_OPTIONS = {
   name: 'granary',
   throughput: 64,
-  timeSliceMs: 2,
+  timeSliceMs: 1,
   shutdownTimeoutMs: 10_000,
 } as const;
 
