@@ -99,13 +99,22 @@ export class SystemShutdownError extends GranaryError {
  */
 export class EndpointUnavailableError extends GranaryError {
   override readonly name = 'EndpointUnavailableError';
+  /**
+   * True when a request had already been handed to the connection that then broke: it may have
+   * been delivered and handled. False: it was never sent, so sending it again is safe.
+   */
+  readonly inFlight: boolean;
+  /** True when the peer said goodbye (an orderly shutdown) rather than vanishing. */
+  readonly peerLeft: boolean;
   constructor(
     /** The unreachable node's `host:port`. */
     readonly address: string,
     message = `endpoint ${address} is unavailable`,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; inFlight?: boolean; peerLeft?: boolean },
   ) {
     super(message, 'ERR_ENDPOINT_UNAVAILABLE', options);
+    this.inFlight = options?.inFlight ?? false;
+    this.peerLeft = options?.peerLeft ?? false;
   }
 }
 

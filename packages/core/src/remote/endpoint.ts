@@ -124,7 +124,11 @@ export class Endpoint {
     const link = this.link;
     this.link = undefined;
     if (this.state === 'connected' || this.state === 'connecting') {
-      this.goDown(new EndpointUnavailableError(this.address, `node ${this.address} shut down`));
+      this.goDown(
+        new EndpointUnavailableError(this.address, `node ${this.address} shut down`, {
+          peerLeft: true,
+        }),
+      );
     }
     link?.end();
   }

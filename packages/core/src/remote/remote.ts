@@ -244,9 +244,17 @@ export class Remote {
         .get(watcher)
         .sendSystemMessage(watcher, new Terminated(new PID(address, id), 'address-terminated'));
     }
+    // Requests never sent were rejected before this (not in flight); these were written to the
+    // link that broke, so they may have been delivered: callers must not assume otherwise.
+    const peerLeft = error instanceof EndpointUnavailableError && error.peerLeft;
     this.failRequests(
       (target) => target === address,
-      () => error,
+      () =>
+        new EndpointUnavailableError(address, error.message, {
+          cause: error,
+          inFlight: true,
+          peerLeft,
+        }),
     );
     state.eventStream.publish(new EndpointTerminatedEvent(address, error));
   }
