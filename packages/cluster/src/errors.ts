@@ -166,3 +166,25 @@ export class JoinRefusedError extends ClusterError {
     super(message, options);
   }
 }
+
+/**
+ * A grain call was sent to its owner and the connection to that member broke before the reply
+ * came back: the grain may or may not have handled it. Not retried, so a non-idempotent call is
+ * never applied twice; pass `{ idempotent: true }` (GrainCallOptions.idempotent) to retry anyway.
+ */
+export class CallOutcomeUnknownError extends ClusterError {
+  override name = 'CallOutcomeUnknownError';
+  override readonly code = 'ERR_CALL_OUTCOME_UNKNOWN';
+  constructor(
+    readonly kind: string,
+    readonly identity: string,
+    /** The member the call was sent to. */
+    readonly address: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `call to ${kind}/${identity} reached member ${address}, which went away before replying: the grain may or may not have handled it (not retried; pass idempotent: true to retry)`,
+      options,
+    );
+  }
+}

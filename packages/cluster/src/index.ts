@@ -87,4 +87,7 @@ export {
   ActivationDeniedError,
   DeadlockError,
   NotOwnerError,
+  CallOutcomeUnknownError,
 } from './errors';
+export { PersistentGrain, DEFAULT_PERSISTENT_GRAIN_OPTIONS } from './grains/persistent-grain';
+export type { PersistentGrainOptions } from './grains/persistent-grain';

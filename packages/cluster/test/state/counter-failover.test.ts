@@ -1,14 +1,12 @@
 import { startRedis, type RedisHandle } from '@granary/testkit';
 import { expect } from 'chai';
 import { Cluster } from '../../src/cluster';
-import type { Grain, GrainContext } from '../../src/grains/grain';
 import { kind } from '../../src/grains/kind';
+import { PersistentGrain } from '../../src/grains/persistent-grain';
 import { shardOf } from '../../src/placement/shard-of';
 import { MemoryProvider } from '../../src/providers/memory/memory-provider';
 import { MemoryClusterTable } from '../../src/providers/memory/memory-table';
 import { jsonStateCodec } from '../../src/state/codecs/json-state-codec';
-import { InconsistentStateError } from '../../src/state/errors';
-import { PersistentState } from '../../src/state/persistent-state';
 import { RedisStateStore } from '../../src/state/redis/redis-state-store';
 import { waitForClusters } from '../cluster/converge';
 import { quiet } from '../grains/memory-nodes';
@@ -25,40 +23,21 @@ const codec = jsonStateCodec<Count>();
 let store: RedisStateStore;
 
 /** Write-through counter: acknowledges an increment only after it is stored. */
-class Counter implements Grain {
-  private ps!: PersistentState<Count>;
-  private epoch = 0;
-
-  async onActivate(ctx: GrainContext): Promise<void> {
-    this.epoch = ctx.epoch;
-    await this.load(ctx.identity, ctx.deadline);
+class Counter extends PersistentGrain<Count> {
+  constructor() {
+    super({ store, codec, initial: () => ({ n: 0 }) });
   }
 
-  private async load(id: string, deadline: number): Promise<void> {
-    const epoch = this.epoch;
-    const ps = new PersistentState<Count>({
-      store,
-      kind: 'counter',
-      id,
-      codec,
-      epoch: () => epoch,
-      initial: () => ({ n: 0 }),
-    });
-    await ps.load(deadline);
-    this.ps = ps;
-  }
-
-  async receive(ctx: GrainContext): Promise<unknown> {
-    if (this.ps.conflicted) await this.load(ctx.identity, ctx.deadline);
-    const before = this.ps.state.n;
-    this.ps.state = { n: before + 1 };
+  async receive(): Promise<unknown> {
+    const before = this.state.n;
+    this.state = { n: before + 1 };
     try {
-      await this.ps.write();
+      await this.writeState();
     } catch (err) {
-      if (!(err instanceof InconsistentStateError)) this.ps.state = { n: before };
+      this.state = { n: before };
       throw err;
     }
-    return this.ps.state.n;
+    return this.state.n;
   }
 }
 

@@ -1,14 +1,14 @@
 import { startRedis, type RedisHandle } from '@granary/testkit';
 import { expect } from 'chai';
 import { Cluster } from '../../src/cluster';
-import type { Grain, GrainContext } from '../../src/grains/grain';
+import type { GrainContext } from '../../src/grains/grain';
 import { kind } from '../../src/grains/kind';
+import { PersistentGrain } from '../../src/grains/persistent-grain';
 import { shardOf } from '../../src/placement/shard-of';
 import { MemoryProvider } from '../../src/providers/memory/memory-provider';
 import { MemoryClusterTable } from '../../src/providers/memory/memory-table';
 import { jsonStateCodec } from '../../src/state/codecs/json-state-codec';
 import { InconsistentStateError } from '../../src/state/errors';
-import { PersistentState } from '../../src/state/persistent-state';
 import { RedisStateStore } from '../../src/state/redis/redis-state-store';
 import { waitForClusters } from '../cluster/converge';
 import { quiet } from '../grains/memory-nodes';
@@ -34,33 +34,20 @@ let holding = false;
 const outcomes: Array<{ member: string; value: number; error?: unknown }> = [];
 
 /** Sets its value and writes it through, fenced by the epoch of its activation's claim. */
-class Register implements Grain {
-  private ps!: PersistentState<Value>;
-
-  constructor(private readonly member: string) {}
-
-  async onActivate(ctx: GrainContext): Promise<void> {
-    const epoch = ctx.epoch;
-    this.ps = new PersistentState<Value>({
-      store,
-      kind: ctx.kind,
-      id: ctx.identity,
-      codec,
-      epoch: () => epoch,
-      initial: () => ({ v: 0 }),
-    });
-    await this.ps.load(ctx.deadline);
+class Register extends PersistentGrain<Value> {
+  constructor(private readonly member: string) {
+    super({ store, codec, initial: () => ({ v: 0 }) });
   }
 
   async receive(ctx: GrainContext): Promise<unknown> {
     const { set, hold } = ctx.message as SetValue;
-    this.ps.state = { v: set };
+    this.state = { v: set };
     if (hold) {
       holding = true;
       await gate;
     }
     try {
-      await this.ps.write();
+      await this.writeState();
       outcomes.push({ member: this.member, value: set });
     } catch (error) {
       outcomes.push({ member: this.member, value: set, error });

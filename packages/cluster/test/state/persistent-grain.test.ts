@@ -1,9 +1,9 @@
 import { startRedis, type RedisHandle } from '@granary/testkit';
 import { expect } from 'chai';
-import type { Grain, GrainContext } from '../../src/grains/grain';
+import type { GrainContext } from '../../src/grains/grain';
 import { kind } from '../../src/grains/kind';
+import { PersistentGrain } from '../../src/grains/persistent-grain';
 import { jsonStateCodec } from '../../src/state/codecs/json-state-codec';
-import { PersistentState } from '../../src/state/persistent-state';
 import { RedisStateStore } from '../../src/state/redis/redis-state-store';
 import { MemoryNodes } from '../grains/memory-nodes';
 
@@ -18,34 +18,17 @@ const codec = jsonStateCodec<Count>();
 let store: RedisStateStore;
 
 /**
- * A counter that keeps its count in memory and persists only on deactivation: the path the
- * grains runtime's `persistOnDeactivate` takes (load in onActivate, writeIfChanged in
- * onDeactivate, epoch from the shard claim).
+ * A counter that keeps its count in memory and persists only on deactivation
+ * (`persistOnDeactivate`: passivated when idle, drained on leave).
  */
-class Counter implements Grain {
-  private ps!: PersistentState<Count>;
-
-  async onActivate(ctx: GrainContext): Promise<void> {
-    // The claim this activation runs under; it stays its fencing token until it deactivates.
-    const epoch = ctx.epoch;
-    this.ps = new PersistentState<Count>({
-      store,
-      kind: ctx.kind,
-      id: ctx.identity,
-      codec,
-      epoch: () => epoch,
-      initial: () => ({ n: 0 }),
-    });
-    await this.ps.load(ctx.deadline);
-  }
-
-  async onDeactivate(): Promise<void> {
-    await this.ps.writeIfChanged();
+class Counter extends PersistentGrain<Count> {
+  constructor() {
+    super({ store, codec, initial: () => ({ n: 0 }), persistOnDeactivate: true });
   }
 
   receive(ctx: GrainContext): unknown {
-    if (ctx.message === 'inc') this.ps.state = { n: this.ps.state.n + 1 };
-    return this.ps.state.n;
+    if (ctx.message === 'inc') this.state = { n: this.state.n + 1 };
+    return this.state.n;
   }
 }
 

@@ -2,9 +2,8 @@ import { startRedis, type RedisHandle } from '@granary/testkit';
 import { expect } from 'chai';
 import type { Grain, GrainContext } from '../../src/grains/grain';
 import { kind } from '../../src/grains/kind';
+import { PersistentGrain } from '../../src/grains/persistent-grain';
 import { jsonStateCodec } from '../../src/state/codecs/json-state-codec';
-import { InconsistentStateError } from '../../src/state/errors';
-import { PersistentState } from '../../src/state/persistent-state';
 import { RedisStateStore } from '../../src/state/redis/redis-state-store';
 import { MemoryNodes } from '../grains/memory-nodes';
 
@@ -20,39 +19,19 @@ interface Count {
 const codec = jsonStateCodec<Count>();
 let store: RedisStateStore;
 
-/** Write-through counter; after a conflict it reloads, as a fresh activation would. */
-class Counter implements Grain {
-  private ps!: PersistentState<Count>;
-  private epoch = 0;
-  private id = '';
-
-  async onActivate(ctx: GrainContext): Promise<void> {
-    this.epoch = ctx.epoch;
-    this.id = ctx.identity;
-    await this.load(ctx.deadline);
+/** Write-through counter; a conflict deactivates it, so the next call reloads (PersistentGrain). */
+class Counter extends PersistentGrain<Count> {
+  constructor() {
+    super({ store, codec, initial: () => ({ n: 0 }) });
   }
 
-  private async load(deadline: number): Promise<void> {
-    const epoch = this.epoch;
-    const ps = new PersistentState<Count>({
-      store,
-      kind: 'counter',
-      id: this.id,
-      codec,
-      epoch: () => epoch,
-      initial: () => ({ n: 0 }),
-    });
-    await ps.load(deadline);
-    this.ps = ps;
-  }
-
-  async receive(ctx: GrainContext): Promise<unknown> {
-    if (this.ps.conflicted) await this.load(ctx.deadline);
-    this.ps.state = { n: this.ps.state.n + 1 };
+  async receive(): Promise<unknown> {
+    const before = this.state.n;
+    this.state = { n: before + 1 };
     try {
-      return await this.ps.write();
+      return await this.writeState();
     } catch (err) {
-      if (!(err instanceof InconsistentStateError)) this.ps.state = { n: this.ps.state.n - 1 };
+      this.state = { n: before };
       throw err;
     }
   }
