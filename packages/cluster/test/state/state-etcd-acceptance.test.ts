@@ -154,6 +154,53 @@ describe('grain state on etcd + Redis, nodes as processes (acceptance)', functio
     expect(final, numbers).to.be.at.most(INCREMENTS);
   });
 
+  it('calls in flight when their owner is SIGKILLed: CallOutcomeUnknownError naming the grain, unless idempotent: true (then retried on the next owner)', async () => {
+    const { tc, client } = await startCluster(2);
+    // Two registers hosted by one node (the victim): each holds its write, so its call is in
+    // flight at the kill.
+    const ids = Array.from({ length: 16 }, (_, i) => `r${i}`);
+    for (const id of ids) await client.request('register', id, { set: 0 } satisfies SetValue);
+    const victim = tc.nodes.find(
+      (n) => ids.filter((id) => hostOf(tc, 'register', id) === n).length >= 2,
+    )!;
+    const [plain, idempotent] = ids.filter((id) => hostOf(tc, 'register', id) === victim) as [
+      string,
+      string,
+    ];
+    const holding = (id: string): boolean =>
+      (victim.process?.lines ?? []).some(
+        (l) => l.data.type === 'holding' && l.data.identity === id,
+      );
+    const plainCall = client
+      .request('register', plain, { set: 1, delayMs: 60_000 }, { timeoutMs: CALL_TIMEOUT_MS })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    const idempotentCall = client.request<number>(
+      'register',
+      idempotent,
+      { set: 2, delayMs: 1500 } satisfies SetValue,
+      { timeoutMs: CALL_TIMEOUT_MS, idempotent: true },
+    );
+    await until(() => holding(plain) && holding(idempotent), 'both calls reached grain code');
+    await tc.kill(victim);
+
+    const err = await plainCall;
+    expect(err).to.be.instanceOf(CallOutcomeUnknownError);
+    const unknown = err as CallOutcomeUnknownError;
+    expect(unknown.code).to.equal('ERR_CALL_OUTCOME_UNKNOWN');
+    expect([unknown.kind, unknown.identity]).to.deep.equal(['register', plain]);
+    expect(unknown.message).to.contain(`register/${plain}`).and.contain('idempotent');
+    expect(await idempotentCall).to.equal(2);
+    const storedBySurvivor = tc.live.some((n) =>
+      (n.process?.lines ?? []).some(
+        (l) => l.data.type === 'write' && l.data.identity === idempotent && l.data.value === 2,
+      ),
+    );
+    expect(storedBySurvivor, 'the retried call was applied by a survivor').to.equal(true);
+  });
+
   it('Redis killed and restarted under load: typed errors while down, full recovery after, no node crashes', async () => {
     const { tc, client } = await startCluster(2);
     const phase = { down: false, stop: false };
