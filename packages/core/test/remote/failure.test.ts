@@ -87,6 +87,9 @@ describe('Remote failures (child processes)', function () {
     const err = await rejectionOf(pending);
     expect(err).to.be.instanceOf(EndpointUnavailableError);
     expect(Date.now() - killedAt).to.be.below(5000);
+    // It had been sent: it may have been delivered (callers must not assume it was not).
+    expect((err as EndpointUnavailableError).inFlight).to.equal(true);
+    expect((err as EndpointUnavailableError).peerLeft).to.equal(false);
     const t = await terminated;
     expect(t.who.equals(echo)).to.equal(true);
     expect(t.why).to.equal('address-terminated');
@@ -94,9 +97,9 @@ describe('Remote failures (child processes)', function () {
 
     // While it is down: a request fails with EndpointUnavailableError, not its timeout; a send is a dead letter.
     const start = Date.now();
-    expect(
-      await rejectionOf(a.system.root.request(echo, 'x', { timeoutMs: 20000 })),
-    ).to.be.instanceOf(EndpointUnavailableError);
+    const whileDown = await rejectionOf(a.system.root.request(echo, 'x', { timeoutMs: 20000 }));
+    expect(whileDown).to.be.instanceOf(EndpointUnavailableError);
+    expect((whileDown as EndpointUnavailableError).inFlight, 'never sent').to.equal(false);
     expect(Date.now() - start).to.be.below(5000);
     const dead = nextEvent(a.system, DeadLetterEvent, (e) => e.message === 'lost');
     a.system.root.send(echo, 'lost');
@@ -108,6 +111,23 @@ describe('Remote failures (child processes)', function () {
     children.push(second.child);
     await up;
     expect(await a.system.root.request(echo, 'back', { timeoutMs: 5000 })).to.equal('back');
+  });
+
+  it('a request pending when the peer shuts down gracefully rejects with peerLeft and inFlight', async () => {
+    const port = await freePort();
+    const node = await startChild(port);
+    children.push(node.child);
+    const pending = a.system.root.request(new PID(node.address, 'silent'), 'never answered', {
+      timeoutMs: 20000,
+    });
+    pending.catch(() => undefined);
+    await a.system.root.request(new PID(node.address, 'echo'), 'sync', { timeoutMs: 5000 });
+    node.child.send({ cmd: 'shutdown' });
+    const err = await rejectionOf(pending);
+    expect(err).to.be.instanceOf(EndpointUnavailableError);
+    expect((err as EndpointUnavailableError).peerLeft).to.equal(true);
+    expect((err as EndpointUnavailableError).inFlight).to.equal(true);
+    await exited(node.child);
   });
 
   it('rejects a request to a node that was never there with EndpointUnavailableError before its timeout', async () => {
