@@ -91,8 +91,15 @@ const LOOP_RUNNING = 2;
 
 /**
  * One ready queue on the one event loop. Going from idle to busy, the loop is scheduled as a
- * microtask (lowest latency); once a loop has run longer than `timeSliceMs` it continues
+ * microtask (lowest latency); once the loop has run longer than `timeSliceMs` it continues
  * with setImmediate, so I/O and timers always get their turn.
+ *
+ * The slice is counted per macrotask, not per run: a request/response chain between actors
+ * and awaiting code (`for (...) await root.request(...)`) goes idle and wakes again many
+ * times inside ONE macrotask, each wake a new microtask run. Counting per run let such a
+ * chain hold the event loop for seconds (lease keep-alives starved). The slice opens with
+ * the first run after a macrotask boundary and closes at the next one (a setImmediate
+ * marker, one per slice); a run that starts with the slice spent yields first.
  */
 export class Dispatcher {
   readonly throughput: number;
@@ -103,6 +110,10 @@ export class Dispatcher {
   now = performance.now();
   /** Loops that hit the time slice and yielded (for tests and metrics). */
   yields = 0;
+  /** True from the first run of a macrotask until the setImmediate marker of that slice runs. */
+  private sliceOpen = false;
+  /** When the open slice is spent. */
+  private sliceEnd = 0;
 
   constructor(
     options: DispatcherOptions = {},
@@ -169,11 +180,33 @@ export class Dispatcher {
     }
   }
 
+  /** Runs at the next macrotask boundary after a slice opened: the next run opens a new one. */
+  private readonly closeSlice = (): void => {
+    this.sliceOpen = false;
+  };
+
+  /** Yields the rest of the ready loop to the event loop (timers and I/O run first). */
+  private yieldLoop(): void {
+    this.yields++;
+    this.loop = LOOP_PENDING;
+    setImmediate(this.run);
+  }
+
   private readonly run = (): void => {
+    const start = (this.now = performance.now());
+    if (!this.sliceOpen) {
+      this.sliceOpen = true;
+      this.sliceEnd = start + this.timeSliceMs;
+      setImmediate(this.closeSlice);
+    } else if (start >= this.sliceEnd) {
+      // Still inside the macrotask whose slice is spent (a microtask chain): yield first.
+      this.yieldLoop();
+      return;
+    }
     this.loop = LOOP_RUNNING;
     const ready = this.ready;
     const budget = this.throughput;
-    const sliceEnd = performance.now() + this.timeSliceMs;
+    const sliceEnd = this.sliceEnd;
     let turns = 0;
     let messages = 0;
     for (let s = ready.shift(); s !== undefined; s = ready.shift()) {
@@ -191,9 +224,7 @@ export class Dispatcher {
       turns = messages = 0;
       const now = (this.now = performance.now());
       if (now >= sliceEnd && ready.length !== 0) {
-        this.yields++;
-        this.loop = LOOP_PENDING;
-        setImmediate(this.run);
+        this.yieldLoop();
         return;
       }
     }

@@ -135,5 +135,23 @@ describe('Dispatcher', () => {
       );
       expect(fired.slices).to.be.at.most(2);
     });
+
+    it('lets a setTimeout fire during a chain of sequential requests (one macrotask of microtasks)', async () => {
+      const ROUND_TRIPS = 100_000;
+      const echo = system.root.spawn(Props.fromFunc((ctx) => ctx.respond(ctx.message)));
+      let completed = 0;
+      let completedWhenFired = -1;
+      setTimeout(() => (completedWhenFired = completed));
+      // Every await resumes as a microtask, and every reply wakes the idle actor again as a
+      // microtask: without slices counted per macrotask this never yields to the timer.
+      for (let i = 0; i < ROUND_TRIPS; i++) {
+        await system.root.request(echo, i);
+        completed++;
+      }
+      expect(completedWhenFired, 'the timer fired before the chain ended').to.be.within(
+        0,
+        ROUND_TRIPS - 1,
+      );
+    });
   });
 });
