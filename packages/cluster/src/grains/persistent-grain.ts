@@ -118,9 +118,12 @@ export abstract class PersistentGrain<T> implements Grain {
     this.persistent = ps;
   }
 
-  /** With persistOnDeactivate, saves a changed state (never after a conflict). */
-  async onDeactivate(reason: DeactivationReason): Promise<void> {
-    void reason;
+  /**
+   * With persistOnDeactivate, saves a changed state whatever the reason; never after a conflict.
+   * A save under a claim this member lost is fenced: rejected by epoch once the new owner wrote,
+   * and before that it makes the new owner's next write fail by version, so it reloads.
+   */
+  async onDeactivate(_reason: DeactivationReason): Promise<void> {
     const ps = this.persistent;
     if (ps === undefined || ps.conflicted !== undefined) return;
     if (this.stateOptions.persistOnDeactivate) await ps.writeIfChanged();
