@@ -4,10 +4,9 @@ import {
   kind,
   MemoryClusterTable,
   MemoryProvider,
-  PersistentState,
+  PersistentGrain,
   RedisStateStore,
   shardOf,
-  type Grain,
   type GrainContext,
 } from '@granary/cluster';
 import { startRedis, type RedisHandle } from '@granary/testkit';
@@ -39,26 +38,15 @@ let host: Cluster;
 let remoteIds: string[] = [];
 
 /** A write-through counter: every 'inc' writes its state (fenced by version and epoch). */
-class Counter implements Grain {
-  private ps!: PersistentState<Count>;
-
-  async onActivate(ctx: GrainContext): Promise<void> {
-    const epoch = ctx.epoch;
-    this.ps = new PersistentState<Count>({
-      store,
-      kind: ctx.kind,
-      id: ctx.identity,
-      codec,
-      epoch: () => epoch,
-      initial: () => ({ n: 0 }),
-    });
-    await this.ps.load(ctx.deadline);
+class Counter extends PersistentGrain<Count> {
+  constructor() {
+    super({ store, codec, initial: () => ({ n: 0 }) });
   }
 
   async receive(ctx: GrainContext): Promise<unknown> {
-    this.ps.state = { n: this.ps.state.n + 1 };
-    if (ctx.message === 'inc') await this.ps.write();
-    return this.ps.state.n;
+    this.state = { n: this.state.n + 1 };
+    if (ctx.message === 'inc') await this.writeState();
+    return this.state.n;
   }
 }
 
