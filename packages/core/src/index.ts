@@ -67,7 +67,15 @@ export {
   type SenderMiddleware,
 } from './middleware';
 export { PID } from './pid';
-export type { MessageEnvelope, Process } from './process';
+export {
+  entryHeader,
+  entryMessage,
+  entrySender,
+  laneEntry,
+  type LocalProcess,
+  type MessageEnvelope,
+  type Process,
+} from './process';
 export {
   FUTURE_PREFIX,
   NONHOST,

@@ -1,3 +1,4 @@
+import { Envelope } from './internal/envelope';
 import type { PID } from './pid';
 import type { ProcessRegistry } from './process-registry';
 
@@ -24,9 +25,16 @@ export interface Process {
 }
 
 /**
- * A process living in this registry: it can be cached on a PID and takes messages without an
- * envelope allocation. Not part of the public seam.
- * @internal
+ * A process living in this registry: it is cached on its PIDs (no map lookup per send) and
+ * takes user messages through `post` instead of `sendUserMessage` (no MessageEnvelope per
+ * message). Actors and request futures are local processes; a custom process (a router) may
+ * be one too: `registry.add` caches it when `owner` is that registry. It still implements
+ * `sendUserMessage`, which the registry path (remote inbound delivery) keeps using.
+ *
+ * A lane entry is opaque: the bare message, or core's envelope when it has a sender or
+ * headers. Read it with {@link entryMessage} / {@link entrySender} / {@link entryHeader}, make
+ * one with {@link laneEntry}, and hand it on unchanged to another local process's `post` (an
+ * actor's mailbox) to forward a message with its sender and headers without allocating.
  */
 export interface LocalProcess extends Process {
   /** The registry that owns it: a cached PID is only trusted by that registry. */
@@ -36,9 +44,36 @@ export interface LocalProcess extends Process {
   /** Bound of the user lanes (Infinity when unbounded), for MailboxFullError. */
   readonly capacity: number;
   /**
-   * Enqueues a user message: `entry` is the bare message, or an internal Envelope when it has
-   * a sender or headers. Returns false only when a bounded lane is full (nothing was
-   * enqueued; the caller decides: dead-letter, reject, or report).
+   * Enqueues a user message: `entry` is a lane entry (see above); `urgent` asks for the urgent
+   * lane. Returns false only when a bounded lane is full (nothing was enqueued; the caller
+   * decides: dead-letter as `mailbox-full`, reject a request with MailboxFullError, or report
+   * false from `trySend`). A process that handles refusal itself returns true.
    */
   post(entry: unknown, urgent: boolean): boolean;
+}
+
+/** The message of a lane entry (see {@link LocalProcess}). */
+export function entryMessage(entry: unknown): unknown {
+  return entry instanceof Envelope ? entry.message : entry;
+}
+
+/** The sender of a lane entry, if it has one (a request's sender is its future). */
+export function entrySender(entry: unknown): PID | undefined {
+  return entry instanceof Envelope ? entry.sender : undefined;
+}
+
+/** The headers of a lane entry, if it has any. */
+export function entryHeader(entry: unknown): Record<string, string> | undefined {
+  return entry instanceof Envelope ? entry.header : undefined;
+}
+
+/** A lane entry for `post`: the bare message unless it has a sender or headers. */
+export function laneEntry(
+  message: unknown,
+  sender?: PID,
+  header?: Record<string, string>,
+): unknown {
+  return sender === undefined && header === undefined
+    ? message
+    : new Envelope(message, sender, header);
 }

@@ -1,5 +1,6 @@
 import {
   FUTURE_PREFIX,
+  laneEntry,
   Restarting,
   Started,
   Stopped,
@@ -43,7 +44,7 @@ export class PoolActor implements Actor {
     const m = ctx.message;
     const router = this.router;
     if (router.state === 'suspended' && !isLifecycle(m)) router.resume();
-    if (m instanceof PendingMessage) router.route(m.message, ctx.sender, m.header);
+    if (m instanceof PendingMessage) router.route(laneEntry(m.message, ctx.sender, m.header));
     else if (m instanceof UrgentMessage) return this.urgent(ctx, m.message);
     else if (m instanceof Terminated) router.onTerminated(m.who);
     else if (m instanceof DrainPool) router.drain();

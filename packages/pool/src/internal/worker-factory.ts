@@ -8,7 +8,7 @@ import {
   Terminated,
   type Actor,
   type PID,
-  type Process,
+  type LocalProcess,
   type ReceiveMiddleware,
 } from '@granary/core';
 
@@ -19,7 +19,7 @@ import {
 export class Slot {
   pid!: PID;
   /** What the registry answered for `pid` when the worker was spawned. */
-  process!: Process;
+  process!: LocalProcess;
   /** Messages forwarded to this worker that it has not finished (least-busy only). */
   load = 0;
   /** Bumped per worker spawned in the slot, so a dead worker's late count-down is ignored. */
