@@ -248,10 +248,14 @@ describe('Cluster on etcd, nodes as processes (acceptance)', function () {
         'both fence',
       );
       await etcd.restart();
+      // Wait for the new incarnations too: right after lease-restored both views can still
+      // agree on the stale topology (old incarnations) until the watch delivers the new keys.
       await waitForViews(
         two,
-        () => two.every((v) => v.leaseRestored > 0) && viewsAgree(two, KIND, SHARDS, 2),
-        'both rejoin and agree',
+        () =>
+          two.every((v, i) => v.leaseRestored > 0 && v.incarnation! > incarnations[i]!) &&
+          viewsAgree(two, KIND, SHARDS, 2),
+        'both rejoin with new incarnations and agree',
         20_000,
       );
       two.forEach((v, i) => expect(v.incarnation).to.be.greaterThan(incarnations[i]));
