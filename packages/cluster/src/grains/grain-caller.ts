@@ -24,7 +24,6 @@ import type { GrainCallOptions } from './grain';
 import { ROUTER_ID } from './grain-router';
 import { callHeader } from './internal/call-headers';
 import { asControl } from './internal/control-replies';
-import { yieldIfStarving } from './internal/loop-fairness';
 import type { ParentCall } from './internal/grain-host';
 
 /** First wait before retrying a placement or transport failure: a claim takes a few ms. */
@@ -105,11 +104,6 @@ export class GrainCaller {
         });
       }
       const address = hint ?? this.ownerAddress(kind, shard);
-      if (address === this.deps.system.address) {
-        // Only purely local call loops can starve the event loop; remote ones wait on I/O.
-        const starving = yieldIfStarving();
-        if (starving !== undefined) await starving;
-      }
       hint = undefined;
       if (address !== undefined) {
         attempts++;
