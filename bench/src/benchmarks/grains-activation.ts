@@ -1,7 +1,8 @@
 import { Cluster, MemoryClusterTable, MemoryProvider, kind } from '@granary/cluster';
 import type { TestCluster } from '@granary/testkit';
 import { defineBenchmark } from '../harness';
-import { inFlight, startPeerAndClient } from './grains-calls';
+import { inFlight } from '../in-flight';
+import { startPeerAndClient } from './grains-calls';
 
 /** New identities per repetition. */
 const ACTIVATIONS = 20_000;

@@ -3,6 +3,7 @@ import { PID } from '@granary/core';
 import { Cluster, EtcdProvider } from '@granary/cluster';
 import { TestCluster } from '@granary/testkit';
 import { defineBenchmark, percentile } from '../harness';
+import { inFlight } from '../in-flight';
 
 /** Calls per repetition (~1 s at 100k calls/s). */
 const CALLS = 100_000;
@@ -19,27 +20,6 @@ const QUIET = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {}
 let tc: TestCluster;
 let client: Cluster;
 let echo: PID;
-
-/** Runs `count` calls with `concurrency` outstanding; returns calls/s and latencies (ms). */
-export async function inFlight(
-  count: number,
-  concurrency: number,
-  call: (n: number) => Promise<unknown>,
-): Promise<{ perSecond: number; latencies: number[] }> {
-  const latencies: number[] = [];
-  let next = 0;
-  const start = process.hrtime.bigint();
-  const worker = async (): Promise<void> => {
-    while (next < count) {
-      const n = next++;
-      const t0 = process.hrtime.bigint();
-      await call(n);
-      latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return { perSecond: count / (Number(process.hrtime.bigint() - start) / 1e9), latencies };
-}
 
 /** One grain-hosting node process on a fresh etcd, and a client member in this process. */
 export async function startPeerAndClient(

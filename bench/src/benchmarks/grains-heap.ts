@@ -1,6 +1,6 @@
 import { Cluster, MemoryClusterTable, MemoryProvider, kind } from '@granary/cluster';
 import { collectGarbage, defineBenchmark } from '../harness';
-import { inFlight } from './grains-calls';
+import { inFlight } from '../in-flight';
 
 /** Idle grains per repetition. */
 const GRAINS = 50_000;

@@ -3,6 +3,7 @@ import { defineBenchmark, percentile } from '../harness';
 import { ping } from '../remote/messages';
 import type { RemotePair } from '../remote/peer-client';
 import { rawUnary, startPair } from '../remote/peer-client';
+import { inFlight } from '../in-flight';
 
 /** Requests per Granary repetition (~0.7 s at the 150k req/s target). */
 const REQUESTS = 100_000;
@@ -12,27 +13,6 @@ const IN_FLIGHT = 1000;
 
 let pair: RemotePair;
 let echo: PID;
-
-/** Runs `count` calls with `inFlight` outstanding; returns { perSecond, latencies in ms }. */
-async function inFlight(
-  count: number,
-  concurrency: number,
-  call: (n: number) => Promise<unknown>,
-): Promise<{ perSecond: number; latencies: number[] }> {
-  const latencies: number[] = [];
-  let next = 0;
-  const start = process.hrtime.bigint();
-  const worker = async (): Promise<void> => {
-    while (next < count) {
-      const n = next++;
-      const t0 = process.hrtime.bigint();
-      await call(n);
-      latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return { perSecond: count / (Number(process.hrtime.bigint() - start) / 1e9), latencies };
-}
 
 const granaryCall = (n: number): Promise<unknown> =>
   pair.system.root.request(echo, ping(n), { timeoutMs: 30_000 });

@@ -3,7 +3,7 @@ import { Cluster, EtcdProvider } from '@granary/cluster';
 import { startRedis, TestCluster, type RedisHandle } from '@granary/testkit';
 import { Redis } from 'ioredis';
 import { defineBenchmark, percentile } from '../harness';
-import { inFlight } from './grains-calls';
+import { inFlight } from '../in-flight';
 
 /** Calls kept outstanding at once (the 1,000 in flight), one grain per slot. */
 const IN_FLIGHT = 1000;
