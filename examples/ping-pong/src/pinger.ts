@@ -25,8 +25,9 @@ class Tick {}
 /**
  * The pinger actor (Proto.Actor's pinger): every `intervalMs` it calls grain `ponger-1`
  * through the generated client (an rpc retried inside its deadline) and also sends it a plain
- * PingMessage, which the grain's `receiveDefault` answers with a PongMessage. Both calls run
- * with `reenterAfter`, so a slow pong (failover) never blocks the next tick. Each pong is logged
+ * PingMessage with itself as sender, which the grain's `receiveDefault` answers with a
+ * PongMessage straight to this actor. The rpc runs with `reenterAfter` and the send does not
+ * wait, so a slow pong (failover) never blocks the next tick. Each pong is logged
  * as `pong cnt=N via=rpc|message from=<member>`, the member being the owner of the grain's shard
  * when the pong arrives (the pong itself carries only the count, as in the Go original).
  */
@@ -50,6 +51,9 @@ export class Pinger implements Actor {
       clearInterval(this.timer);
     } else if (message instanceof Tick) {
       this.ping(ctx);
+    } else if (typeNameOf(message) === PongMessage.typeName) {
+      // The grain's receiveDefault answering our plain send (we were its ctx.sender).
+      this.onPong(message as PongMessage, 'message');
     }
   }
 
@@ -82,20 +86,11 @@ export class Pinger implements Actor {
       }
       this.onPong(pong, 'rpc', Date.now() - started);
     });
-    // The plain message goes as a request, so the grain's receiveDefault has a sender to
-    // answer (cluster.send carries none); the reply is a PongMessage, not an rpc result.
-    const plain = this.cluster.request<PongMessage>(
-      PongerGrain.kindName,
-      this.options.pongerId,
-      PingMessage.create({ cnt }),
-      { timeoutMs: this.options.deadlineMs },
-    );
-    ctx.reenterAfter(plain, (pong, error) => {
-      if (error !== undefined || pong === undefined) {
-        this.log.warn({ cnt, via: 'message', error }, 'ping failed');
-        return;
-      }
-      this.onPong(pong, 'message');
+    // A plain send with this actor as its sender: the grain's receiveDefault answers with a
+    // PongMessage that arrives in receive() like any message (delivery is retried by the
+    // cluster inside its default deadline; a send that still fails is logged there).
+    this.cluster.send(PongerGrain.kindName, this.options.pongerId, PingMessage.create({ cnt }), {
+      sender: ctx.self,
     });
   }
 

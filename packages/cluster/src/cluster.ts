@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { DEFAULT_CLUSTER_OPTIONS, type ClusterOptions } from './cluster-options';
 import { ClusterStoppedError, InvalidClusterOptionError } from './errors';
-import type { GrainCallOptions } from './grains/grain';
+import type { GrainCallOptions, GrainSendOptions } from './grains/grain';
 import { GrainRuntime } from './grains/grain-runtime';
 import type { GrainsOptions } from './grains/grains-options';
 import { NOOP_LOGGER, type ClusterLogger } from './internal/logger';
@@ -126,10 +126,17 @@ export class Cluster {
     return this.grains.request<T>(kind, identity, message, options);
   }
 
-  /** Sends to grain `kind/identity` without a reply; delivery is retried like a request's. */
-  send(kind: string, identity: string, message: unknown): void {
+  /**
+   * Sends to grain `kind/identity` without waiting for a reply; delivery is retried like a
+   * request's. With `sender`, the grain sees it as `ctx.sender`, so what the grain responds
+   * goes to that actor (as a plain message, like a tell with a sender in Proto.Actor).
+   *
+   * @example
+   * cluster.send('ponger', 'ponger-1', ping, { sender: ctx.self }); // the pong arrives in receive
+   */
+  send(kind: string, identity: string, message: unknown, options?: GrainSendOptions): void {
     this.assertRunning('send');
-    this.grains.sendTo(kind, identity, message);
+    this.grains.sendTo(kind, identity, message, options?.sender);
   }
 
   /** Live grain activations on this member (of one kind, or all). */

@@ -72,6 +72,7 @@ export type {
   Grain,
   GrainContext,
   GrainCallOptions,
+  GrainSendOptions,
   GrainClusterHandle,
   DeactivationReason,
 } from './grains/grain';

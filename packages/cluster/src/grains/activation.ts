@@ -7,8 +7,10 @@ export interface HeldMessage {
   message: unknown;
   sender: PID | undefined;
   header: Record<string, string> | undefined;
-  /** A send: acknowledge to `sender` once accepted, and hide the sender from the grain. */
+  /** A send: acknowledge to `sender` once accepted, and show the grain `replyTo` instead. */
   ack: boolean;
+  /** A send's sender as the grain sees it (the `sender` option of Cluster.send). */
+  replyTo?: PID;
 }
 
 /** Activation ids: a random per-process prefix and a counter, so they never repeat. */

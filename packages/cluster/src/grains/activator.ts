@@ -138,7 +138,7 @@ export class Activator {
     a.inflight++;
     if (!a.slot.def.idleNeutral(m.message)) this.touch(a);
     const ok = this.deps.system.root.trySend(a.pid, m.message, {
-      sender: m.ack ? undefined : m.sender,
+      sender: m.ack ? m.replyTo : m.sender,
       header: m.header,
     });
     if (!ok) {

@@ -70,6 +70,7 @@ export class GrainCaller {
     options: GrainCallOptions | undefined,
     parent: ParentCall | undefined,
     ack = false,
+    replyTo?: PID,
   ): Promise<T> {
     if (typeof kind !== 'string' || kind.length === 0) {
       throw new InvalidClusterOptionError(
@@ -87,7 +88,15 @@ export class GrainCaller {
     const signal = options?.signal;
     const start = Date.now();
     const deadline = Math.min(start + timeoutMs, parent?.deadline ?? Infinity);
-    const header = callHeader(kind, identity, deadline, parent?.chainId, parent?.path, ack);
+    const header = callHeader(
+      kind,
+      identity,
+      deadline,
+      parent?.chainId,
+      parent?.path,
+      ack,
+      replyTo,
+    );
     const shard = shardOf(identity, this.deps.shardCountOf(kind));
     let hint: string | undefined;
     let attempts = 0;
@@ -162,8 +171,14 @@ export class GrainCaller {
   }
 
   /** Fire and forget with delivery retried inside the default deadline; failures are logged. */
-  send(kind: string, identity: string, message: unknown, parent: ParentCall | undefined): void {
-    this.request(kind, identity, message, undefined, parent, true).catch((err: unknown) =>
+  send(
+    kind: string,
+    identity: string,
+    message: unknown,
+    parent: ParentCall | undefined,
+    replyTo?: PID,
+  ): void {
+    this.request(kind, identity, message, undefined, parent, true, replyTo).catch((err: unknown) =>
       this.deps.onSendFailed(kind, identity, err),
     );
   }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Context, PID, TimerHandle } from '@granary/core';
 import type { Activation } from './activation';
-import type { GrainCallOptions, GrainClusterHandle, GrainContext } from './grain';
+import type { GrainCallOptions, GrainClusterHandle, GrainContext, GrainSendOptions } from './grain';
 import { H_CHAIN, deadlineOf, pathOf } from './internal/call-headers';
 import { failureOf } from './internal/control-replies';
 import type { GrainHost, ParentCall } from './internal/grain-host';
@@ -100,8 +100,8 @@ export class GrainTurnContext implements GrainContext {
     return this.host.call<T>(kind, identity, message, options, this.parent());
   }
 
-  send(kind: string, identity: string, message: unknown): void {
-    this.host.send(kind, identity, message, this.parent());
+  send(kind: string, identity: string, message: unknown, options?: GrainSendOptions): void {
+    this.host.send(kind, identity, message, this.parent(), options?.sender);
   }
 
   deactivate(): void {

@@ -1,7 +1,7 @@
 import type { MessageEnvelope, PID, Process } from '@granary/core';
 import { shardOf } from '../placement/shard-of';
 import type { Activator } from './activator';
-import { H_ACK, H_PATH, pathOf, targetOf } from './internal/call-headers';
+import { H_ACK, H_PATH, pathOf, replyToOf, targetOf } from './internal/call-headers';
 import { control } from './internal/control-replies';
 import type { GrainHost } from './internal/grain-host';
 import type { KindSlot } from './internal/kind-slot';
@@ -54,6 +54,7 @@ export class GrainRouter implements Process {
       sender,
       header: h,
       ack: h[H_ACK] === '1',
+      replyTo: replyToOf(h),
     });
   }
 

@@ -147,8 +147,8 @@ export class GrainRuntime implements GrainHost {
     return this.caller.request<T>(kind, identity, message, options, undefined);
   }
 
-  sendTo(kind: string, identity: string, message: unknown): void {
-    this.caller.send(kind, identity, message, undefined);
+  sendTo(kind: string, identity: string, message: unknown, sender?: PID): void {
+    this.caller.send(kind, identity, message, undefined, sender);
   }
 
   /** Live activations on this member, per kind. */
@@ -239,8 +239,8 @@ export class GrainRuntime implements GrainHost {
     return this.caller.request<T>(kind, identity, message, options, parent);
   }
 
-  send(kind: string, identity: string, message: unknown, parent: ParentCall): void {
-    this.caller.send(kind, identity, message, parent);
+  send(kind: string, identity: string, message: unknown, parent: ParentCall, sender?: PID): void {
+    this.caller.send(kind, identity, message, parent, sender);
   }
 
   activated(a: Activation): void {

@@ -72,7 +72,7 @@ export interface GrainContext {
   readonly core: Context;
   /** The current message (undefined in onActivate). */
   readonly message: unknown;
-  /** Where replies go: the caller's future, or undefined for a send. */
+  /** Where replies go: the caller's future, a send's `sender` option, or undefined. */
   readonly sender: PID | undefined;
   /** The current call's deadline, epoch ms (Infinity when the message has none). */
   readonly deadline: number;
@@ -93,8 +93,8 @@ export interface GrainContext {
     message: unknown,
     options?: GrainCallOptions,
   ): Promise<T>;
-  /** Sends to another grain without waiting for a reply. */
-  send(kind: string, identity: string, message: unknown): void;
+  /** Sends to another grain without waiting for a reply; its responses go to `sender`. */
+  send(kind: string, identity: string, message: unknown, options?: GrainSendOptions): void;
   /** Deactivates this grain once the current turn has finished. */
   deactivate(): void;
 }
@@ -108,5 +108,14 @@ export interface GrainClusterHandle {
     message: unknown,
     options?: GrainCallOptions,
   ): Promise<T>;
-  send(kind: string, identity: string, message: unknown): void;
+  send(kind: string, identity: string, message: unknown, options?: GrainSendOptions): void;
+}
+
+/** Options of a grain send. */
+export interface GrainSendOptions {
+  /**
+   * The grain sees this as `ctx.sender`: what it responds goes to this actor.
+   * @default undefined (the grain has no one to answer)
+   */
+  sender?: PID;
 }

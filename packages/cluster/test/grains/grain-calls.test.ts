@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { Props } from '@granary/core';
 import {
   ActivationDeniedError,
   DeadlineExceededError,
@@ -140,5 +141,23 @@ describe('grain calls (MemoryProvider, 3 members)', function () {
       if (n < 20) await new Promise((r) => setTimeout(r, 10));
     }
     expect(n).to.equal(20);
+  });
+
+  it('send with a sender: the grain sees it as ctx.sender and its replies reach that actor', async () => {
+    const a = nodes.nodes[0]!;
+    const replies: unknown[] = [];
+    let done!: () => void;
+    const allThree = new Promise<void>((r) => (done = r));
+    const inbox = a.system.root.spawn(
+      Props.fromFunc((ctx) => {
+        if (typeof ctx.message === 'number' && replies.push(ctx.message) === 3) done();
+      }),
+    );
+    // Identities spread over the members, so some replies cross nodes over gRPC.
+    for (const id of ['reply-1', 'reply-2', 'reply-3']) {
+      a.send('counter', id, { op: 'add', v: 5 }, { sender: inbox });
+    }
+    await allThree;
+    expect(replies).to.deep.equal([5, 5, 5]);
   });
 });

@@ -1,3 +1,5 @@
+import { PID } from '@granary/core';
+
 /**
  * Header keys of a grain call. A call travels as the user's own message to the target member's
  * grain router, with string headers: no wrapping, so the message is serialized once. A top-level
@@ -12,6 +14,8 @@ export const H_CHAIN = 'g.c';
 export const H_PATH = 'g.p';
 /** '1': a send; the router acknowledges acceptance instead of the grain replying. */
 export const H_ACK = 'g.a';
+/** A send's reply-to `<address>/<id>` (addresses hold no '/'): the grain's sender, if any. */
+export const H_REPLY_TO = 'g.r';
 
 /** Kind, identity and deadline of a call. */
 export interface CallTarget {
@@ -28,12 +32,21 @@ export function callHeader(
   chainId: string | undefined,
   path: readonly string[] | undefined,
   ack: boolean,
+  replyTo?: PID,
 ): Record<string, string> {
   const h: Record<string, string> = { [H_CALL]: `${deadline}/${kind}/${identity}` };
   if (chainId) h[H_CHAIN] = chainId;
   if (path !== undefined && path.length > 0) h[H_PATH] = JSON.stringify(path);
   if (ack) h[H_ACK] = '1';
+  if (replyTo !== undefined) h[H_REPLY_TO] = `${replyTo.address}/${replyTo.id}`;
   return h;
+}
+
+/** The reply-to PID of a send's header; undefined when absent or malformed. */
+export function replyToOf(header: Readonly<Record<string, string>> | undefined): PID | undefined {
+  const v = header?.[H_REPLY_TO];
+  const slash = v === undefined ? -1 : v.indexOf('/');
+  return slash > 0 ? new PID(v!.slice(0, slash), v!.slice(slash + 1)) : undefined;
 }
 
 /** Parses the call header; undefined when absent or malformed. */

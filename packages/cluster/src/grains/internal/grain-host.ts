@@ -34,7 +34,7 @@ export interface GrainHost {
     options: GrainCallOptions | undefined,
     parent: ParentCall,
   ): Promise<T>;
-  send(kind: string, identity: string, message: unknown, parent: ParentCall): void;
+  send(kind: string, identity: string, message: unknown, parent: ParentCall, sender?: PID): void;
   /** Activation log hook (tests, metrics). */
   activated(a: Activation): void;
   deactivated(a: Activation, reason: DeactivationReason): void;
