@@ -2,12 +2,11 @@ import { startRedis, type RedisHandle } from '@granary/testkit';
 import { expect } from 'chai';
 import { Cluster } from '../../src/cluster';
 import { kind } from '../../src/grains/kind';
-import { PersistentGrain } from '../../src/grains/persistent-grain';
 import { shardOf } from '../../src/placement/shard-of';
 import { MemoryProvider } from '../../src/providers/memory/memory-provider';
 import { MemoryClusterTable } from '../../src/providers/memory/memory-table';
-import { jsonStateCodec } from '../../src/state/codecs/json-state-codec';
 import { RedisStateStore } from '../../src/state/redis/redis-state-store';
+import { countCodec, WriteThroughCounter } from './write-through-counter';
 import { waitForClusters } from '../cluster/converge';
 import { quiet } from '../grains/memory-nodes';
 
@@ -16,30 +15,7 @@ const INCREMENTS = 1000;
 const TTL_MS = 500;
 const CALL_TIMEOUT_MS = 15_000;
 
-interface Count {
-  n: number;
-}
-const codec = jsonStateCodec<Count>();
 let store: RedisStateStore;
-
-/** Write-through counter: acknowledges an increment only after it is stored. */
-class Counter extends PersistentGrain<Count> {
-  constructor() {
-    super({ store, codec, initial: () => ({ n: 0 }) });
-  }
-
-  async receive(): Promise<unknown> {
-    const before = this.state.n;
-    this.state = { n: before + 1 };
-    try {
-      await this.writeState();
-    } catch (err) {
-      this.state = { n: before };
-      throw err;
-    }
-    return this.state.n;
-  }
-}
 
 describe('counter under failover: every acknowledged increment is stored (in-process members, real Redis)', function () {
   this.timeout(60_000);
@@ -66,7 +42,9 @@ describe('counter under failover: every acknowledged increment is stored (in-pro
         name: 'counter-failover',
         id,
         provider,
-        kinds: hosts ? [kind('counter', () => new Counter(), { shardCount: SHARDS })] : [],
+        kinds: hosts
+          ? [kind('counter', () => new WriteThroughCounter(store), { shardCount: SHARDS })]
+          : [],
         remote: { host: '127.0.0.1', port: 0 },
         claimRetryMs: 50,
         requestTimeoutMs: CALL_TIMEOUT_MS,
@@ -115,7 +93,7 @@ describe('counter under failover: every acknowledged increment is stored (in-pro
     await Promise.all(calls);
 
     const record = await store.read('counter', 'total');
-    const final = record ? codec.decode(record.state).n : 0;
+    const final = record ? countCodec.decode(record.state).n : 0;
     expect(events.length, events.join(', ')).to.equal(2);
     expect(acknowledged + failures.length).to.equal(INCREMENTS);
     expect(acknowledged, `final ${final}, failures ${failures.join(' ')}`).to.be.at.most(final);

@@ -2,9 +2,8 @@ import { startRedis, type RedisHandle } from '@granary/testkit';
 import { expect } from 'chai';
 import type { Grain, GrainContext } from '../../src/grains/grain';
 import { kind } from '../../src/grains/kind';
-import { PersistentGrain } from '../../src/grains/persistent-grain';
-import { jsonStateCodec } from '../../src/state/codecs/json-state-codec';
 import { RedisStateStore } from '../../src/state/redis/redis-state-store';
+import { WriteThroughCounter } from './write-through-counter';
 import { MemoryNodes } from '../grains/memory-nodes';
 
 const COUNTERS = 30;
@@ -13,29 +12,7 @@ const ECHOES = 10;
 const STATE_TIMEOUT_MS = 300;
 const CALL_TIMEOUT_MS = 2000;
 
-interface Count {
-  n: number;
-}
-const codec = jsonStateCodec<Count>();
 let store: RedisStateStore;
-
-/** Write-through counter; a conflict deactivates it, so the next call reloads (PersistentGrain). */
-class Counter extends PersistentGrain<Count> {
-  constructor() {
-    super({ store, codec, initial: () => ({ n: 0 }) });
-  }
-
-  async receive(): Promise<unknown> {
-    const before = this.state.n;
-    this.state = { n: before + 1 };
-    try {
-      return await this.writeState();
-    } catch (err) {
-      this.state = { n: before };
-      throw err;
-    }
-  }
-}
 
 class Echo implements Grain {
   receive(ctx: GrainContext): unknown {
@@ -53,7 +30,7 @@ describe('Redis outage under grain load (in-process members, real Redis)', funct
     store = new RedisStateStore({ url: redis.url, commandTimeoutMs: STATE_TIMEOUT_MS });
     nodes = new MemoryNodes(
       () => [
-        kind('counter', () => new Counter(), { shardCount: 8 }),
+        kind('counter', () => new WriteThroughCounter(store), { shardCount: 8 }),
         kind('echo', () => new Echo(), { shardCount: 8 }),
       ],
       { requestTimeoutMs: CALL_TIMEOUT_MS },
