@@ -70,12 +70,19 @@ export class ProcessRegistry {
     return ++this.futureSeq;
   }
 
-  /** Registers a request's future as `future$<seq>` (a table slot, not a Map entry). */
-  addFuture(process: SequencedProcess & LocalProcess): PID {
+  /**
+   * Registers a request's future as `future$<seq>` (a table slot, not a Map entry). Its PID is
+   * made by {@link futurePid} only when something reads it: a local reply does not need one.
+   */
+  addFuture(process: SequencedProcess & LocalProcess): void {
     const slot = process.seq & (FUTURE_SLOTS - 1);
     if (this.futures[slot] === undefined) this.futures[slot] = process;
     else this.futureOverflow.set(process.seq, process);
     this.futureCount++;
+  }
+
+  /** The PID of a future added with addFuture (cached on it, so sends to it skip lookups). */
+  futurePid(process: SequencedProcess & LocalProcess): PID {
     const pid = new PID(this.address, FUTURE_PREFIX + process.seq);
     pid._p = process;
     return pid;

@@ -3,7 +3,7 @@ import type { ReceiveFunc } from '../actor';
 import type { ActorSystem } from '../actor-system';
 import type { Context, SendOptions, SenderContext } from '../context';
 import { InvalidOptionError, SystemShutdownError } from '../errors';
-import type { RequestOptions } from '../future-process';
+import { FutureProcess, type RequestOptions } from '../future-process';
 import { POISON_PILL, RECEIVE_TIMEOUT, STARTED, Unwatch, Watch } from '../messages';
 import type { PID } from '../pid';
 import type { MessageEnvelope } from '../process';
@@ -128,6 +128,18 @@ export class ActorContext extends ActorLifecycle implements Context {
   }
 
   respond(message: unknown): void {
+    const c = this.cur;
+    // A local request's entry is its future: complete it directly (what a send to its PID
+    // would end in), unless sender middleware must see the reply or the future is settled.
+    if (
+      c instanceof FutureProcess &&
+      this.props.senderChain === undefined &&
+      !c.dead &&
+      c.owner === this.runtime.registry
+    ) {
+      c.complete(message);
+      return;
+    }
     const to = this.sender;
     if (to === undefined) {
       this.runtime.deadLetters.publish(this.self, message, undefined, 'no-sender');

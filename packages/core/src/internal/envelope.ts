@@ -6,12 +6,21 @@ import type { PID } from '../pid';
  * (a user's own object can never be an instance of this private class).
  */
 export class Envelope {
+  /** @internal The sender as given (a request's future makes its PID on first read). */
+  protected from: PID | undefined;
+
   constructor(
     readonly message: unknown,
-    /** Set after construction only by FutureProcess (a request's envelope is its future). */
-    public sender: PID | undefined,
+    sender: PID | undefined,
     readonly header: Record<string, string> | undefined,
-  ) {}
+  ) {
+    this.from = sender;
+  }
+
+  /** Who to reply to. */
+  get sender(): PID | undefined {
+    return this.from;
+  }
 }
 
 /** The message inside a lane entry. */
