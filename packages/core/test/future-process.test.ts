@@ -77,6 +77,25 @@ describe('FutureProcess (requests)', () => {
       expect(event.message).to.equal('too late');
       expect(event.pid.equals(requester)).to.equal(true);
     });
+
+    it('sends a respond that comes after the timeout to dead letters', async () => {
+      const late = deferred<DeadLetterEvent>();
+      system.eventStream.subscribe(DeadLetterEvent, (e) => late.resolve(e));
+      const gate = deferred();
+      const pid = system.root.spawn(
+        Props.fromFunc(async (ctx) => {
+          if (ctx.message !== 'ask') return;
+          await gate.promise;
+          ctx.respond('too late');
+        }),
+      );
+      const err = await system.root.request(pid, 'ask', { timeoutMs: 10 }).catch((e) => e);
+      expect(err).to.be.instanceOf(TimeoutError);
+      gate.resolve();
+      const event = await late.promise;
+      expect(event.message).to.equal('too late');
+      expect(event.pid.id).to.match(/^future\$\d+$/);
+    });
   });
 
   describe('signal', () => {

@@ -69,6 +69,25 @@ describe('middleware', () => {
     expect(log).to.deep.equal(['first', 'second']);
   });
 
+  it('runs sender middleware on a respond to a request (the reply goes to the future)', async () => {
+    const targets: string[] = [];
+    const upper: SenderMiddleware = (next) => (ctx, target, envelope) => {
+      targets.push(target.id);
+      next(ctx, target, { ...envelope, message: String(envelope.message).toUpperCase() });
+    };
+    const pid = system.root.spawn(
+      Props.fromFunc(
+        (ctx) => {
+          if (ctx.message === 'hi') ctx.respond('ok');
+        },
+        { senderMiddleware: [upper] },
+      ),
+    );
+    expect(await system.root.request(pid, 'hi')).to.equal('OK');
+    expect(targets).to.have.length(1);
+    expect(targets[0]).to.match(/^future\$\d+$/);
+  });
+
   it('lets a sender middleware see trySend refusals', async () => {
     const gate = deferred();
     const full = system.root.spawn(
