@@ -36,6 +36,15 @@ export interface RedisStateStoreOptions {
    */
   tombstoneTtlMs?: number | null;
   /**
+   * Most writes sent to Redis in one script call. Writes of different grains issued in the same
+   * event-loop turn are coalesced (each still checked and applied on its own), which cuts the
+   * Redis CPU and the syscalls per write several-fold under load. 1 sends every write alone.
+   * Batching needs all keys of a call on one Redis node, so a Redis Cluster client always sends
+   * writes alone (give it ioredis' `enableAutoPipelining` to coalesce them per node instead).
+   * @default 128
+   */
+  writeBatchSize?: number;
+  /**
    * Extra ioredis options for the client created from `url` (TLS, password, ...). The store
    * overrides the ones that make calls fail fast: `enableOfflineQueue`, `maxRetriesPerRequest`,
    * `autoResendUnfulfilledCommands`, `commandTimeout`.
@@ -55,6 +64,7 @@ export const DEFAULT_REDIS_STATE_STORE_OPTIONS = {
   keyPrefix: 'granary:state:',
   commandTimeoutMs: 2000,
   tombstoneTtlMs: null as number | null,
+  writeBatchSize: 128,
   redisOptions: {} as RedisOptions,
   logger: NOOP_LOGGER,
 };

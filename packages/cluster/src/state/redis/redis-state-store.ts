@@ -13,11 +13,22 @@ import {
   reconnectDelayMs,
   type RedisStateStoreOptions,
 } from './redis-state-store-options';
-import { CLEAR_SCRIPT, REPLY_EPOCH_CONFLICT, REPLY_OK, WRITE_SCRIPT } from './scripts';
+import {
+  CLEAR_SCRIPT,
+  REPLY_EPOCH_CONFLICT,
+  REPLY_OK,
+  WRITE_MANY_SCRIPT,
+  WRITE_SCRIPT,
+} from './scripts';
+import { WriteBatcher } from './write-batcher';
 
-/** Script command names; versioned so a client shared with an older store gets its own. */
-const WRITE_COMMAND = 'granaryStateWriteV1';
-const CLEAR_COMMAND = 'granaryStateClearV1';
+/**
+ * Script command names; versioned so a client shared with a store of another version gets its
+ * own (defineCommand of the same name would replace the script under the other store).
+ */
+const WRITE_COMMAND = 'granaryStateWriteV2';
+const WRITE_MANY_COMMAND = 'granaryStateWriteManyV2';
+const CLEAR_COMMAND = 'granaryStateClearV2';
 
 /**
  * Server replies that mean "not now" rather than "never": loading, failover, cluster resharding.
@@ -25,7 +36,7 @@ const CLEAR_COMMAND = 'granaryStateClearV1';
  */
 const TRANSIENT_REPLIES = /^(LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY|NOREPLICAS)/;
 
-type ScriptFn = (key: string, ...args: (string | number | Uint8Array)[]) => Promise<number[]>;
+type ScriptFn = (...args: (string | number | Uint8Array)[]) => Promise<(number | string)[]>;
 type Client = (Redis | Cluster) & Record<string, ScriptFn>;
 type Operation = 'read' | 'write' | 'clear';
 
@@ -53,6 +64,8 @@ export class RedisStateStore implements StateStore {
   private readonly commandTimeoutMs: number;
   private readonly tombstoneTtlMs: number;
   private readonly kindKeys = new Map<string, string>();
+  /** Coalesces concurrent writes (writeBatchSize > 1 and not a Redis Cluster client). */
+  private readonly batcher: WriteBatcher | undefined;
   private readyWait: Promise<void> | undefined;
   private closed = false;
 
@@ -70,6 +83,12 @@ export class RedisStateStore implements StateStore {
     if (ttl !== null && !(Number.isSafeInteger(ttl) && ttl > 0)) {
       throw new StateArgumentError(
         `RedisStateStore: tombstoneTtlMs must be null or a positive integer, got ${ttl}`,
+      );
+    }
+    const batch = o.writeBatchSize;
+    if (!(Number.isSafeInteger(batch) && batch >= 1)) {
+      throw new StateArgumentError(
+        `RedisStateStore: writeBatchSize must be a positive integer, got ${batch}`,
       );
     }
     this.keyPrefix = o.keyPrefix;
@@ -90,6 +109,19 @@ export class RedisStateStore implements StateStore {
     client.defineCommand(WRITE_COMMAND, { numberOfKeys: 1, lua: WRITE_SCRIPT });
     client.defineCommand(CLEAR_COMMAND, { numberOfKeys: 1, lua: CLEAR_SCRIPT });
     this.client = client as Client;
+    const isCluster = (client as { isCluster?: boolean }).isCluster === true;
+    if (batch > 1 && !isCluster) {
+      // The number of keys varies per call, so it is the script's first argument.
+      client.defineCommand(WRITE_MANY_COMMAND, { lua: WRITE_MANY_SCRIPT });
+      const sendMany = `${WRITE_MANY_COMMAND}Buffer`; // the packed reply as a Buffer
+      this.batcher = new WriteBatcher(
+        (key, w) =>
+          this.client[WRITE_COMMAND]!(key, expectedArg(w.expected), String(w.epoch), w.bytes),
+        (keys, packed) =>
+          this.client[sendMany]!(keys.length, ...keys, packed) as unknown as Promise<Buffer>,
+        batch,
+      );
+    }
   }
 
   /**
@@ -146,13 +178,13 @@ export class RedisStateStore implements StateStore {
     const bytes = Buffer.isBuffer(state)
       ? state
       : Buffer.from(state.buffer, state.byteOffset, state.byteLength);
+    const key = this.keyOf(kind, id);
+    const expected = options.expectedVersion ?? -1;
+    const batcher = this.batcher;
     const reply = await this.run(kind, id, 'write', () =>
-      this.client[WRITE_COMMAND]!(
-        this.keyOf(kind, id),
-        expectedArg(options),
-        String(options.epoch),
-        bytes,
-      ),
+      batcher
+        ? batcher.write(key, expected, options.epoch, bytes)
+        : this.client[WRITE_COMMAND]!(key, expectedArg(expected), String(options.epoch), bytes),
     );
     return this.outcome(kind, id, 'write', options, reply);
   }
@@ -162,7 +194,7 @@ export class RedisStateStore implements StateStore {
     const reply = await this.run(kind, id, 'clear', () =>
       this.client[CLEAR_COMMAND]!(
         this.keyOf(kind, id),
-        expectedArg(options),
+        expectedArg(options.expectedVersion ?? -1),
         String(options.epoch),
         String(this.tombstoneTtlMs),
       ),
@@ -182,7 +214,7 @@ export class RedisStateStore implements StateStore {
     id: string,
     operation: 'write' | 'clear',
     options: StateWriteOptions,
-    reply: number[],
+    reply: (number | string)[],
   ): number {
     const [code, value] = reply;
     if (code === REPLY_OK) return Number(value);
@@ -272,6 +304,7 @@ export class RedisStateStore implements StateStore {
   }
 }
 
-function expectedArg(options: StateWriteOptions): string {
-  return options.expectedVersion === null ? '' : String(options.expectedVersion);
+/** The scripts' expected-version argument: '' for none (-1). */
+function expectedArg(expected: number): string {
+  return expected < 0 ? '' : String(expected);
 }
