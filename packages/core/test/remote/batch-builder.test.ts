@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { PID } from '../../src/pid';
 import { BatchBuilder } from '../../src/remote/internal/batch-builder';
 import type { OutboundEnvelope } from '../../src/remote/internal/outbound-envelope';
-import { WireTypes, decodeFrame, encodeFrame } from '../../src/remote/internal/wire';
+import { WireTypes, decodeFrame, encodeFrame, payloadOf } from '../../src/remote/internal/wire';
 
 function env(targetId: string, typeName: string, sender?: PID): OutboundEnvelope {
   return {
@@ -62,13 +62,13 @@ describe('BatchBuilder', () => {
       const batch = decodeFrame(builder.take()).batch!;
       const [first, second] = batch.envelopes;
       expect(first!.format).to.equal(2);
-      expect([...first!.payload]).to.deep.equal([1, 2, 3]);
+      expect([...payloadOf(first!)]).to.deep.equal([1, 2, 3]);
       expect(batch.senderAddresses[first!.senderAddress - 1]).to.equal('h:1');
       expect(first!.senderId).to.equal('future$7');
       expect(first!.header).to.deep.equal({ trace: 'abc', tenant: 'x' });
       expect(first!.urgent).to.equal(true);
       expect(second!.format).to.equal(0);
-      expect(second!.payload.byteLength).to.equal(0);
+      expect(payloadOf(second!).byteLength).to.equal(0);
       expect(second!.header).to.equal(undefined);
       expect(second!.urgent).to.equal(false);
       expect(batch.typeNames[second!.type]).to.equal('bytes');
@@ -107,7 +107,7 @@ describe('BatchBuilder', () => {
       expect(batch.targetIds[batch.envelopes[0]!.target]).to.equal('größe');
       expect(batch.typeNames[batch.envelopes[0]!.type]).to.equal('app.Ünïcode');
       expect(batch.envelopes[0]!.header).to.deep.equal({ clé: 'värde ✓' });
-      expect(Buffer.compare(Buffer.from(batch.envelopes[0]!.payload), big)).to.equal(0);
+      expect(Buffer.compare(Buffer.from(payloadOf(batch.envelopes[0]!)), big)).to.equal(0);
       expect(batch.envelopes[3000]!.senderId).to.equal('$2999');
       expect(batch.targetIds).to.have.length(8);
       const generic = WireTypes.Frame.decode(bytes) as unknown as {

@@ -74,6 +74,20 @@ describe('SerializationRegistry', () => {
       expect(serialization.typeNameOf(back)).to.equal('granary.GrainInvoke');
     });
 
+    it('returns bytes of its own: a later serialize does not change an earlier result', () => {
+      const registry = new SerializationRegistry();
+      const root = pingRoot();
+      registry.registerRoot(root);
+      const Ping = root.lookupType('test.ping.Ping');
+      const first = registry.serialize(Ping.create({ n: 1, text: 'first' }));
+      const copy = [...first.bytes];
+      const second = registry.serialize(Ping.create({ n: 2, text: 'x'.repeat(200) }));
+      expect([...first.bytes]).to.deep.equal(copy);
+      expect(
+        (registry.deserialize(second.typeName, second.bytes) as { text: string }).text,
+      ).to.equal('x'.repeat(200));
+    });
+
     it('throws UnknownTypeError for a type name that is not registered', () => {
       const sender = new SerializationRegistry();
       const root = pingRoot();
@@ -90,6 +104,52 @@ describe('SerializationRegistry', () => {
       expect((caught as UnknownTypeError).code).to.equal('ERR_UNKNOWN_TYPE');
       expect((caught as UnknownTypeError).typeName).to.equal('test.ping.Ping');
       expect((caught as Error).message).to.contain('registerRoot');
+    });
+  });
+
+  describe('deserializeFrom', () => {
+    /** `before` junk bytes, the payload, then `after` junk bytes, as payloads sit in a frame. */
+    function framed(payload: Uint8Array, before = 3, after = 4): Buffer {
+      return Buffer.concat([Buffer.alloc(before, 0xff), payload, Buffer.alloc(after, 0x0a)]);
+    }
+
+    it('decodes a protobuf, JSON or bytes payload where it lies inside a bigger buffer', () => {
+      const registry = new SerializationRegistry();
+      const root = pingRoot();
+      registry.registerRoot(root);
+      const ping = registry.serialize(
+        root.lookupType('test.ping.Ping').create({ n: 9, text: 'in' }),
+      );
+      const json = registry.serialize({ a: [1, 'b'] });
+      const bytes = registry.serialize(new Uint8Array([5, 6]));
+      for (const out of [ping, json, bytes]) {
+        const buf = framed(out.bytes);
+        const reader = protobuf.Reader.create(buf);
+        const end = 3 + out.bytes.byteLength;
+        const back = registry.deserializeFrom(out.typeName, reader, 3, end, out.format);
+        expect(back).to.deep.equal(registry.deserialize(out.typeName, out.bytes, out.format));
+        // The reader keeps its bounds for the next payload of the frame.
+        expect(reader.len).to.equal(buf.length);
+      }
+    });
+
+    it('throws for a protobuf payload that runs past its end, and for an unknown type name', () => {
+      const registry = new SerializationRegistry();
+      const root = pingRoot();
+      registry.registerRoot(root);
+      const out = registry.serialize(
+        root.lookupType('test.ping.Ping').create({ n: 9, text: 'abc' }),
+      );
+      const buf = framed(out.bytes);
+      const reader = protobuf.Reader.create(buf);
+      // Cut two bytes short: the string field's length now points past the payload.
+      expect(() =>
+        registry.deserializeFrom(out.typeName, reader, 3, 3 + out.bytes.byteLength - 2),
+      ).to.throw(RangeError);
+      expect(reader.len).to.equal(buf.length);
+      expect(() => registry.deserializeFrom('test.ping.Nope', reader, 3, 5)).to.throw(
+        UnknownTypeError,
+      );
     });
   });
 

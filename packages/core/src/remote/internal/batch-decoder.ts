@@ -6,7 +6,8 @@ export const FRAME_BATCH_TAG = (3 << 3) | 2;
 
 /**
  * Decodes `Frame { batch }` by hand: the hot path of every node, where protobufjs' generic
- * decoder would build a message object with prototype defaults per envelope. Returns
+ * decoder would build a message object with prototype defaults and a payload view per
+ * envelope (envelopes here point into `bytes` instead). Returns
  * undefined when the frame holds anything but one batch (the caller then decodes it
  * generically).
  * @throws Error on malformed bytes (truncated, bad wire types).
@@ -30,7 +31,7 @@ export function decodeBatchFrame(bytes: Uint8Array): WireBatch | undefined {
         batch.senderAddresses.push(r.string());
         break;
       case (4 << 3) | 2:
-        batch.envelopes.push(decodeEnvelope(r, r.uint32() + r.pos));
+        batch.envelopes.push(decodeEnvelope(r, bytes, r.uint32() + r.pos));
         break;
       default:
         r.skipType(tag & 7);
@@ -40,12 +41,14 @@ export function decodeBatchFrame(bytes: Uint8Array): WireBatch | undefined {
   return batch;
 }
 
-function decodeEnvelope(r: protobuf.Reader, end: number): WireEnvelope {
+function decodeEnvelope(r: protobuf.Reader, bytes: Uint8Array, end: number): WireEnvelope {
   const env: WireEnvelope = {
     target: 0,
     type: 0,
     format: 0,
-    payload: EMPTY,
+    bytes,
+    start: 0,
+    end: 0,
     senderAddress: 0,
     senderId: '',
     header: undefined,
@@ -63,9 +66,14 @@ function decodeEnvelope(r: protobuf.Reader, end: number): WireEnvelope {
       case 3 << 3:
         env.format = r.uint32();
         break;
-      case (4 << 3) | 2:
-        env.payload = r.bytes();
+      case (4 << 3) | 2: {
+        // Where the payload is, not a copy or a view object: it is decoded from the frame.
+        const length = r.uint32();
+        env.start = r.pos;
+        env.end = r.pos + length;
+        r.skip(length);
         break;
+      }
       case 5 << 3:
         env.senderAddress = r.uint32();
         break;
@@ -97,5 +105,3 @@ function readHeader(r: protobuf.Reader, end: number, header: Record<string, stri
   }
   header[key] = value;
 }
-
-const EMPTY = new Uint8Array(0);

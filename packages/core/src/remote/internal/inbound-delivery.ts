@@ -1,3 +1,4 @@
+import * as protobuf from 'protobufjs';
 import { POISON_PILL, Terminated } from '../../messages';
 import { PID } from '../../pid';
 import type { SerializationFormat } from '../../serialization/serialization-registry';
@@ -6,7 +7,7 @@ import { POISON_PILL_TYPE_NAME, reasonOf } from '../remote-process';
 import type { RemoteState } from './remote-state';
 import { decodeSystemMessage } from './system-codec';
 import type { WireBatch } from './wire';
-import { SYSTEM_FORMAT } from './wire';
+import { SYSTEM_FORMAT, payloadOf } from './wire';
 
 /**
  * Hands every envelope of a batch from `from` to its local target. Undecodable messages are
@@ -15,6 +16,8 @@ import { SYSTEM_FORMAT } from './wire';
  */
 export function deliverBatch(state: RemoteState, batch: WireBatch, from: string): void {
   const { registry } = state;
+  // One reader per frame: payloads are decoded where they lie (no view, no reader per message).
+  let reader: protobuf.Reader | undefined;
   // One PID per distinct target in the batch: the registry caches the process on it, so a
   // stream of messages to one actor costs one lookup per frame, not one per message.
   const targets = new Array<PID | undefined>(batch.targetIds.length);
@@ -25,22 +28,26 @@ export function deliverBatch(state: RemoteState, batch: WireBatch, from: string)
         ? undefined
         : new PID(batch.senderAddresses[env.senderAddress - 1]!, env.senderId);
     if (env.format === SYSTEM_FORMAT) {
-      deliverSystem(state, target, env.payload, from);
+      deliverSystem(state, target, payloadOf(env), from);
       continue;
     }
     const typeName = batch.typeNames[env.type]!;
     let message: unknown;
     try {
-      message =
-        typeName === POISON_PILL_TYPE_NAME
-          ? POISON_PILL
-          : state.serialization.deserialize(
-              typeName,
-              env.payload,
-              env.format as SerializationFormat,
-            );
+      if (typeName === POISON_PILL_TYPE_NAME) message = POISON_PILL;
+      else {
+        if (reader === undefined || reader.buf !== env.bytes)
+          reader = protobuf.Reader.create(env.bytes);
+        message = state.serialization.deserializeFrom(
+          typeName,
+          reader,
+          env.start,
+          env.end,
+          env.format as SerializationFormat,
+        );
+      }
     } catch (err) {
-      const undecodable: UndecodableMessage = { typeName, payload: env.payload };
+      const undecodable: UndecodableMessage = { typeName, payload: payloadOf(env) };
       state.deadLetters.publish(target, undecodable, sender, reasonOf(err as Error), err as Error);
       continue;
     }

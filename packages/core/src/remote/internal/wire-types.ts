@@ -23,12 +23,18 @@ export interface WireHandshakeAck {
   address: string;
 }
 
-/** Decoded envelope of a batch; indexes point into the batch's tables. */
+/**
+ * Decoded envelope of a batch; indexes point into the batch's tables. The payload is
+ * `bytes[start, end)`, where `bytes` is the whole received frame (never copied out, see
+ * {@link payloadOf} for the rare caller that needs it as its own array).
+ */
 export interface WireEnvelope {
   target: number;
   type: number;
   format: number;
-  payload: Uint8Array;
+  bytes: Uint8Array;
+  start: number;
+  end: number;
   senderAddress: number;
   senderId: string;
   header?: Record<string, string>;
@@ -57,4 +63,9 @@ export interface WireSystemMessage {
   unwatch?: WirePid;
   terminated?: { who?: WirePid; why: string };
   stop?: { why: string };
+}
+
+/** The payload of a decoded envelope as a view (no copy). */
+export function payloadOf(env: WireEnvelope): Uint8Array {
+  return env.bytes.subarray(env.start, env.end);
 }

@@ -2,7 +2,7 @@ import type * as protobuf from 'protobufjs';
 import { loadProto } from '../../serialization/internal/proto-files';
 import type { SerializationRegistry } from '../../serialization/serialization-registry';
 import { decodeBatchFrame } from './batch-decoder';
-import type { WireBatch, WireFrame } from './wire-types';
+import type { WireBatch, WireEnvelope, WireFrame } from './wire-types';
 
 /** Bumped on any incompatible change to remote.proto; peers with another version are refused. */
 export const PROTOCOL_VERSION = 1;
@@ -31,6 +31,7 @@ export function registerWireTypes(registry: SerializationRegistry): void {
   registry.registerType(WireTypes.Pid);
 }
 
+export { payloadOf } from './wire-types';
 export type {
   WireBatch,
   WireEnvelope,
@@ -65,7 +66,15 @@ export function decodeFrame(bytes: Uint8Array): WireFrame {
     (frame.batch ? 1 : 0) +
     (frame.goodbye ? 1 : 0);
   if (kinds !== 1) throw new Error(`frame carries ${kinds} kinds, expected exactly one`);
-  if (frame.batch) checkBatch(frame.batch);
+  if (frame.batch) {
+    // protobufjs gave each envelope its own payload array: point the envelope at it.
+    for (const env of frame.batch.envelopes as Array<WireEnvelope & { payload?: Uint8Array }>) {
+      env.bytes = env.payload ?? new Uint8Array(0);
+      env.start = 0;
+      env.end = env.bytes.byteLength;
+    }
+    checkBatch(frame.batch);
+  }
   return frame;
 }
 
