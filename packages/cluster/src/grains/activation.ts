@@ -1,16 +1,33 @@
 import { randomBytes } from 'node:crypto';
-import type { PID } from '@granary/core';
+import { performance } from 'node:perf_hooks';
+import {
+  ReceiveTimeout,
+  Restarting,
+  Started,
+  Stopped,
+  Stopping,
+  Terminated,
+  type Actor,
+  type Context,
+  type LocalProcess,
+  type PID,
+} from '@granary/core';
+import type { DeactivationReason, Grain } from './grain';
+import { GrainTurnContext } from './grain-context';
+import { failureOf, type ControlReply } from './internal/control-replies';
 import type { KindSlot } from './internal/kind-slot';
 
 /** A message held for an activation that is deactivating (delivered to the next one). */
 export interface HeldMessage {
-  message: unknown;
-  sender: PID | undefined;
-  header: Record<string, string> | undefined;
-  /** A send: acknowledge to `sender` once accepted, and show the grain `replyTo` instead. */
+  /** The call's core lane entry (message, sender, headers). */
+  entry: unknown;
+  /** A send: acknowledged once accepted; the grain sees its `sender` option as the sender. */
   ack: boolean;
-  /** A send's sender as the grain sees it (the `sender` option of Cluster.send). */
-  replyTo?: PID;
+}
+
+/** Ends an activation: posted by the activator behind every message already routed to it. */
+export class Deactivate {
+  constructor(readonly reason: DeactivationReason) {}
 }
 
 /** Activation ids: a random per-process prefix and a counter, so they never repeat. */
@@ -18,30 +35,75 @@ const ID_PREFIX = randomBytes(6).toString('hex');
 let idSeq = 0;
 
 /**
- * One activation of one grain on this member. Its state machine:
+ * The clock of idle times: whole ms, rounded up (never expires early), so the field holds a
+ * small integer instead of a boxed double (16 B less per grain).
+ */
+export function idleClock(): number {
+  return Math.ceil(performance.now());
+}
+
+/** What few activations need: allocated on first use, so an idle grain does not carry it. */
+class Rare {
+  /** Held while deactivating (bounded by the kind's mailbox capacity). */
+  held: HeldMessage[] | undefined = undefined;
+  /** Resolved when the activation has ended (drain waits on it). */
+  endWaiters: Array<() => void> | undefined = undefined;
+  /** onActivate failed: every message gets this reply until the activation ends. */
+  failure: ControlReply | undefined = undefined;
+  /** Reentrant turns still awaiting. */
+  running = 0;
+  quiet: (() => void) | undefined = undefined;
+}
+
+function isLifecycle(m: unknown): boolean {
+  return (
+    m instanceof Stopping ||
+    m instanceof Stopped ||
+    m instanceof Restarting ||
+    m instanceof Terminated ||
+    m instanceof ReceiveTimeout
+  );
+}
+
+function isPromise(v: unknown): v is Promise<unknown> {
+  return (
+    v !== null && typeof v === 'object' && typeof (v as { then?: unknown }).then === 'function'
+  );
+}
+
+/**
+ * One activation of one grain on this member, and the core actor that runs it (one object per
+ * idle grain besides the core actor and the grain itself). Its state machine:
  *
  * ```
  *   (none) ──first message──▶ active ──idle / drain / not owner──▶ deactivating ──onDeactivate done──▶ (none)
  *                              ▲                                        │ messages arriving here are held
  *                              └───── held messages start a new one ◀───┘ (after the old one ended)
  * ```
+ *
+ * The mailbox gives the ordering: `Started` runs onActivate (messages wait behind it), user
+ * messages are turns, `Deactivate` runs onDeactivate. Every turn first checks that this member
+ * still serves the shard (`canServe`), so a fenced member stops at once. Grain errors never
+ * reach core supervision: they are replies.
  */
-export class Activation {
+export class Activation implements Actor {
   state: 'active' | 'deactivating' = 'active';
   /** The core actor running the grain. */
   pid!: PID;
+  /** Its process: calls are posted into its mailbox without a lookup. */
+  proc!: LocalProcess;
+  /** The grain instance (made when Started runs). */
+  private grain: Grain | undefined = undefined;
   /** Messages posted to the actor and not yet finished. */
   inflight = 0;
-  /** performance.now() of the last message that influences idle time. */
+  /** idleClock() of the last message that influences idle time. */
   lastActivity: number;
   /** Neighbours in the kind's idle list (ordered by lastActivity). */
   prevIdle: Activation | undefined = undefined;
   nextIdle: Activation | undefined = undefined;
-  listed = false;
-  /** Held while deactivating (bounded by the kind's mailbox capacity). */
-  held: HeldMessage[] | undefined = undefined;
-  /** Resolved when the activation has ended (drain waits on it). */
-  private endWaiters: Array<() => void> | undefined = undefined;
+  private rare: Rare | undefined = undefined;
+  /** Number part of the activation id (the string is built on demand: one less per grain). */
+  private readonly seq: number;
 
   constructor(
     readonly slot: KindSlot,
@@ -53,23 +115,170 @@ export class Activation {
     this.seq = ++idSeq;
   }
 
-  /** Number part of the activation id (the string is built on demand: one less per grain). */
-  private readonly seq: number;
-
   /** Unique per activation, across members and restarts. */
   get id(): string {
     return `${ID_PREFIX}-${this.seq}`;
   }
 
+  /** Messages held while deactivating, if any. */
+  get held(): HeldMessage[] | undefined {
+    return this.rare?.held;
+  }
+
+  /** Holds a message for the next activation; false when `capacity` are held already. */
+  hold(m: HeldMessage, capacity: number): boolean {
+    const held = ((this.rare ??= new Rare()).held ??= []);
+    if (held.length >= capacity) return false;
+    held.push(m);
+    return true;
+  }
+
+  /** Takes the held messages (the activation has ended). */
+  takeHeld(): HeldMessage[] | undefined {
+    const r = this.rare;
+    if (r === undefined) return undefined;
+    const held = r.held;
+    r.held = undefined;
+    return held;
+  }
+
   /** Resolves once the activation has ended. */
   ended(): Promise<void> {
-    return new Promise((resolve) => (this.endWaiters ??= []).push(resolve));
+    const r = (this.rare ??= new Rare());
+    return new Promise((resolve) => (r.endWaiters ??= []).push(resolve));
   }
 
   /** @internal called by the activator when onDeactivate has run. */
   finish(): void {
-    const waiters = this.endWaiters;
-    this.endWaiters = undefined;
-    if (waiters) for (const w of waiters) w();
+    const r = this.rare;
+    const waiters = r?.endWaiters;
+    if (waiters === undefined) return;
+    r!.endWaiters = undefined;
+    for (const w of waiters) w();
+  }
+
+  // ── the actor ─────────────────────────────────────────────────────────────────────────
+
+  receive(ctx: Context): void | Promise<void> {
+    const message = ctx.message;
+    if (message !== null && typeof message === 'object') {
+      if (message instanceof Deactivate) return this.deactivate(ctx, message.reason);
+      if (message instanceof Started) return this.activate(ctx);
+      if (isLifecycle(message)) return;
+    }
+    return this.turn(ctx, message);
+  }
+
+  /** Runs onActivate; synchronous (no awaited turn) unless onActivate returns a promise. */
+  private activate(ctx: Context): void | Promise<void> {
+    const host = this.slot.host;
+    host.activated(this);
+    let pending: unknown;
+    try {
+      const grain = (this.grain = this.slot.def.factory());
+      if (grain.onActivate === undefined) return;
+      const deadline = Date.now() + host.activationTimeoutMs;
+      const gctx = new GrainTurnContext(host, this, ctx, undefined, undefined, true, deadline);
+      pending = grain.onActivate(gctx);
+    } catch (err) {
+      return this.activationFailed(err);
+    }
+    if (isPromise(pending))
+      return pending.then(undefined, (err: unknown) => this.activationFailed(err));
+  }
+
+  private activationFailed(err: unknown): void {
+    const host = this.slot.host;
+    (this.rare ??= new Rare()).failure = failureOf(err);
+    host.logger.warn(
+      { err, grain: `${this.slot.def.name}/${this.identity}` },
+      'grain activation failed',
+    );
+    host.requestDeactivate(this, 'activation-failed');
+  }
+
+  private turn(ctx: Context, message: unknown): void | Promise<void> {
+    const slot = this.slot;
+    const host = slot.host;
+    const def = slot.def;
+    const influencing = !def.idleNeutral(message);
+    const failure = this.rare?.failure;
+    if (failure !== undefined) {
+      host.reply(ctx.sender, failure);
+      return host.turnEnded(this, influencing);
+    }
+    if (!host.canServe(def.name, this.shard)) {
+      host.replyNotOwner(ctx.sender, def.name, this.shard);
+      host.requestDeactivate(this, 'not-owner');
+      return host.turnEnded(this, influencing);
+    }
+    const gctx = new GrainTurnContext(host, this, ctx, message, ctx.headers, false);
+    let result: unknown;
+    try {
+      result = this.grain!.receive(gctx);
+    } catch (err) {
+      gctx.fail(err);
+      return host.turnEnded(this, influencing);
+    }
+    if (!isPromise(result)) {
+      gctx.finish(result);
+      return host.turnEnded(this, influencing);
+    }
+    gctx.pin();
+    const settled = result.then(
+      (v) => gctx.finish(v),
+      (e: unknown) => gctx.fail(e),
+    );
+    if (!def.reentrant(message)) return settled.then(() => host.turnEnded(this, influencing));
+    // Reentrant: the mailbox moves on; the turn finishes whenever its promise settles.
+    const r = (this.rare ??= new Rare());
+    r.running++;
+    void settled.then(() => {
+      host.turnEnded(this, influencing);
+      if (--r.running === 0 && r.quiet) r.quiet();
+    });
+  }
+
+  /** Runs onDeactivate (after reentrant turns still awaiting); synchronous when there is none. */
+  private deactivate(ctx: Context, reason: DeactivationReason): void | Promise<void> {
+    const r = this.rare;
+    if (r !== undefined && r.running > 0) {
+      return new Promise<void>((resolve) => (r.quiet = resolve)).then(() =>
+        this.deactivate(ctx, reason),
+      );
+    }
+    const grain = this.grain;
+    if (r?.failure === undefined && grain?.onDeactivate !== undefined) {
+      let pending: unknown;
+      try {
+        pending = grain.onDeactivate(reason);
+      } catch (err) {
+        this.deactivateFailed(err, reason);
+      }
+      if (isPromise(pending)) {
+        return pending.then(
+          () => this.end(ctx, reason),
+          (err: unknown) => {
+            this.deactivateFailed(err, reason);
+            this.end(ctx, reason);
+          },
+        );
+      }
+    }
+    this.end(ctx, reason);
+  }
+
+  private deactivateFailed(err: unknown, reason: DeactivationReason): void {
+    this.slot.host.logger.error(
+      { err, grain: `${this.slot.def.name}/${this.identity}`, reason },
+      'onDeactivate failed',
+    );
+  }
+
+  private end(ctx: Context, reason: DeactivationReason): void {
+    const host = this.slot.host;
+    host.deactivated(this, reason);
+    host.ended(this);
+    ctx.stop(ctx.self);
   }
 }

@@ -1,12 +1,23 @@
-import { performance } from 'node:perf_hooks';
-import { Props, type ActorSystem } from '@granary/core';
-import { Activation, type HeldMessage } from './activation';
+import {
+  entryHeader,
+  entryMessage,
+  entrySender,
+  laneEntry,
+  Props,
+  type ActorSystem,
+  type LocalProcess,
+} from '@granary/core';
+import { Activation, Deactivate, idleClock } from './activation';
 import type { DeactivationReason } from './grain';
-import { Deactivate, GrainActor } from './grain-actor';
+import { replyToOf } from './internal/call-headers';
 import { ACK, control } from './internal/control-replies';
 import type { GrainHost } from './internal/grain-host';
 import { IdleList } from './internal/idle-list';
 import type { KindSlot } from './internal/kind-slot';
+
+/** Core's entry helpers as module-level aliases (a CommonJS import is a getter per read). */
+const messageOf = entryMessage;
+const senderOf = entrySender;
 
 /** What the activator asks of the runtime around it. */
 export interface ActivatorDeps {
@@ -23,40 +34,38 @@ export interface ActivatorDeps {
  * the system's shared timer wheel, and drains shards before they are released.
  */
 export class Activator {
-  private readonly props = new Map<KindSlot, Props>();
   /** Hand-off to the per-kind Props producer (spawn calls it synchronously). */
-  private next: GrainActor | undefined = undefined;
+  private next: Activation | undefined = undefined;
 
   constructor(private readonly deps: ActivatorDeps) {}
 
   /**
    * Delivers one accepted message (the router checked kind, ownership and deadlock): to the live
-   * activation, held if it is deactivating, or to a new activation.
+   * activation, held if it is deactivating, or to a new activation. `entry` is the call's core
+   * lane entry (message, sender, headers), posted unchanged; `ack`: it is a send.
    */
-  deliver(slot: KindSlot, identity: string, shard: number, m: HeldMessage): void {
+  deliver(slot: KindSlot, identity: string, shard: number, entry: unknown, ack: boolean): void {
     let a = slot.get(shard, identity);
     if (a === undefined) {
       if (!this.deps.accepting() || slot.draining[shard]) {
-        return this.deps.host.replyNotOwner(m.sender, slot.def.name, shard);
+        return this.deps.host.replyNotOwner(senderOf(entry), slot.def.name, shard);
       }
       const allowed = slot.def.canActivate;
       if (allowed !== undefined && !allowed(identity)) {
-        return this.deps.host.reply(m.sender, control({ c: 'denied' }));
+        return this.deps.host.reply(senderOf(entry), control({ c: 'denied' }));
       }
       a = this.activate(slot, identity, shard);
     }
     if (a.state === 'deactivating') {
-      const held = (a.held ??= []);
-      if (held.length >= slot.def.capacity) {
-        return this.deps.host.reply(
-          m.sender,
+      if (!a.hold({ entry, ack }, slot.def.capacity)) {
+        this.deps.host.reply(
+          senderOf(entry),
           control({ c: 'mailbox-full', capacity: slot.def.capacity }),
         );
       }
-      held.push(m);
       return;
     }
-    this.post(a, m);
+    this.post(a, entry, ack);
   }
 
   /** Number of live activations (all kinds). */
@@ -86,8 +95,7 @@ export class Activator {
     const slot = a.slot;
     slot.remove(a);
     a.finish();
-    const held = a.held;
-    a.held = undefined;
+    const held = a.takeHeld();
     if (held === undefined || held.length === 0) return;
     const host = this.deps.host;
     if (
@@ -95,11 +103,11 @@ export class Activator {
       slot.draining[a.shard] ||
       !host.canServe(slot.def.name, a.shard)
     ) {
-      for (const m of held) host.replyNotOwner(m.sender, slot.def.name, a.shard);
+      for (const m of held) host.replyNotOwner(senderOf(m.entry), slot.def.name, a.shard);
       return;
     }
     const next = this.activate(slot, a.identity, a.shard);
-    for (const m of held) this.post(next, m);
+    for (const m of held) this.post(next, m.entry, m.ack);
   }
 
   /** Drains a shard before its release: no new activations, every activation ends. */
@@ -119,10 +127,13 @@ export class Activator {
   }
 
   private activate(slot: KindSlot, identity: string, shard: number): Activation {
-    const a = new Activation(slot, identity, shard, performance.now());
+    const a = new Activation(slot, identity, shard, idleClock());
     slot.add(a);
-    this.next = new GrainActor(this.deps.host, a);
-    a.pid = this.deps.system.root.spawn(this.propsOf(slot));
+    this.next = a;
+    const system = this.deps.system;
+    a.pid = system.root.spawn((slot.props ??= this.propsOf(slot)));
+    // Just spawned here, so the registry answers with its actor (a LocalProcess).
+    a.proc = system.registry.get(a.pid) as LocalProcess;
     this.next = undefined;
     if (Number.isFinite(slot.def.idleTimeoutMs)) {
       slot.idle ??= new IdleList(slot.def.idleTimeoutMs, this.deps.system.timers, (x) =>
@@ -133,32 +144,27 @@ export class Activator {
     return a;
   }
 
-  private post(a: Activation, m: HeldMessage): void {
+  private post(a: Activation, entry: unknown, ack: boolean): void {
     const host = this.deps.host;
     a.inflight++;
-    if (!a.slot.def.idleNeutral(m.message)) this.touch(a);
-    const ok = this.deps.system.root.trySend(a.pid, m.message, {
-      sender: m.ack ? m.replyTo : m.sender,
-      header: m.header,
-    });
+    const message = messageOf(entry);
+    if (!a.slot.def.idleNeutral(message)) this.touch(a);
+    // A send: the grain sees its `sender` option as the sender; the caller gets ACK.
+    const header = ack ? entryHeader(entry) : undefined;
+    const ok = a.proc.post(ack ? laneEntry(message, replyToOf(header), header) : entry, false);
     if (!ok) {
       a.inflight--;
-      host.reply(m.sender, control({ c: 'mailbox-full', capacity: a.slot.def.capacity }));
-    } else if (m.ack) host.reply(m.sender, ACK);
+      host.reply(senderOf(entry), control({ c: 'mailbox-full', capacity: a.slot.def.capacity }));
+    } else if (ack) host.reply(senderOf(entry), ACK);
   }
 
   private touch(a: Activation): void {
-    const now = performance.now();
+    const now = idleClock();
     if (a.slot.idle !== undefined) a.slot.idle.touch(a, now);
     else a.lastActivity = now;
   }
 
   private propsOf(slot: KindSlot): Props {
-    let p = this.props.get(slot);
-    if (p === undefined) {
-      p = Props.fromProducer(() => this.next!, { mailbox: { capacity: slot.def.capacity } });
-      this.props.set(slot, p);
-    }
-    return p;
+    return Props.fromProducer(() => this.next!, { mailbox: { capacity: slot.def.capacity } });
   }
 }

@@ -30,6 +30,11 @@ import type { ParentCall } from './internal/grain-host';
 const INITIAL_BACKOFF_MS = 5;
 /** Longest wait between attempts: short enough to notice a new owner within ~0.1 s. */
 const MAX_BACKOFF_MS = 100;
+/**
+ * Router PIDs kept for the members a caller talks to (one per address, so a call allocates no
+ * PID); the cache is cleared when full, so addresses of departed members cannot pile up.
+ */
+const MAX_CACHED_ROUTERS = 256;
 /** Error codes of the transport that a retry can fix (peer gone, restarting, not ready). */
 const RETRYABLE_CODES = new Set(['ERR_ENDPOINT_UNAVAILABLE', 'ERR_DEAD_LETTER']);
 
@@ -51,6 +56,8 @@ export interface CallerDeps {
   onSendFailed(kind: string, identity: string, error: unknown): void;
   /** True once the member's actor system shuts down: calls from it end at once. */
   stopped(): boolean;
+  /** This member's own router PID (it caches the router process), once registered. */
+  localRouter(): PID | undefined;
 }
 
 /**
@@ -60,6 +67,9 @@ export interface CallerDeps {
  * the message is in an activation's mailbox (or held for the next one), so it survives moves.
  */
 export class GrainCaller {
+  /** Router PIDs by member address (bounded by MAX_CACHED_ROUTERS). */
+  private readonly routers = new Map<string, PID>();
+
   constructor(private readonly deps: CallerDeps) {}
 
   /** One call; see Cluster.request. */
@@ -118,7 +128,7 @@ export class GrainCaller {
         attempts++;
         let reply: unknown;
         try {
-          reply = await this.deps.system.root.request(new PID(address, ROUTER_ID), message, {
+          reply = await this.deps.system.root.request(this.routerAt(address), message, {
             timeoutMs: remaining,
             signal,
             header,
@@ -197,6 +207,18 @@ export class GrainCaller {
       throw new UnknownKindError(kind);
     }
     return undefined;
+  }
+
+  private routerAt(address: string): PID {
+    const local = this.deps.localRouter();
+    if (local !== undefined && local.address === address) return local;
+    let pid = this.routers.get(address);
+    if (pid === undefined) {
+      if (this.routers.size >= MAX_CACHED_ROUTERS) this.routers.clear();
+      pid = new PID(address, ROUTER_ID);
+      this.routers.set(address, pid);
+    }
+    return pid;
   }
 
   private sleep(ms: number): Promise<void> {

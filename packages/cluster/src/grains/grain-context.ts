@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Context, PID, TimerHandle } from '@granary/core';
 import type { Activation } from './activation';
 import type { GrainCallOptions, GrainClusterHandle, GrainContext, GrainSendOptions } from './grain';
-import { H_CHAIN, deadlineOf, pathOf } from './internal/call-headers';
+import { H_ACK, H_CHAIN, H_REPLY_TO, deadlineOf, pathOf } from './internal/call-headers';
 import { failureOf } from './internal/control-replies';
 import type { GrainHost, ParentCall } from './internal/grain-host';
 
@@ -14,9 +14,17 @@ function newChainId(): string {
   return `${CHAIN_PREFIX}${++chainSeq}`;
 }
 
+/** `from` of a context whose sender has not been read from the core context yet. */
+const UNREAD = Symbol('unread');
+
 /**
  * The context of one grain turn (or of onActivate). One small object per turn, so reentrant
  * turns that interleave each keep their own message, sender and deadline.
+ *
+ * The sender is read from the core context only when needed: a turn that answers before it
+ * returns replies through the core context, which completes a local caller's future directly
+ * (no PID made for it). A turn that returns a promise pins its sender first (`pin`), since the
+ * core context moves on to other messages while a reentrant turn awaits.
  */
 export class GrainTurnContext implements GrainContext {
   private responded = false;
@@ -24,17 +32,40 @@ export class GrainTurnContext implements GrainContext {
   private abortTimer: TimerHandle | undefined = undefined;
   private cachedDeadline: number | undefined;
   private cachedChain: string | undefined = undefined;
+  private from: PID | undefined | typeof UNREAD;
 
   constructor(
     private readonly host: GrainHost,
     private readonly activation: Activation,
     readonly core: Context,
     readonly message: unknown,
-    readonly sender: PID | undefined,
     private readonly header: Readonly<Record<string, string>> | undefined,
+    /** onActivate: no message, no sender. */
+    lifecycle: boolean,
     deadline?: number,
   ) {
     this.cachedDeadline = deadline;
+    this.from = lifecycle ? undefined : UNREAD;
+  }
+
+  get sender(): PID | undefined {
+    const from = this.from;
+    return from === UNREAD ? (this.from = this.core.sender) : from;
+  }
+
+  /** @internal the turn returned a promise: fix the sender before the core context moves on. */
+  pin(): void {
+    if (this.from === UNREAD) this.from = this.core.sender;
+  }
+
+  /**
+   * False when nobody awaits an answer: a send without a `sender` option (read from the header,
+   * so the core context's sender is not made for it).
+   */
+  private get answerable(): boolean {
+    if (this.from !== UNREAD) return this.from !== undefined;
+    const h = this.header;
+    return h === undefined || h[H_ACK] !== '1' || h[H_REPLY_TO] !== undefined;
   }
 
   get identity(): string {
@@ -88,7 +119,7 @@ export class GrainTurnContext implements GrainContext {
   respond(message: unknown): void {
     if (this.responded) return;
     this.responded = true;
-    this.host.reply(this.sender, message instanceof Error ? failureOf(message) : message);
+    this.reply(message instanceof Error ? failureOf(message) : message);
   }
 
   request<T = unknown>(
@@ -111,21 +142,28 @@ export class GrainTurnContext implements GrainContext {
   /** @internal the turn ended with `value`: it is the reply unless respond() was called. */
   finish(value: unknown): void {
     this.abortTimer?.cancel();
-    if (value !== undefined && !this.responded && this.sender !== undefined) this.respond(value);
+    if (value !== undefined && !this.responded && this.answerable) this.respond(value);
   }
 
   /** @internal the turn threw: a requester gets GrainError, a send is logged. */
   fail(error: unknown): void {
     this.abortTimer?.cancel();
-    if (this.sender !== undefined && !this.responded) {
+    if (!this.responded && this.answerable) {
       this.responded = true;
-      this.host.reply(this.sender, failureOf(error));
+      this.reply(failureOf(error));
     } else {
       this.host.logger.error(
         { err: error, grain: `${this.kind}/${this.identity}` },
         'grain turn failed with no caller to tell',
       );
     }
+  }
+
+  /** Unpinned (still inside the turn): through the core context, which may skip the PID. */
+  private reply(message: unknown): void {
+    const from = this.from;
+    if (from === UNREAD) this.core.respond(message);
+    else this.host.reply(from, message);
   }
 
   /** The chain this turn's outgoing calls carry: this grain joins it unless it is reentrant. */

@@ -53,6 +53,9 @@ export class GrainRuntime implements GrainHost {
   private readonly off: Array<() => void> = [];
   private accepting = true;
   private stopped = false;
+  private router: GrainRouter | undefined = undefined;
+  /** This member's router PID (it caches the router: a local call skips the registry). */
+  private routerPid: PID | undefined = undefined;
 
   private constructor(
     readonly system: ActorSystem,
@@ -71,6 +74,7 @@ export class GrainRuntime implements GrainHost {
       onSendFailed: (kind, identity, err) =>
         this.logger.warn({ err, grain: `${kind}/${identity}` }, 'grain send was not delivered'),
       stopped: () => this.stopped || system.isShuttingDown,
+      localRouter: () => this.routerPid,
     });
   }
 
@@ -100,7 +104,7 @@ export class GrainRuntime implements GrainHost {
     for (const spec of init.kinds ?? []) {
       if (isKindDefinition(spec)) {
         const count = spec.shardCount ?? init.shardCount ?? 256;
-        runtime.slots.set(spec.name, new KindSlot(spec, count));
+        runtime.slots.set(spec.name, new KindSlot(spec, count, runtime));
       }
     }
     return runtime;
@@ -114,16 +118,16 @@ export class GrainRuntime implements GrainHost {
   /** Registers the router and the drain hook; called before the member joins. */
   attach(view: ClusterView): void {
     this.view = view;
-    this.system.registry.add(
-      ROUTER_ID,
-      new GrainRouter({
-        host: this,
-        activator: this.activator,
-        slot: (kind) => this.slots.get(kind),
-        deadLetter: (pid, env, reason) =>
-          this.system.deadLetters.publish(pid, env.message, env.sender, reason),
-      }),
-    );
+    const router = new GrainRouter({
+      host: this,
+      activator: this.activator,
+      registry: this.system.registry,
+      slots: [...this.slots.values()],
+      deadLetter: (message, sender) =>
+        this.system.deadLetters.publish(this.routerPid!, message, sender, 'not-a-grain-call'),
+    });
+    this.router = router;
+    this.routerPid = this.system.registry.add(ROUTER_ID, router);
     this.off.push(
       view.onBeforeRelease((kind, shard) => this.drainShard(kind, shard)),
       view.on('shard-released', (e) => this.shardReleased(e)),
@@ -191,6 +195,7 @@ export class GrainRuntime implements GrainHost {
     this.stopped = true;
     for (const off of this.off) off();
     this.system.registry.remove(new PID(this.system.address, ROUTER_ID));
+    if (this.router) this.router.dead = true;
     if (this.ownsSystem) await this.system.shutdown();
   }
 

@@ -93,12 +93,12 @@ export abstract class PersistentGrain<T> implements Grain {
    * with StateUnavailableError when the store cannot be reached (the activation stays).
    */
   protected writeState(): Promise<number> {
-    return this.conflictEnds(this.ps('writeState()').write());
+    return this.ps('writeState()').write().catch(this.conflictEnds);
   }
 
   /** Removes the stored state; the state is `initial()` again. Rejects like writeState(). */
   protected clearState(): Promise<void> {
-    return this.conflictEnds(this.ps('clearState()').clear());
+    return this.ps('clearState()').clear().catch(this.conflictEnds);
   }
 
   /** Loads the state under the shard epoch of this activation. */
@@ -131,14 +131,11 @@ export abstract class PersistentGrain<T> implements Grain {
 
   abstract receive(ctx: GrainContext): unknown;
 
-  private async conflictEnds<R>(operation: Promise<R>): Promise<R> {
-    try {
-      return await operation;
-    } catch (err) {
-      if (err instanceof InconsistentStateError) this.activationCtx?.deactivate();
-      throw err;
-    }
-  }
+  /** Rethrows a failed write or clear; a conflict also ends the activation. */
+  private readonly conflictEnds = (err: unknown): never => {
+    if (err instanceof InconsistentStateError) this.activationCtx?.deactivate();
+    throw err;
+  };
 
   private ps(what: string): PersistentState<T> {
     if (this.persistent === undefined) {

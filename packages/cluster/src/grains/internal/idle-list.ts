@@ -1,4 +1,5 @@
 import type { TimerHandle, TimerWheel } from '@granary/core';
+import { performance } from 'node:perf_hooks';
 import type { Activation } from '../activation';
 
 /** Idle check retried this soon when a grain is busy at its idle deadline (one wheel tick). */
@@ -31,14 +32,19 @@ export class IdleList {
   /** Activity: `a` becomes the newest. */
   touch(a: Activation, now: number): void {
     a.lastActivity = now;
-    if (!a.listed || this.tail === a) return;
+    if (this.tail === a || !this.has(a)) return;
     this.unlink(a);
     this.append(a);
   }
 
   /** The activation leaves passivation (it is deactivating). */
   remove(a: Activation): void {
-    if (a.listed) this.unlink(a);
+    if (this.has(a)) this.unlink(a);
+  }
+
+  /** In this list (a listed activation has a predecessor or is the head). */
+  private has(a: Activation): boolean {
+    return a.prevIdle !== undefined || this.head === a;
   }
 
   private readonly fire = (now: number): void => {
@@ -57,7 +63,10 @@ export class IdleList {
   };
 
   private arm(delayMs: number): void {
-    this.timer = this.timers.schedule(Math.max(0, delayMs), () => this.fire(performance.now()));
+    this.timer = this.timers.schedule(Math.max(0, delayMs), () =>
+      // Rounded down, against activity stamps rounded up: a grain never expires early.
+      this.fire(Math.floor(performance.now())),
+    );
   }
 
   private append(a: Activation): void {
@@ -66,7 +75,6 @@ export class IdleList {
     if (this.tail !== undefined) this.tail.nextIdle = a;
     else this.head = a;
     this.tail = a;
-    a.listed = true;
   }
 
   private unlink(a: Activation): void {
@@ -75,6 +83,5 @@ export class IdleList {
     if (a.nextIdle !== undefined) a.nextIdle.prevIdle = a.prevIdle;
     else this.tail = a.prevIdle;
     a.prevIdle = a.nextIdle = undefined;
-    a.listed = false;
   }
 }

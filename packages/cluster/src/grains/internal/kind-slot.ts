@@ -1,5 +1,7 @@
+import type { Props } from '@granary/core';
 import type { Activation } from '../activation';
 import type { KindDefinition } from '../kind';
+import type { GrainHost } from './grain-host';
 import type { IdleList } from './idle-list';
 
 /** A kind this member hosts: its definition and its activations, by shard then identity. */
@@ -12,10 +14,14 @@ export class KindSlot {
   count = 0;
   /** Passivation of the kind's activations (undefined: idleTimeoutMs is Infinity). */
   idle: IdleList | undefined = undefined;
+  /** Props of the kind's activations (made by the activator on first use). */
+  props: Props | undefined = undefined;
 
   constructor(
     readonly def: KindDefinition,
     readonly shardCount: number,
+    /** The member's grain runtime (activations reach it through their slot). */
+    readonly host: GrainHost,
   ) {
     this.shards = new Array<Map<string, Activation> | undefined>(shardCount);
     this.draining = new Uint8Array(shardCount);
