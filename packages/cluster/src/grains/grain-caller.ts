@@ -35,6 +35,13 @@ const MAX_BACKOFF_MS = 100;
  * PID); the cache is cleared when full, so addresses of departed members cannot pile up.
  */
 const MAX_CACHED_ROUTERS = 256;
+/**
+ * While calls wait to retry, how often the member's topology is compared with the one they
+ * slept on: a new topology (a dead member dropped, a member joined) wakes them at once, with
+ * short waits again, so a new owner is tried within ~10 ms of the change instead of after the
+ * rest of a backoff of up to 150 ms. One timer per caller, running only while calls sleep.
+ */
+const TOPOLOGY_CHECK_MS = 10;
 /** Error codes of the transport that a retry can fix (peer gone, restarting, not ready). */
 const RETRYABLE_CODES = new Set(['ERR_ENDPOINT_UNAVAILABLE', 'ERR_DEAD_LETTER']);
 
@@ -69,6 +76,11 @@ export interface CallerDeps {
 export class GrainCaller {
   /** Router PIDs by member address (bounded by MAX_CACHED_ROUTERS). */
   private readonly routers = new Map<string, PID>();
+  /** Wake-ups of the calls sleeping between attempts (bounded by the calls in progress). */
+  private readonly sleepers = new Set<() => void>();
+  private topologyTimer: NodeJS.Timeout | undefined;
+  /** The topology the sleeping calls last saw (snapshots are immutable: compared by identity). */
+  private watched: Topology | undefined;
 
   constructor(private readonly deps: CallerDeps) {}
 
@@ -173,10 +185,11 @@ export class GrainCaller {
         continue;
       }
       followedHint = false;
-      await this.sleep(
+      const topologyChanged = await this.sleep(
         Math.min(backoff * (0.5 + Math.random()), Math.max(1, deadline - Date.now())),
       );
-      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      // A new topology may name a new owner that is claiming the shard now: short waits again.
+      backoff = topologyChanged ? INITIAL_BACKOFF_MS : Math.min(backoff * 2, MAX_BACKOFF_MS);
     }
   }
 
@@ -221,8 +234,39 @@ export class GrainCaller {
     return pid;
   }
 
-  private sleep(ms: number): Promise<void> {
-    // A plain timer: the system's wheel stops at shutdown and would never wake this call.
-    return new Promise((resolve) => setTimeout(resolve, ms));
+  /** Resolves with false after `ms`, or with true as soon as the topology changes. */
+  private sleep(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.sleepers.delete(wake);
+        resolve(true);
+      };
+      // A plain timer: the system's wheel stops at shutdown and would never wake this call.
+      const timer = setTimeout(() => {
+        this.sleepers.delete(wake);
+        resolve(false);
+      }, ms);
+      this.sleepers.add(wake);
+      this.watchTopology();
+    });
+  }
+
+  /** Starts the one topology check of this caller; it stops once no call sleeps. */
+  private watchTopology(): void {
+    if (this.topologyTimer !== undefined) return;
+    this.watched = this.deps.topology();
+    this.topologyTimer = setInterval(() => {
+      const topology = this.deps.topology();
+      if (topology !== this.watched) {
+        this.watched = topology;
+        for (const wake of [...this.sleepers]) wake();
+      }
+      if (this.sleepers.size === 0) {
+        clearInterval(this.topologyTimer);
+        this.topologyTimer = undefined;
+      }
+    }, TOPOLOGY_CHECK_MS);
+    this.topologyTimer.unref();
   }
 }
