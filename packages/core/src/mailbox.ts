@@ -1,3 +1,4 @@
+import { OverflowQueue } from './internal/overflow-queue';
 import { PoisonPill } from './messages';
 
 /**
@@ -8,6 +9,13 @@ const INITIAL_LANE_SLOTS = 2;
 
 /** Shared by every lane that has never held a message (length 0: the first push grows it). */
 const NO_SLOTS: unknown[] = [];
+
+/**
+ * The ring stops doubling here; a flood spills into fixed chunks instead. Doubling a ring to
+ * 1M slots allocated (and page-faulted) 16 MB of large arrays and copied every entry 20 times;
+ * chunks are never copied, and the memory is given back as the flood drains.
+ */
+const RING_MAX_SLOTS = 1024;
 
 /** Options of an actor's mailbox. */
 export interface MailboxOptions {
@@ -26,7 +34,8 @@ export const DEFAULT_MAILBOX_OPTIONS: Required<MailboxOptions> = { capacity: Inf
 /**
  * Three FIFO lanes, always drained in this order: system (lifecycle, watch, stop), urgent
  * (priority user messages), user. The user lane is a ring buffer over a power-of-two array
- * that doubles when full: push and shift are a store and an index bump, with no allocation in
+ * that doubles when full, up to RING_MAX_SLOTS; beyond that, entries spill into an overflow
+ * of fixed chunks. Push and shift are a store and an index bump, with no allocation in
  * steady state (an actor that drains after every message reuses its slots). Urgent and
  * system lanes are short and rare: plain arrays, null when empty. An idle actor holds no
  * timer, promise or closure. Every local actor IS a mailbox (its cell extends this class):
@@ -35,7 +44,9 @@ export const DEFAULT_MAILBOX_OPTIONS: Required<MailboxOptions> = { capacity: Inf
 export class Mailbox {
   private slots: unknown[] = NO_SLOTS;
   private head = 0;
+  /** Entries in the ring (the overflow counts its own). */
   private count = 0;
+  private overflow: OverflowQueue | null = null;
   private urgentLane: unknown[] | null = null;
   private sysLane: unknown[] | null = null;
 
@@ -43,7 +54,11 @@ export class Mailbox {
 
   /** Queued user + urgent messages. */
   get userCount(): number {
-    return this.count + (this.urgentLane === null ? 0 : this.urgentLane.length);
+    return (
+      this.count +
+      (this.overflow === null ? 0 : this.overflow.count) +
+      (this.urgentLane === null ? 0 : this.urgentLane.length)
+    );
   }
 
   /** Queued system messages. */
@@ -61,8 +76,19 @@ export class Mailbox {
     ) {
       return false;
     }
+    if (this.overflow !== null) {
+      // Older entries wait in the overflow: this one goes behind them.
+      this.overflow.push(entry);
+      return true;
+    }
     let slots = this.slots;
-    if (this.count === slots.length) slots = this.grow();
+    if (this.count === slots.length) {
+      if (slots.length === RING_MAX_SLOTS) {
+        (this.overflow = new OverflowQueue()).push(entry);
+        return true;
+      }
+      slots = this.grow();
+    }
     slots[(this.head + this.count) & (slots.length - 1)] = entry;
     this.count++;
     return true;
@@ -93,7 +119,7 @@ export class Mailbox {
   }
 
   hasUser(): boolean {
-    return this.urgentLane !== null || this.count !== 0;
+    return this.count !== 0 || this.urgentLane !== null || this.overflow !== null;
   }
 
   /** The next system message, or undefined. */
@@ -113,14 +139,7 @@ export class Mailbox {
       if (urgent.length === 0) this.urgentLane = null;
       return entry;
     }
-    if (this.count === 0) return undefined;
-    const slots = this.slots;
-    const head = this.head;
-    const entry = slots[head];
-    slots[head] = undefined;
-    this.head = (head + 1) & (slots.length - 1);
-    this.count--;
-    return entry;
+    return this.shiftLane();
   }
 
   /** Removes and returns every queued user entry (urgent first), e.g. to dead-letter them. */
@@ -131,9 +150,28 @@ export class Mailbox {
     return out;
   }
 
+  /** The next entry of the user lane (ring, then overflow), or undefined when empty. */
+  private shiftLane(): unknown {
+    if (this.count !== 0) {
+      const slots = this.slots;
+      const head = this.head;
+      const entry = slots[head];
+      slots[head] = undefined;
+      this.head = (head + 1) & (slots.length - 1);
+      this.count--;
+      return entry;
+    }
+    const overflow = this.overflow;
+    if (overflow === null) return undefined;
+    const entry = overflow.shift();
+    // Drained: its chunks go back to the heap, and pushes use the ring again.
+    if (overflow.count === 0) this.overflow = null;
+    return entry;
+  }
+
   private drainLane(): unknown[] {
     const out: unknown[] = [];
-    while (this.count !== 0) out.push(this.shiftUser());
+    while (this.count !== 0 || this.overflow !== null) out.push(this.shiftLane());
     this.head = 0;
     return out;
   }
