@@ -67,6 +67,8 @@ export class PersistentState<T> {
   private isLoaded = false;
   private conflict: InconsistentStateError | undefined;
   private tail: Promise<unknown> = Promise.resolve();
+  /** Writes and clears started and not settled yet; while 0 a new one starts at once. */
+  private inFlight = 0;
 
   constructor(options: PersistentStateOptions<T>) {
     this.options = options;
@@ -121,8 +123,11 @@ export class PersistentState<T> {
 
   /** Stores the current state; resolves with the new version. */
   write(): Promise<number> {
-    return this.serialized(() => this.store(this.options.codec.encode(this.state)));
+    return this.serialized(this.writeCurrent);
   }
+
+  private readonly writeCurrent = (): Promise<number> =>
+    this.store(this.options.codec.encode(this.state));
 
   /**
    * Stores the state only if its encoding differs from what was last loaded or written (or, with
@@ -152,21 +157,39 @@ export class PersistentState<T> {
     });
   }
 
+  /** fenced() inlined: this is every write-through call's path. */
   private async store(bytes: Uint8Array): Promise<number> {
+    if (this.conflict) throw this.conflict;
     const { store, kind, id, epoch } = this.options;
-    const version = await this.fenced(() =>
-      store.write(kind, id, bytes, { expectedVersion: this.storedVersion, epoch: epoch() }),
-    );
-    this.storedVersion = version;
-    this.storedBytes = bytes;
-    return version;
+    try {
+      const version = await store.write(kind, id, bytes, {
+        expectedVersion: this.storedVersion,
+        epoch: epoch(),
+      });
+      this.storedVersion = version;
+      this.storedBytes = bytes;
+      return version;
+    } catch (err) {
+      if (err instanceof InconsistentStateError) this.conflict = err;
+      throw err;
+    }
   }
 
+  /**
+   * Runs `task` after every write and clear started before it has settled. With none in flight
+   * it starts at once rather than a microtask later: same order, one promise and one turn less
+   * on every steady-state write.
+   */
   private serialized<R>(task: () => Promise<R>): Promise<R> {
-    const run = this.tail.then(task, task);
-    this.tail = run.catch(() => undefined);
+    const run = this.inFlight === 0 ? startNow(task) : this.tail.then(task, task);
+    this.inFlight++;
+    this.tail = run.then(this.settled, this.settled);
     return run;
   }
+
+  private readonly settled = (): void => {
+    this.inFlight--;
+  };
 
   private async fenced<R>(operation: () => Promise<R>): Promise<R> {
     if (this.conflict) throw this.conflict;
@@ -184,6 +207,15 @@ export class PersistentState<T> {
         `${what} of ${this.options.kind}/${this.options.id} used before load() completed`,
       );
     }
+  }
+}
+
+/** `task()`, with a synchronous throw turned into a rejection like a chained task's. */
+function startNow<R>(task: () => Promise<R>): Promise<R> {
+  try {
+    return task();
+  } catch (err) {
+    return Promise.reject(err);
   }
 }
 
