@@ -211,6 +211,25 @@ describe('RedisStateStore write batching', () => {
     }
   });
 
+  it("batches on a client passed in, also when it has ioredis' enableAutoPipelining on", async () => {
+    const client = new Redis(redis.url, { enableAutoPipelining: true });
+    try {
+      const store = new RedisStateStore({ client, keyPrefix: 'auto:' });
+      await store.write('k', 'warm', Uint8Array.of(1), first());
+      await resetStats();
+      const versions = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          store.write('k', `g${i}`, Uint8Array.of(i), { expectedVersion: null, epoch: i }),
+        ),
+      );
+      expect(versions).to.deep.equal(new Array(50).fill(1));
+      expect(await scriptCalls()).to.equal(1);
+      expect(await admin.hgetall('auto:{k/g49}')).to.deep.equal({ s: String.fromCharCode(49), v: '1', e: '49' });
+    } finally {
+      client.disconnect();
+    }
+  });
+
   it('rejects a writeBatchSize that is not a positive integer, naming the option', () => {
     for (const writeBatchSize of [0, -1, 1.5, Number.NaN]) {
       expect(() => new RedisStateStore({ url: redis.url, writeBatchSize })).to.throw(
