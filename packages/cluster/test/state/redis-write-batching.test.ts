@@ -224,7 +224,11 @@ describe('RedisStateStore write batching', () => {
       );
       expect(versions).to.deep.equal(new Array(50).fill(1));
       expect(await scriptCalls()).to.equal(1);
-      expect(await admin.hgetall('auto:{k/g49}')).to.deep.equal({ s: String.fromCharCode(49), v: '1', e: '49' });
+      expect(await admin.hgetall('auto:{k/g49}')).to.deep.equal({
+        s: String.fromCharCode(49),
+        v: '1',
+        e: '49',
+      });
     } finally {
       client.disconnect();
     }
