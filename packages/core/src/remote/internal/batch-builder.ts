@@ -32,12 +32,9 @@ const INITIAL_CAPACITY = 4096;
  * them at take() (protobuf fields may come in any order).
  */
 export class BatchBuilder {
-  private typeNames: string[] = [];
-  private typeIndex = new Map<string, number>();
-  private targetIds: string[] = [];
-  private targetIndex = new Map<string, number>();
-  private senderAddresses: string[] = [];
-  private senderIndex = new Map<string, number>();
+  private readonly typeNames = new StringTable();
+  private readonly targetIds = new StringTable();
+  private readonly senderAddresses = new StringTable();
   private sources: OutboundEnvelope[] = [];
   private payloadBytes = 0;
   private capacity = INITIAL_CAPACITY;
@@ -56,15 +53,13 @@ export class BatchBuilder {
   add(env: OutboundEnvelope): void {
     // A reply's target is a future id, unique per request: a table entry without a lookup.
     const target = env.targetId.startsWith(FUTURE_PREFIX)
-      ? this.targetIds.push(env.targetId) - 1
-      : indexOf(this.targetIds, this.targetIndex, env.targetId);
-    const type = indexOf(this.typeNames, this.typeIndex, env.typeName);
+      ? this.targetIds.append(env.targetId)
+      : this.targetIds.indexOf(env.targetId);
+    const type = this.typeNames.indexOf(env.typeName);
     const payload = env.payload;
     const sender = env.sender;
     const senderAddress =
-      sender === undefined
-        ? 0
-        : 1 + indexOf(this.senderAddresses, this.senderIndex, sender.address);
+      sender === undefined ? 0 : 1 + this.senderAddresses.indexOf(sender.address);
     const senderIdLength = sender === undefined ? 0 : utf8Length(sender.id);
     const header = env.header;
 
@@ -141,9 +136,9 @@ export class BatchBuilder {
   /** Encodes the batch as one frame and starts an empty one. */
   take(): Buffer {
     const w = this.writer;
-    writeTable(w, BATCH_TYPE_NAMES, this.typeNames);
-    writeTable(w, BATCH_TARGET_IDS, this.targetIds);
-    writeTable(w, BATCH_SENDER_ADDRESSES, this.senderAddresses);
+    writeTable(w, BATCH_TYPE_NAMES, this.typeNames.values);
+    writeTable(w, BATCH_TARGET_IDS, this.targetIds.values);
+    writeTable(w, BATCH_SENDER_ADDRESSES, this.senderAddresses.values);
     const prefix = Buffer.allocUnsafe(1 + varintSize(w.length));
     prefix[0] = FRAME_BATCH;
     let v = w.length;
@@ -160,12 +155,9 @@ export class BatchBuilder {
   }
 
   private reset(): void {
-    this.typeNames = [];
-    this.typeIndex = new Map();
-    this.targetIds = [];
-    this.targetIndex = new Map();
-    this.senderAddresses = [];
-    this.senderIndex = new Map();
+    this.typeNames.clear();
+    this.targetIds.clear();
+    this.senderAddresses.clear();
     this.sources = [];
     this.payloadBytes = 0;
     this.writer = new ByteWriter(this.capacity, FRAME_HEADROOM);
@@ -181,12 +173,40 @@ function writeTable(w: ByteWriter, tag: number, table: string[]): void {
   }
 }
 
-function indexOf(table: string[], index: Map<string, number>, value: string): number {
-  let i = index.get(value);
-  if (i === undefined) {
-    i = table.length;
-    table.push(value);
-    index.set(value, i);
+/**
+ * The strings of one table of a batch (type names, target ids, sender addresses) and their
+ * indexes. Consecutive envelopes mostly repeat the last string (one actor talking to another),
+ * which is answered without a Map lookup.
+ */
+class StringTable {
+  values: string[] = [];
+  private readonly index = new Map<string, number>();
+  private last: string | undefined = undefined;
+  private lastIndex = 0;
+
+  /** The index of `value`, appended if new. */
+  indexOf(value: string): number {
+    if (value === this.last) return this.lastIndex;
+    let i = this.index.get(value);
+    if (i === undefined) {
+      i = this.values.length;
+      this.values.push(value);
+      this.index.set(value, i);
+    }
+    this.last = value;
+    this.lastIndex = i;
+    return i;
   }
-  return i;
+
+  /** Appends `value` without looking for it (a string known to be unique in the batch). */
+  append(value: string): number {
+    return this.values.push(value) - 1;
+  }
+
+  clear(): void {
+    // A new array: the frame just taken no longer needs the old one, and a shrunk array is cheap.
+    this.values = [];
+    this.index.clear();
+    this.last = undefined;
+  }
 }
