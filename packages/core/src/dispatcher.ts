@@ -74,7 +74,8 @@ export const DEFAULT_DISPATCHER_OPTIONS: Required<DispatcherOptions> = {
 
 /**
  * Light turns between clock reads: reading the clock (~60 ns) after every one-message turn
- * would cost more than the turn; a full-budget turn always reads it.
+ * would cost more than the turn; a full-budget turn always reads it. Counted across the runs
+ * of one slice, so a slice may overrun by at most this many light turns.
  */
 const TURNS_PER_CLOCK_READ = 16;
 
@@ -99,7 +100,9 @@ const LOOP_RUNNING = 2;
  * times inside ONE macrotask, each wake a new microtask run. Counting per run let such a
  * chain hold the event loop for seconds (lease keep-alives starved). The slice opens with
  * the first run after a macrotask boundary and closes at the next one (a setImmediate
- * marker, one per slice); a run that starts with the slice spent yields first.
+ * marker, one per slice); a run that starts with the slice spent yields first. Whether it
+ * is spent is known from the clock, read every TURNS_PER_CLOCK_READ turns of the slice
+ * (whichever runs they fall in) and after every full-budget turn.
  */
 export class Dispatcher {
   readonly throughput: number;
