@@ -22,6 +22,7 @@ let raw: Redis;
 let tc: TestCluster;
 let client: Cluster;
 let round = 0;
+let paired = 0;
 
 /** Baseline: read-modify-write of a counter with raw ioredis GET then SET, one key per slot. */
 function rawGetSet(): Promise<{ perSecond: number; latencies: number[] }> {
@@ -97,6 +98,18 @@ export const benchmark = defineBenchmark({
       metric: 'calls_per_s',
       baseline: 'raw-get-set',
       run: async () => (await writeThrough()).perSecond,
+    },
+    {
+      // Raw and write-through back to back in one repetition, in alternating order: the two
+      // cases above run minutes apart, and on a shared 2-core box the load moves in between.
+      id: 'write-through-vs-raw-paired',
+      metric: 'ratio',
+      run: async () => {
+        const rawFirst = ++paired % 2 === 1;
+        const a = rawFirst ? await rawGetSet() : await writeThrough();
+        const b = rawFirst ? await writeThrough() : await rawGetSet();
+        return rawFirst ? b.perSecond / a.perSecond : a.perSecond / b.perSecond;
+      },
     },
     {
       id: 'raw-get-set-p99',

@@ -70,6 +70,7 @@ async function drive(
 }
 
 let round = 0;
+let paired = 0;
 /** Baseline: read-modify-write of a counter with raw ioredis GET then SET. */
 function rawGetSet(): Promise<{ perS: number; p99Ms: number }> {
   const prefix = `raw:${++round}:`;
@@ -143,6 +144,18 @@ export const benchmark = defineBenchmark({
       metric: 'calls_per_s',
       baseline: 'raw-get-set',
       run: async () => (await grainCalls('peek')).perS,
+    },
+    {
+      // Raw and write-through back to back in one repetition, in alternating order: the two
+      // cases above run minutes apart, and on a shared 2-core box the load moves in between.
+      id: 'write-through-vs-raw-paired',
+      metric: 'ratio',
+      run: async () => {
+        const rawFirst = ++paired % 2 === 1;
+        const a = rawFirst ? await rawGetSet() : await grainCalls('inc');
+        const b = rawFirst ? await grainCalls('inc') : await rawGetSet();
+        return rawFirst ? b.perS / a.perS : a.perS / b.perS;
+      },
     },
     { id: 'raw-get-set-p99', metric: 'p99_ms', run: async () => (await rawGetSet()).p99Ms },
     {

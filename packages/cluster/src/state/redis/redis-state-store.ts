@@ -43,7 +43,9 @@ type Operation = 'read' | 'write' | 'clear';
 /**
  * The production {@link StateStore}: one Redis hash per grain; write and clear are each one Lua
  * script (EVALSHA through ioredis `defineCommand`) that checks the expected version and the
- * writer's shard epoch and stores state, version and epoch atomically.
+ * writer's shard epoch and stores state, version and epoch atomically. Writes of different
+ * grains issued in the same event-loop turn travel together in one script call (`writeBatchSize`,
+ * see WriteBatcher), each still checked and applied on its own.
  *
  * Fails fast: every call settles within `commandTimeoutMs` (StateUnavailableError when Redis is
  * down or silent); the client keeps reconnecting, so the same store works again once Redis is
