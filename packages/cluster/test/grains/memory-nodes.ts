@@ -1,11 +1,15 @@
 import { Cluster } from '../../src/cluster';
 import type { ActivationEvent } from '../../src/grains/grains-options';
 import type { KindDefinition } from '../../src/grains/kind';
+import type { ClusterProvider } from '../../src/providers/cluster-provider';
 import { MemoryProvider } from '../../src/providers/memory/memory-provider';
 import { MemoryClusterTable } from '../../src/providers/memory/memory-table';
 import { waitForClusters } from '../cluster/converge';
 
-/** Several members in this process over one MemoryClusterTable, each with its own remote. */
+/**
+ * Several members in this process, each with its own remote: over one MemoryClusterTable, or
+ * over the provider `options.provider` makes per member (e.g. an EtcdProvider on a real etcd).
+ */
 export class MemoryNodes {
   readonly table = new MemoryClusterTable();
   readonly nodes: Cluster[] = [];
@@ -13,19 +17,27 @@ export class MemoryNodes {
 
   constructor(
     private readonly kinds: () => KindDefinition[],
-    private readonly options: { ttlMs?: number; requestTimeoutMs?: number } = {},
+    private readonly options: {
+      ttlMs?: number;
+      requestTimeoutMs?: number;
+      provider?: () => ClusterProvider;
+      /** Record every activation and deactivation in `log` (off for runs of millions). */
+      activationLog?: boolean;
+    } = {},
   ) {}
 
   async add(id = `n${this.nodes.length + 1}`, kinds = this.kinds()): Promise<Cluster> {
     const c = await Cluster.start({
       name: 'grains-test',
       id,
-      provider: new MemoryProvider(this.table, { ttlMs: this.options.ttlMs ?? 1000 }),
+      provider:
+        this.options.provider?.() ??
+        new MemoryProvider(this.table, { ttlMs: this.options.ttlMs ?? 1000 }),
       kinds,
       remote: { host: '127.0.0.1', port: 0 },
       claimRetryMs: 100,
       requestTimeoutMs: this.options.requestTimeoutMs ?? 3000,
-      onActivation: (e) => this.log.push(e),
+      onActivation: this.options.activationLog === false ? undefined : (e) => this.log.push(e),
       logger: quiet,
     });
     this.nodes.push(c);
