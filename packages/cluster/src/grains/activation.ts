@@ -10,7 +10,6 @@ import {
   type Actor,
   type Context,
   type LocalProcess,
-  type PID,
 } from '@granary/core';
 import type { DeactivationReason, Grain } from './grain';
 import { GrainTurnContext } from './grain-context';
@@ -52,6 +51,8 @@ class Rare {
   failure: ControlReply | undefined = undefined;
   /** Reentrant turns still awaiting. */
   running = 0;
+  /** Deactivate was refused by a full mailbox: posted again after the next turn. */
+  deferred: DeactivationReason | undefined = undefined;
   quiet: (() => void) | undefined = undefined;
 }
 
@@ -88,9 +89,7 @@ function isPromise(v: unknown): v is Promise<unknown> {
  */
 export class Activation implements Actor {
   state: 'active' | 'deactivating' = 'active';
-  /** The core actor running the grain. */
-  pid!: PID;
-  /** Its process: calls are posted into its mailbox without a lookup. */
+  /** The core actor running the grain: calls are posted into its mailbox without a lookup. */
   proc!: LocalProcess;
   /** The grain instance (made when Started runs). */
   private grain: Grain | undefined = undefined;
@@ -140,6 +139,16 @@ export class Activation implements Actor {
     const held = r.held;
     r.held = undefined;
     return held;
+  }
+
+  /** Why it deactivates, while a full mailbox keeps Deactivate out. */
+  get deferredDeactivate(): DeactivationReason | undefined {
+    return this.rare?.deferred;
+  }
+
+  deferDeactivate(reason: DeactivationReason | undefined): void {
+    if (reason !== undefined || this.rare !== undefined)
+      (this.rare ??= new Rare()).deferred = reason;
   }
 
   /** Resolves once the activation has ended. */

@@ -42,10 +42,18 @@ export class Activator {
   /**
    * Delivers one accepted message (the router checked kind, ownership and deadlock): to the live
    * activation, held if it is deactivating, or to a new activation. `entry` is the call's core
-   * lane entry (message, sender, headers), posted unchanged; `ack`: it is a send.
+   * lane entry (message, sender, headers), posted unchanged; `ack`: it is a send. `hash` is the
+   * identity's fnv1a32 (its shard's table key).
    */
-  deliver(slot: KindSlot, identity: string, shard: number, entry: unknown, ack: boolean): void {
-    let a = slot.get(shard, identity);
+  deliver(
+    slot: KindSlot,
+    identity: string,
+    shard: number,
+    hash: number,
+    entry: unknown,
+    ack: boolean,
+  ): void {
+    let a = slot.get(shard, identity, hash);
     if (a === undefined) {
       if (!this.deps.accepting() || slot.draining[shard]) {
         return this.deps.host.replyNotOwner(senderOf(entry), slot.def.name, shard);
@@ -54,7 +62,7 @@ export class Activator {
       if (allowed !== undefined && !allowed(identity)) {
         return this.deps.host.reply(senderOf(entry), control({ c: 'denied' }));
       }
-      a = this.activate(slot, identity, shard);
+      a = this.activate(slot, identity, shard, hash);
     }
     if (a.state === 'deactivating') {
       if (!a.hold({ entry, ack }, slot.def.capacity)) {
@@ -78,13 +86,18 @@ export class Activator {
     if (a.state !== 'active') return;
     a.state = 'deactivating';
     a.slot.idle?.remove(a);
-    this.deps.system.root.send(a.pid, new Deactivate(reason));
+    // A full bounded mailbox refuses it: posted again when the next turn ends (one is queued).
+    if (!a.proc.post(new Deactivate(reason), false)) a.deferDeactivate(reason);
   }
 
   /** A turn finished. */
   turnEnded(a: Activation, influencing: boolean): void {
     a.inflight--;
     if (influencing) this.touch(a);
+    const deferred = a.deferredDeactivate;
+    if (deferred !== undefined && a.proc.post(new Deactivate(deferred), false)) {
+      a.deferDeactivate(undefined);
+    }
   }
 
   /**
@@ -126,14 +139,14 @@ export class Activator {
     for (const a of slot.inShard(shard)) this.requestDeactivate(a, reason);
   }
 
-  private activate(slot: KindSlot, identity: string, shard: number): Activation {
+  private activate(slot: KindSlot, identity: string, shard: number, hash?: number): Activation {
     const a = new Activation(slot, identity, shard, idleClock());
-    slot.add(a);
+    slot.add(a, hash);
     this.next = a;
     const system = this.deps.system;
-    a.pid = system.root.spawn((slot.props ??= this.propsOf(slot)));
+    const pid = system.root.spawn((slot.props ??= this.propsOf(slot)));
     // Just spawned here, so the registry answers with its actor (a LocalProcess).
-    a.proc = system.registry.get(a.pid) as LocalProcess;
+    a.proc = system.registry.get(pid) as LocalProcess;
     this.next = undefined;
     if (Number.isFinite(slot.def.idleTimeoutMs)) {
       slot.idle ??= new IdleList(slot.def.idleTimeoutMs, this.deps.system.timers, (x) =>
@@ -146,12 +159,17 @@ export class Activator {
 
   private post(a: Activation, entry: unknown, ack: boolean): void {
     const host = this.deps.host;
+    const proc = a.proc;
+    if (proc.dead) {
+      // Its actor was stopped under it (the system shuts down): nothing ran, the caller retries.
+      return host.replyNotOwner(senderOf(entry), a.slot.def.name, a.shard);
+    }
     a.inflight++;
     const message = messageOf(entry);
     if (!a.slot.def.idleNeutral(message)) this.touch(a);
     // A send: the grain sees its `sender` option as the sender; the caller gets ACK.
     const header = ack ? entryHeader(entry) : undefined;
-    const ok = a.proc.post(ack ? laneEntry(message, replyToOf(header), header) : entry, false);
+    const ok = proc.post(ack ? laneEntry(message, replyToOf(header), header) : entry, false);
     if (!ok) {
       a.inflight--;
       host.reply(senderOf(entry), control({ c: 'mailbox-full', capacity: a.slot.def.capacity }));

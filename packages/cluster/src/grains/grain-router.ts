@@ -8,7 +8,7 @@ import {
   type PID,
   type ProcessRegistry,
 } from '@granary/core';
-import { shardOf } from '../placement/shard-of';
+import { fnv1a32 } from '../placement/shard-of';
 import type { Activator } from './activator';
 import { H_ACK, H_CALL, H_PATH, pathOf } from './internal/call-headers';
 import { control } from './internal/control-replies';
@@ -82,7 +82,9 @@ export class GrainRouter implements LocalProcess {
     const host = this.deps.host;
     if (slot === undefined) return host.reply(entrySender(entry), control({ c: 'unknown-kind' }));
     const identity = v!.slice(b + 1);
-    const shard = shardOf(identity, slot.shardCount);
+    // shardOf without its argument check (kind() validated shardCount); the activator reuses it.
+    const hash = fnv1a32(identity);
+    const shard = hash % slot.shardCount;
     if (slot.draining[shard] || !host.canServe(slot.def.name, shard)) {
       return host.replyNotOwner(entrySender(entry), slot.def.name, shard);
     }
@@ -93,7 +95,7 @@ export class GrainRouter implements LocalProcess {
         return host.reply(entrySender(entry), control({ c: 'deadlock', chain: [...path, self] }));
       }
     }
-    this.deps.activator.deliver(slot, identity, shard, entry, h![H_ACK] === '1');
+    this.deps.activator.deliver(slot, identity, shard, hash, entry, h![H_ACK] === '1');
   }
 
   /** The hosted kind named by `v[from, to)`, if any. */

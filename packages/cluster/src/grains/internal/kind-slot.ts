@@ -1,13 +1,42 @@
 import type { Props } from '@granary/core';
+import { fnv1a32 } from '../../placement/shard-of';
 import type { Activation } from '../activation';
 import type { KindDefinition } from '../kind';
 import type { GrainHost } from './grain-host';
 import type { IdleList } from './idle-list';
 
-/** A kind this member hosts: its definition and its activations, by shard then identity. */
+/** Slots of a shard's first table (a power of two). */
+const MIN_TABLE = 8;
+/** Rehashed bigger once live + removed entries fill this share of the table (linear probing). */
+const MAX_LOAD = 0.75;
+/** Rehashed smaller once live entries fill less than this share (memory follows passivation). */
+const MIN_LOAD = 0.125;
+
+/** A removed entry: probing continues past it; reused by the next insert. */
+const REMOVED = Symbol('removed');
+type Entry = Activation | typeof REMOVED | undefined;
+
+/** Table slot of a hash: the FNV hash mixed again, since the shard is its low bits. */
+function home(hash: number, mask: number): number {
+  let x = Math.imul(hash ^ (hash >>> 16), 0x45d9f3b);
+  x ^= x >>> 16;
+  return x & mask;
+}
+
+/**
+ * A kind this member hosts: its definition and its activations, by shard then identity.
+ *
+ * Each shard's activations sit in an open-addressing table (linear probing over a power-of-two
+ * array) keyed by the identity's FNV-1a hash, which the router computes anyway to find the
+ * shard: one pointer slot per activation at 38-75% load (about 11-21 B), where a Map entry
+ * costs 28-56 B and hashes every new identity string in the runtime.
+ */
 export class KindSlot {
-  /** Activations per shard; a shard's map is dropped when it empties. */
-  readonly shards: Array<Map<string, Activation> | undefined>;
+  /** Per shard: its table, or undefined while it has no activation (dropped when it empties). */
+  private readonly tables: Array<Entry[] | undefined>;
+  /** Per shard: live entries and removed markers in its table. */
+  private readonly live: Int32Array;
+  private readonly removed: Int32Array;
   /** 1 while the shard is being drained for release: no new activations in it. */
   readonly draining: Uint8Array;
   /** Live activations of the kind. */
@@ -23,32 +52,86 @@ export class KindSlot {
     /** The member's grain runtime (activations reach it through their slot). */
     readonly host: GrainHost,
   ) {
-    this.shards = new Array<Map<string, Activation> | undefined>(shardCount);
+    this.tables = new Array<Entry[] | undefined>(shardCount).fill(undefined);
+    this.live = new Int32Array(shardCount);
+    this.removed = new Int32Array(shardCount);
     this.draining = new Uint8Array(shardCount);
   }
 
-  get(shard: number, identity: string): Activation | undefined {
-    return this.shards[shard]?.get(identity);
+  /** The live activation of `identity` (`hash`: its fnv1a32), if any. */
+  get(shard: number, identity: string, hash: number): Activation | undefined {
+    const t = this.tables[shard];
+    if (t === undefined) return undefined;
+    const mask = t.length - 1;
+    for (let i = home(hash, mask); ; i = (i + 1) & mask) {
+      const e = t[i];
+      if (e === undefined) return undefined;
+      if (e !== REMOVED && e.identity === identity) return e;
+    }
   }
 
-  add(a: Activation): void {
-    let m = this.shards[a.shard];
-    if (m === undefined) this.shards[a.shard] = m = new Map();
-    m.set(a.identity, a);
+  /** Adds an activation (none of its identity is in the table). */
+  add(a: Activation, hash: number = fnv1a32(a.identity)): void {
+    const s = a.shard;
+    let t = this.tables[s];
+    if (t === undefined) this.tables[s] = t = new Array<Entry>(MIN_TABLE).fill(undefined);
+    else if (this.live[s]! + this.removed[s]! + 1 > t.length * MAX_LOAD) {
+      t = this.rehash(s, (this.live[s]! + 1) * 2);
+    }
+    const mask = t.length - 1;
+    let i = home(hash, mask);
+    while (t[i] !== undefined && t[i] !== REMOVED) i = (i + 1) & mask;
+    if (t[i] === REMOVED) this.removed[s]!--;
+    t[i] = a;
+    this.live[s]!++;
     this.count++;
   }
 
+  /** Removes `a` if it is in the table. */
   remove(a: Activation): void {
-    const m = this.shards[a.shard];
-    if (m === undefined || m.get(a.identity) !== a) return;
-    m.delete(a.identity);
-    this.count--;
-    if (m.size === 0) this.shards[a.shard] = undefined;
+    const s = a.shard;
+    const t = this.tables[s];
+    if (t === undefined) return;
+    const mask = t.length - 1;
+    for (let i = home(fnv1a32(a.identity), mask); ; i = (i + 1) & mask) {
+      const e = t[i];
+      if (e === undefined) return;
+      if (e !== a) continue;
+      t[i] = REMOVED;
+      this.removed[s]!++;
+      this.count--;
+      const left = --this.live[s]!;
+      if (left === 0) {
+        this.tables[s] = undefined;
+        this.removed[s] = 0;
+      } else if (t.length > MIN_TABLE && left < t.length * MIN_LOAD) this.rehash(s, left * 2);
+      return;
+    }
   }
 
   /** The activations of one shard (a copy). */
   inShard(shard: number): Activation[] {
-    const m = this.shards[shard];
-    return m === undefined ? [] : [...m.values()];
+    const t = this.tables[shard];
+    const out: Activation[] = [];
+    if (t === undefined) return out;
+    for (const e of t) if (e !== undefined && e !== REMOVED) out.push(e);
+    return out;
+  }
+
+  /** Moves a shard's live entries into a table of at least `want` slots (no removed markers). */
+  private rehash(shard: number, want: number): Entry[] {
+    let size = MIN_TABLE;
+    while (size < want) size *= 2;
+    const t = new Array<Entry>(size).fill(undefined);
+    const mask = size - 1;
+    for (const e of this.tables[shard]!) {
+      if (e === undefined || e === REMOVED) continue;
+      let i = home(fnv1a32(e.identity), mask);
+      while (t[i] !== undefined) i = (i + 1) & mask;
+      t[i] = e;
+    }
+    this.tables[shard] = t;
+    this.removed[shard] = 0;
+    return t;
   }
 }
