@@ -105,6 +105,25 @@ describe('RedisStateStore write batching', () => {
     expect((await store.read('k', 'g39'))?.version).to.equal(1);
   });
 
+  it('starts a new call before the state in one would pass 1 MiB', async () => {
+    const store = newStore({ keyPrefix: 'bytes:' });
+    await store.write('k', 'warm', Uint8Array.of(1), first());
+    await resetStats();
+    const big = (fill: number): Uint8Array => new Uint8Array(600 * 1024).fill(fill);
+    await Promise.all([
+      store.write('k', 'big1', big(1), first()),
+      store.write('k', 'big2', big(2), first()),
+      store.write('k', 'big3', big(3), first()),
+      ...Array.from({ length: 5 }, (_, i) => store.write('k', `s${i}`, Uint8Array.of(i), first())),
+    ]);
+    expect(await scriptCalls()).to.equal(3); // big1 | big2 | big3 + the small ones
+    for (const n of [1, 2, 3]) {
+      const record = await store.read('k', `big${n}`);
+      expect([record!.state.length, record!.state[0]]).to.deep.equal([600 * 1024, n]);
+    }
+    expect((await store.read('k', 's4'))?.version).to.equal(1);
+  });
+
   it('sends every write alone with writeBatchSize 1', async () => {
     const store = newStore({ keyPrefix: 'alone:', writeBatchSize: 1 });
     await store.write('k', 'warm', Uint8Array.of(1), first());

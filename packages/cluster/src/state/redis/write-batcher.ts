@@ -10,6 +10,14 @@ export type SendOne = (key: string, write: BatchedWrite) => Promise<(number | st
 /** Sends many writes as one WRITE_MANY_SCRIPT call; resolves with its packed reply. */
 export type SendMany = (keys: string[], packed: Buffer) => Promise<Buffer>;
 
+/**
+ * Most state bytes in one batch; a write that would exceed it starts the next batch (and a
+ * bigger one travels alone). Bounds one call's argument (Redis caps a bulk string at 512 MB by
+ * default) and how long one call holds Redis, so a few large states cannot make a batch of
+ * small ones fail or wait.
+ */
+const MAX_BATCH_BYTES = 1 << 20;
+
 interface QueuedWrite extends BatchedWrite {
   key: string;
   resolve: (reply: WriteReply) => void;
@@ -31,6 +39,7 @@ interface QueuedWrite extends BatchedWrite {
  */
 export class WriteBatcher {
   private queue: QueuedWrite[] = [];
+  private queuedBytes = 0;
   private scheduled = false;
 
   constructor(
@@ -39,10 +48,15 @@ export class WriteBatcher {
     private readonly maxBatch: number,
   ) {}
 
-  /** Queues one write; it is sent at the end of this event-loop turn or when the batch is full. */
+  /**
+   * Queues one write; it is sent at the end of this event-loop turn, or earlier when the batch
+   * is full (`maxBatch` writes or MAX_BATCH_BYTES of state).
+   */
   write(key: string, expected: number, epoch: number, bytes: Buffer): Promise<WriteReply> {
     return new Promise<WriteReply>((resolve, reject) => {
+      if (this.queuedBytes + bytes.length > MAX_BATCH_BYTES) this.flush();
       this.queue.push({ key, expected, epoch, bytes, resolve, reject });
+      this.queuedBytes += bytes.length;
       if (this.queue.length >= this.maxBatch) {
         this.flush();
       } else if (!this.scheduled) {
@@ -63,6 +77,7 @@ export class WriteBatcher {
     const batch = this.queue;
     if (batch.length === 0) return;
     this.queue = [];
+    this.queuedBytes = 0;
     if (batch.length === 1) {
       const w = batch[0]!;
       attempt(() => this.sendOne(w.key, w)).then(
