@@ -26,7 +26,7 @@ export interface WireHandshakeAck {
 /**
  * Decoded envelope of a batch; indexes point into the batch's tables. The payload is
  * `bytes[start, end)`, where `bytes` is the whole received frame (never copied out, see
- * {@link payloadOf} for the rare caller that needs it as its own array).
+ * `payloadOf` in wire.ts for the rare caller that needs it as its own array).
  */
 export interface WireEnvelope {
   target: number;
@@ -63,9 +63,4 @@ export interface WireSystemMessage {
   unwatch?: WirePid;
   terminated?: { who?: WirePid; why: string };
   stop?: { why: string };
-}
-
-/** The payload of a decoded envelope as a view (no copy). */
-export function payloadOf(env: WireEnvelope): Uint8Array {
-  return env.bytes.subarray(env.start, env.end);
 }

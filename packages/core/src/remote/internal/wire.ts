@@ -31,7 +31,6 @@ export function registerWireTypes(registry: SerializationRegistry): void {
   registry.registerType(WireTypes.Pid);
 }
 
-export { payloadOf } from './wire-types';
 export type {
   WireBatch,
   WireEnvelope,
@@ -41,6 +40,11 @@ export type {
   WirePid,
   WireSystemMessage,
 } from './wire-types';
+
+/** The payload of a decoded envelope as a view (no copy). */
+export function payloadOf(env: WireEnvelope): Uint8Array {
+  return env.bytes.subarray(env.start, env.end);
+}
 
 /** Encodes one frame for a raw-bytes gRPC write. */
 export function encodeFrame(frame: WireFrame): Buffer {
