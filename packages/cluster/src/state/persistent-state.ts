@@ -109,7 +109,7 @@ export class PersistentState<T> {
         const record = await withinDeadline(store.read(kind, id), deadline, kind, id);
         this.current = record ? decodeState(codec, kind, id, record.state) : initial();
         this.storedVersion = record?.version ?? null;
-        this.storedBytes = record?.state ?? null;
+        this.storedBytes = record ? own(record.state) : null;
         this.isLoaded = true;
         return;
       } catch (err) {
@@ -167,7 +167,7 @@ export class PersistentState<T> {
         epoch: epoch(),
       });
       this.storedVersion = version;
-      this.storedBytes = bytes;
+      this.storedBytes = own(bytes);
       return version;
     } catch (err) {
       if (err instanceof InconsistentStateError) this.conflict = err;
@@ -208,6 +208,16 @@ export class PersistentState<T> {
       );
     }
   }
+}
+
+/**
+ * `bytes`, copied when they view a larger buffer: a codec's output is often a slice of Node's
+ * shared 8 KiB Buffer pool (and a read's of a reply chunk), and the copy kept for
+ * writeIfChanged must not pin all of it for as long as the activation lives. Small copies live
+ * on the JS heap; an exact-size view is kept as it is.
+ */
+function own(bytes: Uint8Array): Uint8Array {
+  return bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
 }
 
 /** `task()`, with a synchronous throw turned into a rejection like a chained task's. */

@@ -31,7 +31,8 @@ export class MemoryStateStore implements StateStore {
     checkKey(kind, id);
     const entry = this.entries.get(keyOf(kind, id));
     if (!entry?.state) return null;
-    return { state: entry.state.slice(), version: entry.version };
+    // new Uint8Array(x) copies: Buffer#slice would return a view of the stored bytes.
+    return { state: new Uint8Array(entry.state), version: entry.version };
   }
 
   async write(
@@ -45,7 +46,7 @@ export class MemoryStateStore implements StateStore {
     const entry = this.entries.get(key);
     this.check(kind, id, entry, options, 'write');
     const version = (entry?.version ?? 0) + 1;
-    this.entries.set(key, { state: state.slice(), version, epoch: options.epoch });
+    this.entries.set(key, { state: new Uint8Array(state), version, epoch: options.epoch });
     return version;
   }
 
