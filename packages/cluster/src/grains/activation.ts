@@ -51,6 +51,8 @@ class Rare {
   failure: ControlReply | undefined = undefined;
   /** Reentrant turns still awaiting. */
   running = 0;
+  /** The activation id, once read. */
+  id: string | undefined = undefined;
   /** Deactivate was refused by a full mailbox: posted again after the next turn. */
   deferred: DeactivationReason | undefined = undefined;
   quiet: (() => void) | undefined = undefined;
@@ -101,7 +103,7 @@ export class Activation implements Actor {
   prevIdle: Activation | undefined = undefined;
   nextIdle: Activation | undefined = undefined;
   private rare: Rare | undefined = undefined;
-  /** Number part of the activation id (the string is built on demand: one less per grain). */
+  /** Number part of the activation id (the string is built on first read: one less per grain). */
   private readonly seq: number;
 
   constructor(
@@ -116,7 +118,9 @@ export class Activation implements Actor {
 
   /** Unique per activation, across members and restarts. */
   get id(): string {
-    return `${ID_PREFIX}-${this.seq}`;
+    // Kept once read (grains that show it read it per call); idle grains never build it.
+    const r = (this.rare ??= new Rare());
+    return (r.id ??= `${ID_PREFIX}-${this.seq}`);
   }
 
   /** Messages held while deactivating, if any. */

@@ -164,12 +164,15 @@ export class Activator {
       // Its actor was stopped under it (the system shuts down): nothing ran, the caller retries.
       return host.replyNotOwner(senderOf(entry), a.slot.def.name, a.shard);
     }
+    // No idle stamp here: a busy grain never passivates (inflight > 0) and the turn's end stamps
+    // it, so one clock read per call is enough.
     a.inflight++;
-    const message = messageOf(entry);
-    if (!a.slot.def.idleNeutral(message)) this.touch(a);
     // A send: the grain sees its `sender` option as the sender; the caller gets ACK.
     const header = ack ? entryHeader(entry) : undefined;
-    const ok = proc.post(ack ? laneEntry(message, replyToOf(header), header) : entry, false);
+    const ok = proc.post(
+      ack ? laneEntry(messageOf(entry), replyToOf(header), header) : entry,
+      false,
+    );
     if (!ok) {
       a.inflight--;
       host.reply(senderOf(entry), control({ c: 'mailbox-full', capacity: a.slot.def.capacity }));

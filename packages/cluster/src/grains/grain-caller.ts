@@ -54,6 +54,28 @@ function outcomeUnknown(err: unknown): boolean {
   return err instanceof EndpointUnavailableError && err.inFlight && !err.peerLeft;
 }
 
+/** What every attempt of one call shares. */
+interface Call {
+  kind: string;
+  identity: string;
+  message: unknown;
+  options: GrainCallOptions | undefined;
+  signal: AbortSignal | undefined;
+  /** Date.now() when the call began. */
+  start: number;
+  deadline: number;
+  header: Record<string, string>;
+  shard: number;
+}
+
+/** What one attempt ended with. */
+interface Outcome {
+  address: string;
+  reply: unknown;
+  failed: boolean;
+  error: unknown;
+}
+
 /** What the caller needs from its cluster member. */
 export interface CallerDeps {
   readonly system: ActorSystem;
@@ -84,8 +106,11 @@ export class GrainCaller {
 
   constructor(private readonly deps: CallerDeps) {}
 
-  /** One call; see Cluster.request. */
-  async request<T>(
+  /**
+   * One call; see Cluster.request. The first attempt runs without the retry loop (no async frame
+   * per call): only a failure or a runtime control reply enters `retry`, with that outcome.
+   */
+  request<T>(
     kind: string,
     identity: string,
     message: unknown,
@@ -94,6 +119,42 @@ export class GrainCaller {
     ack = false,
     replyTo?: PID,
   ): Promise<T> {
+    let call: Call;
+    let address: string | undefined;
+    try {
+      call = this.prepare(kind, identity, message, options, parent, ack, replyTo);
+      address = this.firstAddress(call);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+    if (address === undefined) return this.retry<T>(call, undefined);
+    const first = address;
+    return this.deps.system.root
+      .request(this.routerAt(first), message, {
+        timeoutMs: call.deadline - call.start,
+        signal: call.signal,
+        header: call.header,
+      })
+      .then(
+        (reply) =>
+          reply !== undefined && asControl(reply) === undefined
+            ? (reply as T)
+            : this.retry<T>(call, { address: first, reply, failed: false, error: undefined }),
+        (error: unknown) =>
+          this.retry<T>(call, { address: first, reply: undefined, failed: true, error }),
+      );
+  }
+
+  /** Checks the arguments and fixes what every attempt of the call shares. */
+  private prepare(
+    kind: string,
+    identity: string,
+    message: unknown,
+    options: GrainCallOptions | undefined,
+    parent: ParentCall | undefined,
+    ack: boolean,
+    replyTo: PID | undefined,
+  ): Call {
     if (typeof kind !== 'string' || kind.length === 0) {
       throw new InvalidClusterOptionError(
         'kind',
@@ -107,55 +168,84 @@ export class GrainCaller {
     if (!(timeoutMs > 0)) {
       throw new InvalidClusterOptionError('timeoutMs', `must be > 0, got ${timeoutMs}`);
     }
-    const signal = options?.signal;
     const start = Date.now();
     const deadline = Math.min(start + timeoutMs, parent?.deadline ?? Infinity);
-    const header = callHeader(
+    return {
       kind,
       identity,
+      message,
+      options,
+      signal: options?.signal,
+      start,
       deadline,
-      parent?.chainId,
-      parent?.path,
-      ack,
-      replyTo,
-    );
-    const shard = shardOf(identity, this.deps.shardCountOf(kind));
+      header: callHeader(kind, identity, deadline, parent?.chainId, parent?.path, ack, replyTo),
+      shard: shardOf(identity, this.deps.shardCountOf(kind)),
+    };
+  }
+
+  /**
+   * The owner to try first, or undefined when the call must go through the retry loop's checks
+   * (aborted, stopped, deadline already passed, no owner yet). Throws UnknownKindError.
+   */
+  private firstAddress(call: Call): string | undefined {
+    if (call.signal?.aborted || this.deps.stopped() || call.deadline <= call.start)
+      return undefined;
+    return this.ownerAddress(call.kind, call.shard);
+  }
+
+  /**
+   * The retry loop: handles `first` (the first attempt's outcome) if given, then tries again
+   * with backoff until a reply, a final error or the deadline.
+   */
+  private async retry<T>(call: Call, first: Outcome | undefined): Promise<T> {
+    const { kind, identity, message, options, signal, start, deadline, header, shard } = call;
     let hint: string | undefined;
-    let attempts = 0;
+    let attempts = first === undefined ? 0 : 1;
     let last: unknown;
     let backoff = INITIAL_BACKOFF_MS;
     let followedHint = false;
+    let outcome = first;
     for (;;) {
-      if (signal?.aborted) throw new AbortError(`${kind}/${identity}`, signal.reason);
-      if (this.deps.stopped()) throw new ClusterStoppedError(`request to ${kind}/${identity}`);
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) {
-        throw new DeadlineExceededError(kind, identity, deadline - start, attempts, {
-          cause: last,
-        });
-      }
-      const address = hint ?? this.ownerAddress(kind, shard);
-      hint = undefined;
-      if (address !== undefined) {
-        attempts++;
-        let reply: unknown;
-        try {
-          reply = await this.deps.system.root.request(this.routerAt(address), message, {
-            timeoutMs: remaining,
-            signal,
-            header,
+      if (outcome === undefined) {
+        if (signal?.aborted) throw new AbortError(`${kind}/${identity}`, signal.reason);
+        if (this.deps.stopped()) throw new ClusterStoppedError(`request to ${kind}/${identity}`);
+        const remaining = deadline - Date.now();
+        if (remaining <= 0) {
+          throw new DeadlineExceededError(kind, identity, deadline - start, attempts, {
+            cause: last,
           });
-        } catch (err) {
-          if (err instanceof TimeoutError) {
+        }
+        const address = hint ?? this.ownerAddress(kind, shard);
+        hint = undefined;
+        if (address !== undefined) {
+          attempts++;
+          outcome = { address, reply: undefined, failed: false, error: undefined };
+          try {
+            outcome.reply = await this.deps.system.root.request(this.routerAt(address), message, {
+              timeoutMs: remaining,
+              signal,
+              header,
+            });
+          } catch (err) {
+            outcome.failed = true;
+            outcome.error = err;
+          }
+        }
+      }
+      if (outcome !== undefined) {
+        const { address, reply, failed, error } = outcome;
+        outcome = undefined;
+        if (failed) {
+          if (error instanceof TimeoutError) {
             throw new DeadlineExceededError(kind, identity, deadline - start, attempts, {
-              cause: err,
+              cause: error,
             });
           }
-          if (!RETRYABLE_CODES.has((err as { code?: string }).code ?? '')) throw err;
-          if (outcomeUnknown(err) && options?.idempotent !== true && !this.deps.stopped()) {
-            throw new CallOutcomeUnknownError(kind, identity, address, { cause: err });
+          if (!RETRYABLE_CODES.has((error as { code?: string }).code ?? '')) throw error;
+          if (outcomeUnknown(error) && options?.idempotent !== true && !this.deps.stopped()) {
+            throw new CallOutcomeUnknownError(kind, identity, address, { cause: error });
           }
-          last = err;
+          last = error;
         }
         const c = asControl(reply);
         if (reply !== undefined && c === undefined) return reply as T;
