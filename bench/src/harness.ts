@@ -6,6 +6,13 @@ export interface BenchCase {
   metric: string;
   /** Id of the case this one is compared with (ratio = this median / baseline median). */
   baseline?: string;
+  /**
+   * A peer framework measured for comparison. A peer that throws (nact's query has been seen
+   * to time out on a loaded machine) is reported with `error` and the benchmark goes on:
+   * a peer's failure must not cost the run our own figures.
+   * @default false
+   */
+  peer?: boolean;
   /** One repetition; resolves with the metric's value. */
   run(): Promise<number>;
 }
@@ -38,6 +45,8 @@ export interface CaseResult {
   max: number;
   baseline: string | null;
   ratio: number | null;
+  /** Present only when a peer case failed; median, min and max are then NaN (null in JSON). */
+  error?: string;
 }
 
 /** The whole of bench/results/<name>.json. */
@@ -77,15 +86,25 @@ export async function measure(benchmark: Benchmark): Promise<BenchResult> {
   const warmup = benchmark.warmup ?? 1;
   await benchmark.setup?.();
   const samples = new Map<string, number[]>();
+  const errors = new Map<string, string>();
+  const runCase = async (c: BenchCase): Promise<number[]> => {
+    for (let i = 0; i < warmup; i++) await c.run();
+    const values: number[] = [];
+    for (let i = 0; i < repeats; i++) {
+      collectGarbage();
+      values.push(await c.run());
+    }
+    return values;
+  };
   try {
     for (const c of benchmark.cases) {
-      for (let i = 0; i < warmup; i++) await c.run();
-      const values: number[] = [];
-      for (let i = 0; i < repeats; i++) {
-        collectGarbage();
-        values.push(await c.run());
+      try {
+        samples.set(c.id, await runCase(c));
+      } catch (err) {
+        if (!c.peer) throw err;
+        errors.set(c.id, err instanceof Error ? err.message : String(err));
+        samples.set(c.id, [NaN]);
       }
-      samples.set(c.id, values);
     }
   } finally {
     await benchmark.teardown?.();
@@ -106,6 +125,7 @@ export async function measure(benchmark: Benchmark): Promise<BenchResult> {
         max: Math.max(...values),
         baseline: c.baseline ?? null,
         ratio: base ? m / base : null,
+        ...(errors.has(c.id) ? { error: errors.get(c.id) } : {}),
       };
     }),
   };
@@ -125,7 +145,7 @@ export function formatTable(result: BenchResult): string {
       c.metric,
       fmt(c.median),
       `${fmt(c.min)}–${fmt(c.max)}`,
-      c.ratio === null ? '' : c.ratio.toFixed(2),
+      c.error !== undefined ? `failed: ${c.error}` : c.ratio === null ? '' : c.ratio.toFixed(2),
       c.baseline ?? '',
     ]);
   }

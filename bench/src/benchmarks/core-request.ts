@@ -90,12 +90,14 @@ export const benchmark = defineBenchmark({
     },
     {
       id: 'nact-request-100k',
+      peer: true,
       metric: 'req_per_s',
       baseline: 'hand-written-request-100k',
       run: () => nactRequests(ROUND_TRIPS, 1),
     },
     {
       id: 'comedy-request-100k',
+      peer: true,
       metric: 'req_per_s',
       baseline: 'hand-written-request-100k',
       run: () => comedyRequests(ROUND_TRIPS, 1),
@@ -113,12 +115,14 @@ export const benchmark = defineBenchmark({
     },
     {
       id: 'nact-request-100k-inflight-1000',
+      peer: true,
       metric: 'req_per_s',
       baseline: 'hand-written-request-100k-inflight-1000',
       run: () => nactRequests(ROUND_TRIPS, IN_FLIGHT),
     },
     {
       id: 'comedy-request-100k-inflight-1000',
+      peer: true,
       metric: 'req_per_s',
       baseline: 'hand-written-request-100k-inflight-1000',
       run: () => comedyRequests(ROUND_TRIPS, IN_FLIGHT),

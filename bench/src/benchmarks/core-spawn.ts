@@ -141,12 +141,14 @@ export const benchmark = defineBenchmark({
     },
     {
       id: 'nact-spawn-100k-ms',
+      peer: true,
       metric: 'ms',
       baseline: 'hand-written-spawn-100k-ms',
       run: async () => (await nactSpawn(ACTORS)).ms,
     },
     {
       id: 'comedy-spawn-10k-ms-x10',
+      peer: true,
       metric: 'ms',
       baseline: 'hand-written-spawn-100k-ms',
       run: async () => (await comedySpawn(COMEDY_ACTORS)).ms * (ACTORS / COMEDY_ACTORS),
@@ -164,12 +166,14 @@ export const benchmark = defineBenchmark({
     },
     {
       id: 'nact-spawn-100k-bytes',
+      peer: true,
       metric: 'bytes_per_actor',
       baseline: 'hand-written-spawn-100k-bytes',
       run: async () => (await nactSpawn(ACTORS)).bytesPerActor,
     },
     {
       id: 'comedy-spawn-10k-bytes',
+      peer: true,
       metric: 'bytes_per_actor',
       baseline: 'hand-written-spawn-100k-bytes',
       run: async () => (await comedySpawn(COMEDY_ACTORS)).bytesPerActor,

@@ -84,12 +84,14 @@ export const benchmark = defineBenchmark({
     },
     {
       id: 'nact-tell-1M',
+      peer: true,
       metric: 'msgs_per_s',
       baseline: 'hand-written-tell-1M',
       run: () => nactTell(MESSAGES),
     },
     {
       id: 'comedy-tell-1M',
+      peer: true,
       metric: 'msgs_per_s',
       baseline: 'hand-written-tell-1M',
       run: () => comedyTell(MESSAGES),
