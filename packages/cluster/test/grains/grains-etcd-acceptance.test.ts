@@ -4,8 +4,10 @@ import { NodeProcess, TestCluster, type NodeLine } from '@granary/testkit';
 import { Cluster } from '../../src/cluster';
 import type { ActivationEvent } from '../../src/grains/grains-options';
 import type { Topology } from '../../src/membership/topology';
+import { shardOf } from '../../src/placement/shard-of';
 import { EtcdProvider } from '../../src/providers/etcd/etcd-provider';
-import { overlaps, quiet } from './memory-nodes';
+import { overlapReport, overlaps } from './activation-overlaps';
+import { quiet } from './memory-nodes';
 
 /** Lease TTL of the nodes (3 s, as the membership acceptance tests use on this 2-core box). */
 const TTL_S = 3;
@@ -71,6 +73,34 @@ async function startLoad(tc: TestCluster, callers: number): Promise<Load> {
       return line.data as unknown as Outcome;
     },
   };
+}
+
+/**
+ * What the overlap report adds: per node, how its process exited and its leave, shard and
+ * lease lines with their times (a node SIGKILLed after the stop's grace period never printed
+ * its last deactivations).
+ */
+function nodeReport(tc: TestCluster, log: readonly ActivationEvent[]): string[] {
+  // The shards of the identities that overlap: their claim and release lines are listed.
+  const shards = new Set(
+    overlaps(log).map((b) => shardOf(b.slice(b.indexOf('/') + 1, b.indexOf(': ')), SHARDS)),
+  );
+  const out: string[] = [];
+  for (const n of tc.nodes) {
+    const p = n.process;
+    if (!p) continue;
+    out.push(`${n.id}: ${p.hasExited ? `exited ${JSON.stringify(p.exitStatus)}` : 'running'}`);
+    const notable = p.lines.filter(
+      (l) =>
+        ['leaving', 'lease', 'exit'].includes(l.data.type as string) ||
+        (['shard', 'shard-released'].includes(l.data.type as string) &&
+          shards.has(l.data.shard as number)),
+    );
+    for (const l of notable) out.push(`  ${JSON.stringify(l.data)}`);
+    const stderr = p.stderrTail.trim();
+    if (stderr) out.push(`  stderr: ${stderr.slice(-1000)}`);
+  }
+  return out;
 }
 
 function activationLog(tc: TestCluster): ActivationEvent[] {
@@ -146,7 +176,7 @@ describe('grains on etcd, nodes as processes (acceptance)', function () {
     expect(log.filter((e) => e.type === 'activate').length).to.be.at.least(GRAINS);
     expect(log.some((e) => e.type === 'deactivate' && e.reason === 'rebalance')).to.equal(true);
     expect(log.some((e) => e.type === 'deactivate' && e.reason === 'shutdown')).to.equal(true);
-    expect(overlaps(log)).to.deep.equal([]);
+    expect(overlaps(log), overlapReport(log, nodeReport(tc, log))).to.deep.equal([]);
   });
 
   it('SIGKILL one of 3 under 1,000 callers: its grains answer from survivors within TTL + 1 s; the others keep their activation', async () => {
@@ -224,6 +254,13 @@ describe('grains on etcd, nodes as processes (acceptance)', function () {
     expect(o.ok).to.be.greaterThan(4 * CALLERS);
     const log = activationLog(tc);
     expect(log.filter((e) => e.type === 'deactivate').length).to.be.greaterThan(0);
-    expect(overlaps(log)).to.deep.equal([]);
+    expect(overlaps(log), overlapReport(log, nodeReport(tc, log))).to.deep.equal([]);
+    for (const n of tc.nodes.slice(0, 3)) {
+      // Exit 0: the graceful leave finished (not SIGKILLed after the stop's grace period).
+      expect(n.process!.exitStatus, `${n.id} left gracefully`).to.deep.equal({
+        code: 0,
+        signal: null,
+      });
+    }
   });
 });

@@ -84,21 +84,3 @@ export const quiet = {
     );
   },
 };
-
-/** Asserts that no two activations of one identity overlap in the log; returns violations. */
-export function overlaps(log: readonly ActivationEvent[]): string[] {
-  const open = new Map<string, ActivationEvent>();
-  const bad: string[] = [];
-  for (const e of [...log].sort((a, b) => a.at - b.at || (a.type === 'deactivate' ? -1 : 1))) {
-    const key = `${e.kind}/${e.identity}`;
-    if (e.type === 'activate') {
-      const prev = open.get(key);
-      if (prev)
-        bad.push(
-          `${key}: ${e.activationId} on ${e.member} while ${prev.activationId} on ${prev.member}`,
-        );
-      open.set(key, e);
-    } else if (open.get(key)?.activationId === e.activationId) open.delete(key);
-  }
-  return bad;
-}

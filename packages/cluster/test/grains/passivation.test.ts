@@ -7,7 +7,8 @@ import type { Grain, GrainContext } from '../../src/grains/grain';
 import { kind } from '../../src/grains/kind';
 import type { ClusterProvider } from '../../src/providers/cluster-provider';
 import { EtcdProvider } from '../../src/providers/etcd/etcd-provider';
-import { MemoryNodes, overlaps, quiet } from './memory-nodes';
+import { overlaps } from './activation-overlaps';
+import { MemoryNodes, quiet } from './memory-nodes';
 
 /** Resolution of the shared timer wheel (ActorSystem default tickMs). */
 const TICK_MS = 10;

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import type { Grain, GrainContext } from '../../src/grains/grain';
 import { kind } from '../../src/grains/kind';
 import type { MemoryProvider } from '../../src/providers/memory/memory-provider';
-import { MemoryNodes, overlaps } from './memory-nodes';
+import { overlaps } from './activation-overlaps';
+import { MemoryNodes } from './memory-nodes';
 
 const GRAINS = 100;
 const CALLERS = 300;

@@ -52,7 +52,7 @@ export interface NodeLine {
 export class NodeProcess {
   /** Every JSON line so far, in order. */
   readonly lines: NodeLine[] = [];
-  /** Resolves when the process has exited. */
+  /** Resolves when the process has exited and its stdout has been read to the end. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private readonly waiters = new Set<() => void>();
   private readonly lineListeners = new Set<(line: NodeLine) => void>();
@@ -64,8 +64,11 @@ export class NodeProcess {
     /** Label for messages. */
     readonly label: string,
   ) {
+    // 'close', not 'exit': it comes after the child's stdout has ended, so once `exited`
+    // resolves (and stop() returns) every line the child wrote is in `lines` (at 'exit' the
+    // last ones, e.g. the deactivations of a graceful leave, may still be in the pipe).
     this.exited = new Promise((resolve) => {
-      child.once('exit', (code, signal) => {
+      child.once('close', (code, signal) => {
         this.exitInfo = { code, signal };
         untrack(child.pid);
         this.wake();
@@ -111,6 +114,11 @@ export class NodeProcess {
   /** True once the process has exited. */
   get hasExited(): boolean {
     return this.exitInfo !== undefined;
+  }
+
+  /** How the process exited (code or signal), or undefined while it runs. */
+  get exitStatus(): { code: number | null; signal: NodeJS.Signals | null } | undefined {
+    return this.exitInfo;
   }
 
   /** The last few KB of the child's stderr. */
