@@ -3,7 +3,7 @@ import { PID } from '@granary/core';
 import { Cluster, EtcdProvider } from '@granary/cluster';
 import { TestCluster } from '@granary/testkit';
 import { defineBenchmark, percentile } from '../harness';
-import { inFlight } from '../in-flight';
+import { inFlightWarm } from '../in-flight';
 
 /** Calls per repetition (~1 s at 100k calls/s). */
 const CALLS = 100_000;
@@ -84,24 +84,24 @@ export const benchmark = defineBenchmark({
     {
       id: 'remote-request-inflight-1000',
       metric: 'req_per_s',
-      run: async () => (await inFlight(CALLS, IN_FLIGHT, remoteCall)).perSecond,
+      run: async () => (await inFlightWarm(CALLS, IN_FLIGHT, remoteCall)).perSecond,
     },
     {
       id: 'grain-calls-inflight-1000',
       metric: 'calls_per_s',
       baseline: 'remote-request-inflight-1000',
-      run: async () => (await inFlight(CALLS, IN_FLIGHT, grainCall)).perSecond,
+      run: async () => (await inFlightWarm(CALLS, IN_FLIGHT, grainCall)).perSecond,
     },
     {
       id: 'remote-request-inflight-1000-p99',
       metric: 'p99_ms',
-      run: async () => percentile((await inFlight(CALLS, IN_FLIGHT, remoteCall)).latencies, 99),
+      run: async () => percentile((await inFlightWarm(CALLS, IN_FLIGHT, remoteCall)).latencies, 99),
     },
     {
       id: 'grain-calls-inflight-1000-p99',
       metric: 'p99_ms',
       baseline: 'remote-request-inflight-1000-p99',
-      run: async () => percentile((await inFlight(CALLS, IN_FLIGHT, grainCall)).latencies, 99),
+      run: async () => percentile((await inFlightWarm(CALLS, IN_FLIGHT, grainCall)).latencies, 99),
     },
   ],
 });

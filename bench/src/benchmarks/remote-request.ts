@@ -3,37 +3,13 @@ import { defineBenchmark, percentile } from '../harness';
 import { ping } from '../remote/messages';
 import type { RemotePair } from '../remote/peer-client';
 import { rawUnary, startPair } from '../remote/peer-client';
-import { inFlight } from '../in-flight';
+import { inFlightWarm } from '../in-flight';
 
 /** Requests per Granary repetition (~0.7 s at the 150k req/s target). */
 const REQUESTS = 100_000;
 /** Raw unary calls per repetition: unary is ~6k calls/s with 1,000 in flight, keep it ~2 s. */
 const RAW_CALLS = 10_000;
 const IN_FLIGHT = 1000;
-/**
- * Unmeasured load at the start of every repetition, in ms. The harness's forced full GC before
- * a repetition runs while nothing is in flight: the hidden classes of the request objects die
- * and V8 deoptimizes the hot code that embeds them ('weak objects' in --trace-deopt, ~140
- * functions). The first ~0.2 s then ran de-optimized at 1,000 in flight (latencies 40-80 ms),
- * so p99 measured that re-JIT, which a running node never sees, not request/response.
- */
-const REWARM_MS = 300;
-
-/** Runs `call` with IN_FLIGHT outstanding for REWARM_MS, unmeasured, so hot code is optimized again. */
-async function rewarm(call: (n: number) => Promise<unknown>): Promise<void> {
-  const until = performance.now() + REWARM_MS;
-  while (performance.now() < until) await inFlight(2 * IN_FLIGHT, IN_FLIGHT, call);
-}
-
-/** One measured repetition after the re-warm-up. */
-async function measured(
-  call: (n: number) => Promise<unknown>,
-  count: number,
-): Promise<{ perSecond: number; latencies: number[] }> {
-  await rewarm(call);
-  return inFlight(count, IN_FLIGHT, call);
-}
-
 let pair: RemotePair;
 let echo: PID;
 
@@ -55,24 +31,26 @@ export const benchmark = defineBenchmark({
     {
       id: 'raw-grpc-unary-inflight-1000',
       metric: 'req_per_s',
-      run: async () => (await measured(rawCall, RAW_CALLS)).perSecond,
+      run: async () => (await inFlightWarm(RAW_CALLS, IN_FLIGHT, rawCall)).perSecond,
     },
     {
       id: 'granary-request-inflight-1000',
       metric: 'req_per_s',
       baseline: 'raw-grpc-unary-inflight-1000',
-      run: async () => (await measured(granaryCall, REQUESTS)).perSecond,
+      run: async () => (await inFlightWarm(REQUESTS, IN_FLIGHT, granaryCall)).perSecond,
     },
     {
       id: 'raw-grpc-unary-inflight-1000-p99',
       metric: 'p99_ms',
-      run: async () => percentile((await measured(rawCall, RAW_CALLS)).latencies, 99),
+      run: async () =>
+        percentile((await inFlightWarm(RAW_CALLS, IN_FLIGHT, rawCall)).latencies, 99),
     },
     {
       id: 'granary-request-inflight-1000-p99',
       metric: 'p99_ms',
       baseline: 'raw-grpc-unary-inflight-1000-p99',
-      run: async () => percentile((await measured(granaryCall, REQUESTS)).latencies, 99),
+      run: async () =>
+        percentile((await inFlightWarm(REQUESTS, IN_FLIGHT, granaryCall)).latencies, 99),
     },
   ],
 });
