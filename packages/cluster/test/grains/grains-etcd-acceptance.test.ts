@@ -177,6 +177,10 @@ describe('grains on etcd, nodes as processes (acceptance)', function () {
     expect(log.some((e) => e.type === 'deactivate' && e.reason === 'rebalance')).to.equal(true);
     expect(log.some((e) => e.type === 'deactivate' && e.reason === 'shutdown')).to.equal(true);
     expect(overlaps(log), overlapReport(log, nodeReport(tc, log))).to.deep.equal([]);
+    expect(tc.nodes[1]!.process!.exitStatus, 'node-1 left gracefully').to.deep.equal({
+      code: 0,
+      signal: null,
+    });
   });
 
   it('SIGKILL one of 3 under 1,000 callers: its grains answer from survivors within TTL + 1 s; the others keep their activation', async () => {
