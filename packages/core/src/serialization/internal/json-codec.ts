@@ -28,9 +28,38 @@ function reviver(_key: string, value: unknown): unknown {
   return value;
 }
 
+/**
+ * Objects the byte scan visits before it gives up and takes the replacer path: bounds the scan
+ * on a huge tree, and on a cyclic or heavily shared graph (JSON.stringify then reports a cycle
+ * as it always did).
+ */
+const SCAN_BUDGET = 1024;
+
+/**
+ * True if `value` may hold bytes the replacer must see: a typed array, an object with its own
+ * `toJSON` (it may return one), or a tree too large to scan. False only when it surely holds
+ * none, so JSON.stringify can run without a replacer: V8's fast path, 2-4x faster for the small
+ * messages grains exchange (~150 vs ~550 ns for `{ n }`), and a replacer disables it.
+ */
+function mayHoldBytes(root: unknown): boolean {
+  if (root === null || typeof root !== 'object') return false;
+  const stack: object[] = [root];
+  let budget = SCAN_BUDGET;
+  while (stack.length > 0) {
+    if (--budget < 0) return true;
+    const o = stack.pop() as Record<string, unknown>;
+    if (ArrayBuffer.isView(o) || typeof o.toJSON === 'function') return true;
+    for (const key in o) {
+      const v = o[key];
+      if (v !== null && typeof v === 'object') stack.push(v);
+    }
+  }
+  return false;
+}
+
 /** Encodes plain data as UTF-8 JSON; returns undefined for values JSON cannot carry. */
 export function encodeJson(value: unknown): Uint8Array | undefined {
-  const text = JSON.stringify(value, replacer);
+  const text = mayHoldBytes(value) ? JSON.stringify(value, replacer) : JSON.stringify(value);
   return text === undefined ? undefined : Buffer.from(text, 'utf8');
 }
 
