@@ -35,13 +35,6 @@ const MAX_BACKOFF_MS = 100;
  * PID); the cache is cleared when full, so addresses of departed members cannot pile up.
  */
 const MAX_CACHED_ROUTERS = 256;
-/**
- * While calls wait to retry, how often the member's topology is compared with the one they
- * slept on: a new topology (a dead member dropped, a member joined) wakes them at once, with
- * short waits again, so a new owner is tried within ~10 ms of the change instead of after the
- * rest of a backoff of up to 150 ms. One timer per caller, running only while calls sleep.
- */
-const TOPOLOGY_CHECK_MS = 10;
 /** Error codes of the transport that a retry can fix (peer gone, restarting, not ready). */
 const RETRYABLE_CODES = new Set(['ERR_ENDPOINT_UNAVAILABLE', 'ERR_DEAD_LETTER']);
 
@@ -100,9 +93,6 @@ export class GrainCaller {
   private readonly routers = new Map<string, PID>();
   /** Wake-ups of the calls sleeping between attempts (bounded by the calls in progress). */
   private readonly sleepers = new Set<() => void>();
-  private topologyTimer: NodeJS.Timeout | undefined;
-  /** The topology the sleeping calls last saw (snapshots are immutable: compared by identity). */
-  private watched: Topology | undefined;
 
   constructor(private readonly deps: CallerDeps) {}
 
@@ -324,6 +314,15 @@ export class GrainCaller {
     return pid;
   }
 
+  /**
+   * The member's topology changed (a dead member dropped, a member joined): the calls sleeping
+   * between attempts wake at once and restart their backoff, so a new owner is tried as soon as
+   * it is known instead of after the rest of a backoff of up to 150 ms.
+   */
+  topologyChanged(): void {
+    for (const wake of [...this.sleepers]) wake();
+  }
+
   /** Resolves with false after `ms`, or with true as soon as the topology changes. */
   private sleep(ms: number): Promise<boolean> {
     return new Promise((resolve) => {
@@ -338,25 +337,6 @@ export class GrainCaller {
         resolve(false);
       }, ms);
       this.sleepers.add(wake);
-      this.watchTopology();
     });
-  }
-
-  /** Starts the one topology check of this caller; it stops once no call sleeps. */
-  private watchTopology(): void {
-    if (this.topologyTimer !== undefined) return;
-    this.watched = this.deps.topology();
-    this.topologyTimer = setInterval(() => {
-      const topology = this.deps.topology();
-      if (topology !== this.watched) {
-        this.watched = topology;
-        for (const wake of [...this.sleepers]) wake();
-      }
-      if (this.sleepers.size === 0) {
-        clearInterval(this.topologyTimer);
-        this.topologyTimer = undefined;
-      }
-    }, TOPOLOGY_CHECK_MS);
-    this.topologyTimer.unref();
   }
 }

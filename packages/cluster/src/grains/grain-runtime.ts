@@ -27,6 +27,7 @@ export interface ClusterView extends GrainClusterHandle {
   onBeforeRelease(hook: (kind: string, shard: number) => void | Promise<void>): () => void;
   on(event: 'shard-released', listener: (e: ShardReleased) => void): () => void;
   on(event: 'shard-acquired', listener: (e: { kind: string; shard: number }) => void): () => void;
+  on(event: 'topology', listener: (t: Topology) => void): () => void;
 }
 
 /** What create() needs from Cluster.start's options. */
@@ -135,6 +136,7 @@ export class GrainRuntime implements GrainHost {
         const slot = this.slots.get(e.kind);
         if (slot) slot.draining[e.shard] = 0;
       }),
+      view.on('topology', () => this.caller.topologyChanged()),
     );
   }
 
