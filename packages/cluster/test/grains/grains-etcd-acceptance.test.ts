@@ -5,9 +5,8 @@ import { Cluster } from '../../src/cluster';
 import type { ActivationEvent } from '../../src/grains/grains-options';
 import type { Topology } from '../../src/membership/topology';
 import { shardOf } from '../../src/placement/shard-of';
-import { EtcdProvider } from '../../src/providers/etcd/etcd-provider';
 import { overlapReport, overlaps } from './activation-overlaps';
-import { quiet } from './memory-nodes';
+import { startEtcdClient } from '../fixtures/etcd-client';
 
 /** Lease TTL of the nodes (3 s, as the membership acceptance tests use on this 2-core box). */
 const TTL_S = 3;
@@ -133,18 +132,11 @@ describe('grains on etcd, nodes as processes (acceptance)', function () {
         idleTimeoutMs: 600_000,
       }),
     });
-    client = await Cluster.start({
+    client = await startEtcdClient({
       name: CLUSTER,
-      id: 'client',
-      provider: new EtcdProvider({
-        endpoints: tc.etcd!.endpoints,
-        ttlSeconds: TTL_S,
-        prefix: '/granary-grains',
-        logger: quiet,
-      }),
-      kinds: [],
-      remote: { host: '127.0.0.1', port: 0 },
-      logger: quiet,
+      endpoints: tc.etcd!.endpoints,
+      ttlSeconds: TTL_S,
+      prefix: '/granary-grains',
     });
     await tc.waitForConvergence();
     return { tc, client };

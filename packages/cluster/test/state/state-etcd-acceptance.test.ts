@@ -3,11 +3,10 @@ import { startRedis, TestCluster, type RedisHandle, type TestClusterNode } from 
 import { expect } from 'chai';
 import { Cluster } from '../../src/cluster';
 import { CallOutcomeUnknownError } from '../../src/errors';
-import { EtcdProvider } from '../../src/providers/etcd/etcd-provider';
 import { jsonStateCodec } from '../../src/state/codecs/json-state-codec';
 import { RedisStateStore } from '../../src/state/redis/redis-state-store';
-import { quiet } from '../grains/memory-nodes';
 import type { SetValue } from './fixtures/state-node';
+import { startEtcdClient } from '../fixtures/etcd-client';
 
 /** Lease TTL of the nodes (3 s, as the other etcd acceptance tests use on this 2-core box). */
 const TTL_S = 3;
@@ -81,18 +80,11 @@ describe('grain state on etcd + Redis, nodes as processes (acceptance)', functio
         shardCount: SHARDS,
       }),
     });
-    client = await Cluster.start({
+    client = await startEtcdClient({
       name: CLUSTER,
-      id: 'client',
-      provider: new EtcdProvider({
-        endpoints: tc.etcd!.endpoints,
-        ttlSeconds: TTL_S,
-        prefix: '/granary-state',
-        logger: quiet,
-      }),
-      kinds: [],
-      remote: { host: '127.0.0.1', port: 0 },
-      logger: quiet,
+      endpoints: tc.etcd!.endpoints,
+      ttlSeconds: TTL_S,
+      prefix: '/granary-state',
     });
     await tc.waitForConvergence();
     return { tc, client };
