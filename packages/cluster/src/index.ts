@@ -78,7 +78,7 @@ export type {
 } from './grains/grain';
 export { DEFAULT_GRAINS_OPTIONS } from './grains/grains-options';
 export type { GrainsOptions, ActivationEvent } from './grains/grains-options';
-export { ROUTER_ID } from './grains/grain-router';
+export { routerIdOf } from './grains/internal/call-headers';
 export { installShutdownSignals } from './grains/shutdown-signals';
 export type { ShutdownSignalsOptions } from './grains/shutdown-signals';
 export {

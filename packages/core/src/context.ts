@@ -63,6 +63,11 @@ export interface Context extends SenderContext, SpawnerContext {
   /** Who to reply to (a request's future, or the `sender` option of a send). */
   readonly sender: PID | undefined;
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * The current request's deadline, epoch ms, when its requester gave a `timeoutMs` (also
+   * across nodes): answering later is useless, so long work can check it. Undefined otherwise.
+   */
+  readonly deadline: number | undefined;
   readonly parent: PID | undefined;
   readonly children: PID[];
   /** The current actor instance. */

@@ -29,11 +29,25 @@ export interface RequestOptions {
   header?: Record<string, string>;
 }
 
+/**
+ * Takes a request's outcome instead of a promise (see `RootContext.requestTo`): a runtime built
+ * on core that maps or retries replies (the grain caller) settles its own promise from here,
+ * without a second promise and two closures per request.
+ */
+export interface ReplySink {
+  /** Called once: the reply, or the error (a reply that is an Error, timeout, abort, ...). */
+  settle(reply: unknown, error: Error | undefined): void;
+}
+
 /** Where `capture` leaves a new promise's resolving functions (read right after `new Promise`). */
 const captured: { resolve: (value: unknown) => void; reject: (error: Error) => void } = {
   resolve: () => {},
   reject: () => {},
 };
+
+/** Placeholders of a sink future's resolving functions (`dead` is derived from them). */
+const settleReply = (): void => {};
+const settleError = (): void => {};
 
 /** The executor of every request's promise: runs synchronously inside `new Promise`. */
 function capture(resolve: (value: unknown) => void, reject: (error: Error) => void): void {
@@ -59,11 +73,13 @@ class FutureExtras {
  */
 export class FutureProcess<T = unknown> extends Envelope implements LocalProcess, SequencedProcess {
   readonly seq: number;
-  readonly promise: Promise<T>;
+  /** Undefined when a ReplySink takes the outcome. */
+  readonly promise: Promise<T> | undefined;
   /** Cleared when settled: `dead` is derived from it (fewer fields per request). */
   private resolve: ((value: T) => void) | undefined = undefined;
   private reject: ((error: Error) => void) | undefined = undefined;
   private extras: FutureExtras | undefined = undefined;
+  private sink: ReplySink | undefined = undefined;
 
   constructor(
     private readonly runtime: Runtime,
@@ -71,12 +87,20 @@ export class FutureProcess<T = unknown> extends Envelope implements LocalProcess
     readonly target: PID,
     message: unknown,
     options: RequestOptions | undefined,
+    sink?: ReplySink,
   ) {
     super(message, undefined, options?.header);
-    // A module-level executor: no closure and no context allocated per request.
-    this.promise = new Promise<T>(capture as never);
-    this.resolve = captured.resolve as (value: T) => void;
-    this.reject = captured.reject;
+    if (sink === undefined) {
+      // A module-level executor: no closure and no context allocated per request.
+      this.promise = new Promise<T>(capture as never);
+      this.resolve = captured.resolve as (value: T) => void;
+      this.reject = captured.reject;
+    } else {
+      this.promise = undefined;
+      this.sink = sink;
+      this.resolve = settleReply as (value: T) => void;
+      this.reject = settleError;
+    }
     const registry = runtime.registry;
     this.seq = registry.nextFutureSeq();
     registry.addFuture(this);
@@ -99,6 +123,8 @@ export class FutureProcess<T = unknown> extends Envelope implements LocalProcess
         this.fail(new InvalidOptionError('timeoutMs', `${ms} is not a number of ms >= 0`));
         return;
       }
+      // The deadline travels with the request (ctx.deadline at the target, also remotely).
+      this.due = Date.now() + ms;
       (this.extras ??= new FutureExtras()).timer = this.runtime.timers.schedule(ms, () =>
         this.fail(new TimeoutError(target.toString(), ms)),
       );
@@ -162,7 +188,9 @@ export class FutureProcess<T = unknown> extends Envelope implements LocalProcess
     const resolve = this.resolve!;
     const reject = this.reject!;
     this.finish();
-    if (message instanceof Error) reject(message);
+    const sink = this.sink;
+    if (sink !== undefined) sink.settle(message, message instanceof Error ? message : undefined);
+    else if (message instanceof Error) reject(message);
     else resolve(message as T);
   }
 
@@ -171,7 +199,9 @@ export class FutureProcess<T = unknown> extends Envelope implements LocalProcess
     const reject = this.reject;
     if (reject === undefined) return;
     this.finish();
-    reject(error);
+    const sink = this.sink;
+    if (sink !== undefined) sink.settle(undefined, error);
+    else reject(error);
   }
 
   private finish(): void {

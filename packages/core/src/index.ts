@@ -42,7 +42,7 @@ export {
   UnknownTypeError,
 } from './errors';
 export { EventStream, type Subscription } from './event-stream';
-export { FutureProcess, type RequestOptions } from './future-process';
+export { FutureProcess, type ReplySink, type RequestOptions } from './future-process';
 export { createStderrLogger, silentLogger, type LogFn, type Logger, type LogLevel } from './logger';
 export { DEFAULT_MAILBOX_OPTIONS, Mailbox, type MailboxOptions } from './mailbox';
 export {
@@ -68,6 +68,7 @@ export {
 } from './middleware';
 export { PID } from './pid';
 export {
+  entryDeadline,
   entryHeader,
   entryMessage,
   entrySender,

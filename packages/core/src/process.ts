@@ -11,6 +11,12 @@ export interface MessageEnvelope {
   header?: Record<string, string>;
   /** `'urgent'` uses the target's urgent lane, drained before ordinary user messages. */
   priority?: 'urgent';
+  /**
+   * A request's deadline, epoch ms: the requester stops waiting then. Set from the request's
+   * `timeoutMs` and carried across nodes (as the remaining time, so clocks need not agree), so
+   * the target can see it as `ctx.deadline`.
+   */
+  deadline?: number;
 }
 
 /**
@@ -67,13 +73,19 @@ export function entryHeader(entry: unknown): Record<string, string> | undefined 
   return entry instanceof Envelope ? entry.header : undefined;
 }
 
-/** A lane entry for `post`: the bare message unless it has a sender or headers. */
+/** The deadline of a lane entry (epoch ms), if it is a request that has one. */
+export function entryDeadline(entry: unknown): number | undefined {
+  return entry instanceof Envelope ? entry.deadline : undefined;
+}
+
+/** A lane entry for `post`: the bare message unless it has a sender, headers or a deadline. */
 export function laneEntry(
   message: unknown,
   sender?: PID,
   header?: Record<string, string>,
+  deadline?: number,
 ): unknown {
-  return sender === undefined && header === undefined
+  return sender === undefined && header === undefined && deadline === undefined
     ? message
-    : new Envelope(message, sender, header);
+    : new Envelope(message, sender, header, deadline);
 }

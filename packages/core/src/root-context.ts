@@ -1,9 +1,9 @@
 import type { ActorSystem } from './actor-system';
 import type { SendOptions, SenderContext, SpawnerContext } from './context';
-import type { RequestOptions } from './future-process';
+import type { ReplySink, RequestOptions } from './future-process';
 import { spawnActor } from './internal/actor-context';
 import type { Runtime } from './internal/runtime';
-import { deliver, entryOf, requestEntry, sendEntry } from './internal/send';
+import { deliver, entryOf, requestEntry, requestToSink, sendEntry } from './internal/send';
 import { POISON_PILL, Terminated, Unwatch, Watch } from './messages';
 import type { PID } from './pid';
 import type { LocalProcess, MessageEnvelope } from './process';
@@ -65,6 +65,17 @@ export class RootContext implements SenderContext, SpawnerContext {
 
   request<T = unknown>(pid: PID, message: unknown, options?: RequestOptions): Promise<T> {
     return requestEntry<T>(this.runtime, pid, message, options, this, undefined);
+  }
+
+  /**
+   * A request whose outcome goes to `sink.settle` instead of a promise: for runtimes built on
+   * core that map or retry replies before settling a promise of their own (one object per
+   * request instead of a second promise and its closures). Same timeout, abort and failure
+   * rules as `request`; an error that the request's own promise would reject with is passed as
+   * `error`.
+   */
+  requestTo(pid: PID, message: unknown, sink: ReplySink, options?: RequestOptions): void {
+    requestToSink(this.runtime, pid, message, options, sink, this, undefined);
   }
 
   spawn(props: Props): PID {

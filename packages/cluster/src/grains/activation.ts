@@ -225,7 +225,7 @@ export class Activation implements Actor {
       host.requestDeactivate(this, 'not-owner');
       return host.turnEnded(this, influencing);
     }
-    const gctx = new GrainTurnContext(host, this, ctx, message, ctx.headers, false);
+    const gctx = new GrainTurnContext(host, this, ctx, message, ctx.headers, false, ctx.deadline);
     let result: unknown;
     try {
       result = this.grain!.receive(gctx);

@@ -1,4 +1,5 @@
 import {
+  entryDeadline,
   entryHeader,
   entryMessage,
   entrySender,
@@ -170,7 +171,7 @@ export class Activator {
     // A send: the grain sees its `sender` option as the sender; the caller gets ACK.
     const header = ack ? entryHeader(entry) : undefined;
     const ok = proc.post(
-      ack ? laneEntry(messageOf(entry), replyToOf(header), header) : entry,
+      ack ? laneEntry(messageOf(entry), replyToOf(header), header, entryDeadline(entry)) : entry,
       false,
     );
     if (!ok) {

@@ -21,9 +21,9 @@ import type { Topology } from '../membership/topology';
 import { ownerOf } from '../placement/owner-of';
 import { shardOf } from '../placement/shard-of';
 import type { GrainCallOptions } from './grain';
-import { ROUTER_ID } from './grain-router';
-import { callHeader } from './internal/call-headers';
+import { callHeader, routerIdOf } from './internal/call-headers';
 import { asControl } from './internal/control-replies';
+import { GrainCall, type Outcome } from './internal/grain-call';
 import type { ParentCall } from './internal/grain-host';
 
 /** First wait before retrying a placement or transport failure: a claim takes a few ms. */
@@ -31,8 +31,8 @@ const INITIAL_BACKOFF_MS = 5;
 /** Longest wait between attempts: short enough to notice a new owner within ~0.1 s. */
 const MAX_BACKOFF_MS = 100;
 /**
- * Router PIDs kept for the members a caller talks to (one per address, so a call allocates no
- * PID); the cache is cleared when full, so addresses of departed members cannot pile up.
+ * Router PIDs kept for the members and kinds a caller talks to (one per address and kind, so a
+ * call allocates no PID); the cache is cleared when full, so departed members cannot pile up.
  */
 const MAX_CACHED_ROUTERS = 256;
 /** Error codes of the transport that a retry can fix (peer gone, restarting, not ready). */
@@ -47,28 +47,6 @@ function outcomeUnknown(err: unknown): boolean {
   return err instanceof EndpointUnavailableError && err.inFlight && !err.peerLeft;
 }
 
-/** What every attempt of one call shares. */
-interface Call {
-  kind: string;
-  identity: string;
-  message: unknown;
-  options: GrainCallOptions | undefined;
-  signal: AbortSignal | undefined;
-  /** Date.now() when the call began. */
-  start: number;
-  deadline: number;
-  header: Record<string, string>;
-  shard: number;
-}
-
-/** What one attempt ended with. */
-interface Outcome {
-  address: string;
-  reply: unknown;
-  failed: boolean;
-  error: unknown;
-}
-
 /** What the caller needs from its cluster member. */
 export interface CallerDeps {
   readonly system: ActorSystem;
@@ -78,8 +56,8 @@ export interface CallerDeps {
   onSendFailed(kind: string, identity: string, error: unknown): void;
   /** True once the member's actor system shuts down: calls from it end at once. */
   stopped(): boolean;
-  /** This member's own router PID (it caches the router process), once registered. */
-  localRouter(): PID | undefined;
+  /** This member's own router PID of `kind` (it caches the router process), if it hosts it. */
+  localRouter(kind: string): PID | undefined;
 }
 
 /**
@@ -89,16 +67,26 @@ export interface CallerDeps {
  * the message is in an activation's mailbox (or held for the next one), so it survives moves.
  */
 export class GrainCaller {
-  /** Router PIDs by member address (bounded by MAX_CACHED_ROUTERS). */
-  private readonly routers = new Map<string, PID>();
+  /** Router PIDs by kind, then member address (bounded by MAX_CACHED_ROUTERS in all). */
+  private readonly routers = new Map<string, Map<string, PID>>();
+  private cachedRouters = 0;
+  /** The last router resolved: consecutive calls mostly go to the same kind and member. */
+  private lastKind: string | undefined = undefined;
+  private lastAddress: string | undefined = undefined;
+  private lastRouter: PID | undefined = undefined;
   /** Wake-ups of the calls sleeping between attempts (bounded by the calls in progress). */
   private readonly sleepers = new Set<() => void>();
+
+  /** The retry loop, bound once: every call's first attempt hands it on from its reply sink. */
+  private readonly retryFrom = (call: GrainCall, first: Outcome): Promise<unknown> =>
+    this.retry(call, first);
 
   constructor(private readonly deps: CallerDeps) {}
 
   /**
    * One call; see Cluster.request. The first attempt runs without the retry loop (no async frame
-   * per call): only a failure or a runtime control reply enters `retry`, with that outcome.
+   * per call, and its reply settles the call's promise directly): only a failure or a runtime
+   * control reply enters `retry`, with that outcome.
    */
   request<T>(
     kind: string,
@@ -109,7 +97,7 @@ export class GrainCaller {
     ack = false,
     replyTo?: PID,
   ): Promise<T> {
-    let call: Call;
+    let call: GrainCall;
     let address: string | undefined;
     try {
       call = this.prepare(kind, identity, message, options, parent, ack, replyTo);
@@ -118,21 +106,11 @@ export class GrainCaller {
       return Promise.reject(err as Error);
     }
     if (address === undefined) return this.retry<T>(call, undefined);
-    const first = address;
-    return this.deps.system.root
-      .request(this.routerAt(first), message, {
-        timeoutMs: call.deadline - call.start,
-        signal: call.signal,
-        header: call.header,
-      })
-      .then(
-        (reply) =>
-          reply !== undefined && asControl(reply) === undefined
-            ? (reply as T)
-            : this.retry<T>(call, { address: first, reply, failed: false, error: undefined }),
-        (error: unknown) =>
-          this.retry<T>(call, { address: first, reply: undefined, failed: true, error }),
-      );
+    const promise = call.promise<T>();
+    call.address = address;
+    // The call is its own request options (timeout, signal, header) and its reply's sink.
+    this.deps.system.root.requestTo(this.routerAt(address, kind), message, call, call);
+    return promise;
   }
 
   /** Checks the arguments and fixes what every attempt of the call shares. */
@@ -144,7 +122,7 @@ export class GrainCaller {
     parent: ParentCall | undefined,
     ack: boolean,
     replyTo: PID | undefined,
-  ): Call {
+  ): GrainCall {
     if (typeof kind !== 'string' || kind.length === 0) {
       throw new InvalidClusterOptionError(
         'kind',
@@ -160,24 +138,25 @@ export class GrainCaller {
     }
     const start = Date.now();
     const deadline = Math.min(start + timeoutMs, parent?.deadline ?? Infinity);
-    return {
+    return new GrainCall(
+      this.retryFrom,
       kind,
       identity,
       message,
       options,
-      signal: options?.signal,
+      options?.signal,
       start,
       deadline,
-      header: callHeader(kind, identity, deadline, parent?.chainId, parent?.path, ack, replyTo),
-      shard: shardOf(identity, this.deps.shardCountOf(kind)),
-    };
+      callHeader(identity, parent?.chainId, parent?.path, ack, replyTo),
+      shardOf(identity, this.deps.shardCountOf(kind)),
+    );
   }
 
   /**
    * The owner to try first, or undefined when the call must go through the retry loop's checks
    * (aborted, stopped, deadline already passed, no owner yet). Throws UnknownKindError.
    */
-  private firstAddress(call: Call): string | undefined {
+  private firstAddress(call: GrainCall): string | undefined {
     if (call.signal?.aborted || this.deps.stopped() || call.deadline <= call.start)
       return undefined;
     return this.ownerAddress(call.kind, call.shard);
@@ -187,7 +166,7 @@ export class GrainCaller {
    * The retry loop: handles `first` (the first attempt's outcome) if given, then tries again
    * with backoff until a reply, a final error or the deadline.
    */
-  private async retry<T>(call: Call, first: Outcome | undefined): Promise<T> {
+  private async retry<T>(call: GrainCall, first: Outcome | undefined): Promise<T> {
     const { kind, identity, message, options, signal, start, deadline, header, shard } = call;
     let hint: string | undefined;
     let attempts = first === undefined ? 0 : 1;
@@ -211,11 +190,15 @@ export class GrainCaller {
           attempts++;
           outcome = { address, reply: undefined, failed: false, error: undefined };
           try {
-            outcome.reply = await this.deps.system.root.request(this.routerAt(address), message, {
-              timeoutMs: remaining,
-              signal,
-              header,
-            });
+            outcome.reply = await this.deps.system.root.request(
+              this.routerAt(address, kind),
+              message,
+              {
+                timeoutMs: remaining,
+                signal,
+                header,
+              },
+            );
           } catch (err) {
             outcome.failed = true;
             outcome.error = err;
@@ -249,8 +232,6 @@ export class GrainCaller {
               break;
             case 'failure':
               throw new GrainError(kind, identity, c.name, c.code, c.message);
-            case 'unknown-kind':
-              throw new UnknownKindError(kind);
             case 'denied':
               throw new ActivationDeniedError(kind, identity);
             case 'deadlock':
@@ -302,15 +283,28 @@ export class GrainCaller {
     return undefined;
   }
 
-  private routerAt(address: string): PID {
-    const local = this.deps.localRouter();
-    if (local !== undefined && local.address === address) return local;
-    let pid = this.routers.get(address);
-    if (pid === undefined) {
-      if (this.routers.size >= MAX_CACHED_ROUTERS) this.routers.clear();
-      pid = new PID(address, ROUTER_ID);
-      this.routers.set(address, pid);
+  private routerAt(address: string, kind: string): PID {
+    if (address === this.lastAddress && kind === this.lastKind) return this.lastRouter!;
+    let pid = this.deps.localRouter(kind);
+    if (pid === undefined || pid.address !== address) {
+      let byAddress = this.routers.get(kind);
+      if (byAddress === undefined) this.routers.set(kind, (byAddress = new Map()));
+      pid = byAddress.get(address);
+      if (pid === undefined) {
+        if (this.cachedRouters >= MAX_CACHED_ROUTERS) {
+          this.routers.clear();
+          this.cachedRouters = 0;
+          this.routers.set(kind, byAddress);
+          byAddress.clear();
+        }
+        pid = new PID(address, routerIdOf(kind));
+        byAddress.set(address, pid);
+        this.cachedRouters++;
+      }
     }
+    this.lastKind = kind;
+    this.lastAddress = address;
+    this.lastRouter = pid;
     return pid;
   }
 

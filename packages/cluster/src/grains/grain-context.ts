@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Context, PID, TimerHandle } from '@granary/core';
 import type { Activation } from './activation';
 import type { GrainCallOptions, GrainClusterHandle, GrainContext, GrainSendOptions } from './grain';
-import { H_ACK, H_CHAIN, H_REPLY_TO, deadlineOf, pathOf } from './internal/call-headers';
+import { H_ACK, H_CHAIN, H_REPLY_TO, pathOf } from './internal/call-headers';
 import { failureOf } from './internal/control-replies';
 import type { GrainHost, ParentCall } from './internal/grain-host';
 
@@ -30,7 +30,8 @@ export class GrainTurnContext implements GrainContext {
   private responded = false;
   private abort: AbortController | undefined = undefined;
   private abortTimer: TimerHandle | undefined = undefined;
-  private cachedDeadline: number | undefined;
+  /** Epoch ms; Infinity when the caller gave no deadline. */
+  private readonly due: number;
   private cachedChain: string | undefined = undefined;
   private from: PID | undefined | typeof UNREAD;
 
@@ -42,9 +43,10 @@ export class GrainTurnContext implements GrainContext {
     private readonly header: Readonly<Record<string, string>> | undefined,
     /** onActivate: no message, no sender. */
     lifecycle: boolean,
-    deadline?: number,
+    /** The call's deadline as it travelled with the request (core's `ctx.deadline`). */
+    deadline: number | undefined,
   ) {
-    this.cachedDeadline = deadline;
+    this.due = deadline ?? Infinity;
     this.from = lifecycle ? undefined : UNREAD;
   }
 
@@ -85,7 +87,7 @@ export class GrainTurnContext implements GrainContext {
   }
 
   get deadline(): number {
-    return (this.cachedDeadline ??= deadlineOf(this.header));
+    return this.due;
   }
 
   get remainingMs(): number {

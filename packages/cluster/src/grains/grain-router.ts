@@ -10,13 +10,10 @@ import {
 } from '@granary/core';
 import { fnv1a32 } from '../placement/shard-of';
 import type { Activator } from './activator';
-import { H_ACK, H_CALL, H_PATH, pathOf } from './internal/call-headers';
+import { H_ACK, H_IDENTITY, H_PATH, pathOf } from './internal/call-headers';
 import { control } from './internal/control-replies';
 import type { GrainHost } from './internal/grain-host';
 import type { KindSlot } from './internal/kind-slot';
-
-/** Well-known id of every member's grain router: calls go to `address/$grains`. */
-export const ROUTER_ID = '$grains';
 
 /**
  * Module-level aliases of core's entry helpers: a CommonJS import is a getter on core's exports
@@ -31,26 +28,30 @@ export interface RouterDeps {
   readonly activator: Activator;
   /** The registry the router is added to (a local call's PID caches the router). */
   readonly registry: ProcessRegistry;
-  /** The kinds this member hosts (a member hosts a few: scanned by name, no string per call). */
-  readonly slots: readonly KindSlot[];
-  /** A message to the router that is not a grain call. */
+  /** A message to a router that is not a grain call. */
   deadLetter(message: unknown, sender: PID | undefined): void;
 }
 
 /**
- * The member's entry point for grain calls (a core LocalProcess, not an actor: routing is
- * synchronous, so nothing needs a mailbox here; a local call's PID caches it, so a call from
- * this member posts its lane entry straight here, and the entry goes on unchanged into the
- * activation's mailbox). It answers, without touching any grain: unknown kind, NotOwner (with
- * the owner it believes in) when this member does not hold the shard or drains it, and
- * DeadlockError when the call chain already waits on the target. Everything else goes to the
- * activator.
+ * The member's entry point for the grain calls of one hosted kind, registered as
+ * `routerIdOf(kind)` (a core LocalProcess, not an actor: routing is synchronous, so nothing
+ * needs a mailbox here; a local call's PID caches it, so a call from this member posts its lane
+ * entry straight here, and the entry goes on unchanged into the activation's mailbox). The kind
+ * is in the target id, which a batch sends once (its table of target ids), so a call carries
+ * only the identity and the deadline as headers. It answers, without touching any grain:
+ * NotOwner (with the owner it believes in) when this member does not hold the shard or drains
+ * it, and DeadlockError when the call chain already waits on the target. Everything else goes
+ * to the activator. A call to a kind this member does not host finds no router: a dead letter,
+ * which the caller retries (it only routes to members whose topology entry lists the kind).
  */
 export class GrainRouter implements LocalProcess {
   dead = false;
   readonly capacity = Infinity;
 
-  constructor(private readonly deps: RouterDeps) {}
+  constructor(
+    private readonly deps: RouterDeps,
+    private readonly slot: KindSlot,
+  ) {}
 
   get owner(): ProcessRegistry {
     return this.deps.registry;
@@ -64,7 +65,7 @@ export class GrainRouter implements LocalProcess {
 
   /** The registry path: calls arriving from other members. */
   sendUserMessage(_pid: PID, envelope: MessageEnvelope): void {
-    this.route(laneEntry(envelope.message, envelope.sender, envelope.header));
+    this.route(laneEntry(envelope.message, envelope.sender, envelope.header, envelope.deadline));
   }
 
   sendSystemMessage(): void {}
@@ -73,15 +74,10 @@ export class GrainRouter implements LocalProcess {
 
   private route(entry: unknown): void {
     const h = headerOf(entry);
-    // `<deadline>/<kind>/<identity>`: a kind never holds '/', an identity may.
-    const v = h?.[H_CALL];
-    const a = v === undefined ? -1 : v.indexOf('/');
-    const b = a < 0 ? -1 : v!.indexOf('/', a + 1);
-    if (b < 0) return this.deps.deadLetter(messageOf(entry), entrySender(entry));
-    const slot = this.slotAt(v!, a + 1, b);
+    const identity = h?.[H_IDENTITY];
+    if (identity === undefined) return this.deps.deadLetter(messageOf(entry), entrySender(entry));
+    const slot = this.slot;
     const host = this.deps.host;
-    if (slot === undefined) return host.reply(entrySender(entry), control({ c: 'unknown-kind' }));
-    const identity = v!.slice(b + 1);
     // shardOf without its argument check (kind() validated shardCount); the activator reuses it.
     const hash = fnv1a32(identity);
     const shard = hash % slot.shardCount;
@@ -96,17 +92,5 @@ export class GrainRouter implements LocalProcess {
       }
     }
     this.deps.activator.deliver(slot, identity, shard, hash, entry, h![H_ACK] === '1');
-  }
-
-  /** The hosted kind named by `v[from, to)`, if any. */
-  private slotAt(v: string, from: number, to: number): KindSlot | undefined {
-    const kinds = this.deps.slots;
-    const len = to - from;
-    for (let i = 0; i < kinds.length; i++) {
-      const s = kinds[i]!;
-      const name = s.def.name;
-      if (name.length === len && v.startsWith(name, from)) return s;
-    }
-    return undefined;
   }
 }

@@ -7,8 +7,9 @@ import type { Activation } from './activation';
 import { Activator } from './activator';
 import type { DeactivationReason, GrainCallOptions, GrainClusterHandle } from './grain';
 import { GrainCaller } from './grain-caller';
-import { GrainRouter, ROUTER_ID } from './grain-router';
+import { GrainRouter } from './grain-router';
 import { DEFAULT_GRAINS_OPTIONS, type GrainsOptions } from './grains-options';
+import { routerIdOf } from './internal/call-headers';
 import { control } from './internal/control-replies';
 import type { GrainHost, ParentCall } from './internal/grain-host';
 import { KindSlot } from './internal/kind-slot';
@@ -40,8 +41,8 @@ export interface GrainRuntimeInit extends GrainsOptions {
 }
 
 /**
- * The grains half of a cluster member: its actor system (and remote), the grain router at
- * `address/$grains`, the activator, and the caller. Created by Cluster.start before joining
+ * The grains half of a cluster member: its actor system (and remote), a grain router per
+ * hosted kind at `address/$grains/<kind>`, the activator, and the caller. Created by Cluster.start before joining
  * (so the address is known), attached to the cluster right after.
  */
 export class GrainRuntime implements GrainHost {
@@ -54,9 +55,11 @@ export class GrainRuntime implements GrainHost {
   private readonly off: Array<() => void> = [];
   private accepting = true;
   private stopped = false;
-  private router: GrainRouter | undefined = undefined;
-  /** This member's router PID (it caches the router: a local call skips the registry). */
-  private routerPid: PID | undefined = undefined;
+  /**
+   * This member's routers by kind, and their PIDs (a PID caches its router: a local call skips
+   * the registry).
+   */
+  private readonly routers = new Map<string, { router: GrainRouter; pid: PID }>();
 
   private constructor(
     readonly system: ActorSystem,
@@ -75,7 +78,7 @@ export class GrainRuntime implements GrainHost {
       onSendFailed: (kind, identity, err) =>
         this.logger.warn({ err, grain: `${kind}/${identity}` }, 'grain send was not delivered'),
       stopped: () => this.stopped || system.isShuttingDown,
-      localRouter: () => this.routerPid,
+      localRouter: (kind) => this.routers.get(kind)?.pid,
     });
   }
 
@@ -119,16 +122,23 @@ export class GrainRuntime implements GrainHost {
   /** Registers the router and the drain hook; called before the member joins. */
   attach(view: ClusterView): void {
     this.view = view;
-    const router = new GrainRouter({
-      host: this,
-      activator: this.activator,
-      registry: this.system.registry,
-      slots: [...this.slots.values()],
-      deadLetter: (message, sender) =>
-        this.system.deadLetters.publish(this.routerPid!, message, sender, 'not-a-grain-call'),
-    });
-    this.router = router;
-    this.routerPid = this.system.registry.add(ROUTER_ID, router);
+    for (const slot of this.slots.values()) {
+      const id = routerIdOf(slot.def.name);
+      const deps = {
+        host: this,
+        activator: this.activator,
+        registry: this.system.registry,
+        deadLetter: (message: unknown, sender: PID | undefined) =>
+          this.system.deadLetters.publish(
+            new PID(this.system.address, id),
+            message,
+            sender,
+            'not-a-grain-call',
+          ),
+      };
+      const router = new GrainRouter(deps, slot);
+      this.routers.set(slot.def.name, { router, pid: this.system.registry.add(id, router) });
+    }
     this.off.push(
       view.onBeforeRelease((kind, shard) => this.drainShard(kind, shard)),
       view.on('shard-released', (e) => this.shardReleased(e)),
@@ -196,8 +206,10 @@ export class GrainRuntime implements GrainHost {
     if (this.stopped) return;
     this.stopped = true;
     for (const off of this.off) off();
-    this.system.registry.remove(new PID(this.system.address, ROUTER_ID));
-    if (this.router) this.router.dead = true;
+    for (const { router, pid } of this.routers.values()) {
+      this.system.registry.remove(pid);
+      router.dead = true;
+    }
     if (this.ownsSystem) await this.system.shutdown();
   }
 

@@ -23,6 +23,7 @@ class Counter implements Grain {
       return { n: this.n, activationId: ctx.activationId, identity: ctx.identity };
     if (m.op === 'boom') throw Object.assign(new RangeError('bad value'), { code: 'ERR_BAD' });
     if (m.op === 'slow') return new Promise((r) => setTimeout(() => r('late'), 500));
+    if (m.op === 'deadline') return { deadline: ctx.deadline, remaining: ctx.remainingMs };
     return undefined;
   }
 }
@@ -118,6 +119,26 @@ describe('grain calls (MemoryProvider, 3 members)', function () {
     );
     expect(err).to.be.instanceOf(ActivationDeniedError);
     expect(Date.now() - t0).to.be.lessThan(200);
+  });
+
+  it("the caller's deadline reaches a grain on another member (sent as time left)", async () => {
+    const [a] = nodes.nodes;
+    let id = '';
+    for (let i = 0; id === ''; i++) {
+      const candidate = `deadline-${i}`;
+      if (a!.ownerOf('counter', a!.shardOf('counter', candidate))?.id !== 'a') id = candidate;
+    }
+    const start = Date.now();
+    const reply = await a!.request<{ deadline: number; remaining: number }>(
+      'counter',
+      id,
+      { op: 'deadline' },
+      { timeoutMs: 5_000 },
+    );
+    // The grain's clock is this process's, so the deadline is exact up to the ms rounding on
+    // the wire and the time the call took.
+    expect(reply.deadline).to.be.within(start + 5_000 - 100, Date.now() + 5_000 + 1);
+    expect(reply.remaining).to.be.above(4_000).and.at.most(5_000);
   });
 
   it('fails past the deadline with DeadlineExceededError naming kind/id, deadline and attempts', async () => {

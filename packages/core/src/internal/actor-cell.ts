@@ -93,7 +93,7 @@ export abstract class ActorCell extends Mailbox implements LocalProcess, Schedul
   }
 
   sendUserMessage(_pid: PID, envelope: MessageEnvelope): void {
-    const entry = entryOf(envelope.message, envelope.sender, envelope.header);
+    const entry = entryOf(envelope.message, envelope.sender, envelope.header, envelope.deadline);
     if (this.post(entry, envelope.priority === 'urgent')) return;
     const error = new MailboxFullError(this.self.toString(), this.capacity);
     this.runtime.deadLetters.publish(

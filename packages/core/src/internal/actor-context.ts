@@ -67,6 +67,11 @@ export class ActorContext extends ActorLifecycle implements Context {
     return (c instanceof Envelope ? c.header : undefined) ?? NO_HEADERS;
   }
 
+  get deadline(): number | undefined {
+    const c = this.cur;
+    return c instanceof Envelope ? c.deadline : undefined;
+  }
+
   get children(): PID[] {
     return this.kids === null ? [] : [...this.kids.values()];
   }
@@ -117,7 +122,7 @@ export class ActorContext extends ActorLifecycle implements Context {
 
   /** The last step of the sender-middleware chain. @internal */
   deliverEnvelope(_ctx: SenderContext, target: PID, envelope: MessageEnvelope): void {
-    const entry = entryOf(envelope.message, envelope.sender, envelope.header);
+    const entry = entryOf(envelope.message, envelope.sender, envelope.header, envelope.deadline);
     const urgent = envelope.priority === 'urgent';
     if (trying) tryAccepted = deliver(this.runtime, target, entry, urgent);
     else sendEntry(this.runtime, target, entry, urgent);
@@ -150,8 +155,17 @@ export class ActorContext extends ActorLifecycle implements Context {
 
   forward(pid: PID): void {
     const c = this.cur;
-    if (c instanceof Envelope) this.send(pid, c.message, { sender: c.sender, header: c.header });
-    else this.send(pid, c);
+    if (!(c instanceof Envelope)) return this.send(pid, c);
+    // The deadline goes on with the request (SendOptions has no deadline: only forward keeps one).
+    const envelope = {
+      message: c.message,
+      sender: c.sender,
+      header: c.header,
+      deadline: c.deadline,
+    };
+    const chain = this.props.senderChain;
+    if (chain !== undefined) chain(this, pid, envelope);
+    else this.deliverEnvelope(this, pid, envelope);
   }
 
   // ── Spawning and stopping ──────────────────────────────────────────────────────────────

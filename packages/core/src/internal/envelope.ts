@@ -8,18 +8,27 @@ import type { PID } from '../pid';
 export class Envelope {
   /** @internal The sender as given (a request's future makes its PID on first read). */
   protected from: PID | undefined;
+  /** @internal The request's deadline, epoch ms (a request's future sets it from its timeout). */
+  protected due: number | undefined;
 
   constructor(
     readonly message: unknown,
     sender: PID | undefined,
     readonly header: Record<string, string> | undefined,
+    deadline?: number,
   ) {
     this.from = sender;
+    this.due = deadline;
   }
 
   /** Who to reply to. */
   get sender(): PID | undefined {
     return this.from;
+  }
+
+  /** Epoch ms after which the requester no longer waits for an answer, if it said. */
+  get deadline(): number | undefined {
+    return this.due;
   }
 }
 

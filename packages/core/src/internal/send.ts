@@ -1,22 +1,14 @@
 import { MailboxFullError } from '../errors';
-import { FutureProcess, type RequestOptions } from '../future-process';
+import { FutureProcess, type ReplySink, type RequestOptions } from '../future-process';
 import type { PID } from '../pid';
 import type { SenderContext } from '../context';
 import type { SenderFunc } from '../middleware';
-import type { LocalProcess } from '../process';
+import { laneEntry, type LocalProcess } from '../process';
 import { Envelope } from './envelope';
 import type { Runtime } from './runtime';
 
-/** A lane entry: the bare message unless it carries a sender or headers. */
-export function entryOf(
-  message: unknown,
-  sender: PID | undefined,
-  header: Record<string, string> | undefined,
-): unknown {
-  return sender === undefined && header === undefined
-    ? message
-    : new Envelope(message, sender, header);
-}
+/** A lane entry: the bare message unless it carries a sender, headers or a deadline. */
+export const entryOf = laneEntry;
 
 /** Capacity of the last target that refused a message (read right after deliver returns false). */
 let refusedCapacity = Infinity;
@@ -37,6 +29,7 @@ export function deliver(rt: Runtime, target: PID, entry: unknown, urgent: boolea
         sender: e?.sender,
         header: e?.header,
         priority: urgent ? 'urgent' : undefined,
+        deadline: e?.deadline,
       });
       return true;
     }
@@ -73,9 +66,32 @@ export function requestEntry<T>(
   chain: SenderFunc | undefined,
 ): Promise<T> {
   const future = new FutureProcess<T>(rt, target, message, options);
-  if (future.dead) return future.promise; // aborted (or invalid) before it was sent
-  const header = options?.header;
-  if (chain !== undefined) chain(ctx, target, { message, sender: future.pid, header });
-  else sendEntry(rt, target, future, false); // the future is the request's envelope
-  return future.promise;
+  if (!future.dead) sendRequest(rt, target, future, ctx, chain);
+  return future.promise!; // dead: aborted (or invalid) before it was sent
+}
+
+/** Request semantics with the outcome handed to `sink` instead of a promise. */
+export function requestToSink(
+  rt: Runtime,
+  target: PID,
+  message: unknown,
+  options: RequestOptions | undefined,
+  sink: ReplySink,
+  ctx: SenderContext,
+  chain: SenderFunc | undefined,
+): void {
+  const future = new FutureProcess(rt, target, message, options, sink);
+  if (!future.dead) sendRequest(rt, target, future, ctx, chain);
+}
+
+function sendRequest<T>(
+  rt: Runtime,
+  target: PID,
+  future: FutureProcess<T>,
+  ctx: SenderContext,
+  chain: SenderFunc | undefined,
+): void {
+  if (chain === undefined) return sendEntry(rt, target, future, false); // the future is the envelope
+  const { message, header, deadline } = future;
+  chain(ctx, target, { message, sender: future.pid, header, deadline });
 }

@@ -55,6 +55,7 @@ export class RemoteProcess implements Process {
       sender,
       header: envelope.header,
       urgent: envelope.priority === 'urgent',
+      deadline: envelope.deadline,
       message,
     });
   }

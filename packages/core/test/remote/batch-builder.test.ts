@@ -17,6 +17,20 @@ function env(targetId: string, typeName: string, sender?: PID): OutboundEnvelope
 }
 
 describe('BatchBuilder', () => {
+  it('sends a deadline as the ms left (at least 1) and nothing for none', () => {
+    const builder = new BatchBuilder();
+    const now = Date.now();
+    builder.add({ ...env('a', 'json'), deadline: now + 60_000 });
+    builder.add({ ...env('a', 'json'), deadline: now - 5_000 });
+    builder.add({ ...env('a', 'json'), deadline: Infinity });
+    builder.add(env('a', 'json'));
+    const [future, past, infinite, none] = decodeFrame(builder.take()).batch!.envelopes;
+    expect(future!.timeoutMs).to.be.within(59_000, 60_000);
+    expect(past!.timeoutMs).to.equal(1);
+    expect(infinite!.timeoutMs).to.equal(0);
+    expect(none!.timeoutMs).to.equal(0);
+  });
+
   describe('take', () => {
     it('writes each type name, target id and sender address once per batch', () => {
       const builder = new BatchBuilder();

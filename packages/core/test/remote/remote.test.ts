@@ -96,6 +96,23 @@ describe('Remote', function () {
       expect(reply).to.deep.equal({ echo: { n: 1 }, headers: { trace: 't1' } });
     });
 
+    it("carries the request's deadline as time left: the remote actor sees it as ctx.deadline", async () => {
+      b.system.root.spawnNamed(
+        Props.fromFunc((ctx: Context) => {
+          if (ctx.sender) ctx.respond({ deadline: ctx.deadline ?? null });
+        }),
+        'deadline',
+      );
+      const target = new PID(b.address, 'deadline');
+      const before = Date.now();
+      const timed = await a.system.root.request<{ deadline: number }>(target, 'q', {
+        timeoutMs: 4_000,
+      });
+      // Same clock in both systems here: exact up to the ms rounding and the time in flight.
+      expect(timed.deadline).to.be.within(before + 4_000 - 5, Date.now() + 4_000 + 1);
+      expect(await a.system.root.request(target, 'q')).to.deep.equal({ deadline: null });
+    });
+
     it('rejects with the error the remote actor responded with: name, code and message kept', async () => {
       b.system.root.spawnNamed(echo, 'echo');
       const err = await rejectionOf(

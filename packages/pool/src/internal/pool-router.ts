@@ -164,7 +164,7 @@ export class PoolRouter implements LocalProcess, PoolContext, WorkerLoad {
 
   /** The registry path: remote inbound delivery and any caller without the cached process. */
   sendUserMessage(_pid: PID, envelope: MessageEnvelope): void {
-    const entry = laneEntry(envelope.message, envelope.sender, envelope.header);
+    const entry = laneEntry(envelope.message, envelope.sender, envelope.header, envelope.deadline);
     this.post(entry, envelope.priority === 'urgent');
   }
 

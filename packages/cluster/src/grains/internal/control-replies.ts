@@ -10,7 +10,6 @@ export const CONTROL_TYPE_NAME = 'granary.grain.Control';
 export type ControlReply =
   | { c: 'not-owner'; owner?: string }
   | { c: 'failure'; name: string; code?: string; message: string }
-  | { c: 'unknown-kind' }
   | { c: 'denied' }
   | { c: 'deadlock'; chain: string[] }
   | { c: 'mailbox-full'; capacity: number }

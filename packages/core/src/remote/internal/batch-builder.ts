@@ -16,9 +16,12 @@ const ENV_SENDER_ADDRESS = 5 << 3;
 const ENV_SENDER_ID = (6 << 3) | 2;
 const ENV_HEADER = (7 << 3) | 2;
 const ENV_URGENT = 8 << 3;
+const ENV_TIMEOUT = 9 << 3;
 const MAP_KEY = (1 << 3) | 2;
 const MAP_VALUE = (2 << 3) | 2;
 
+/** The longest timeout sent (a uint32 field): ~49 days, longer is as good as none. */
+const MAX_TIMEOUT_MS = 0xffffffff;
 /** Room for the Frame tag and the batch's length varint, written once the batch is complete. */
 const FRAME_HEADROOM = 6;
 /** First buffer of a batch; later batches start at the size of the previous one. */
@@ -37,6 +40,8 @@ export class BatchBuilder {
   private readonly senderAddresses = new StringTable();
   private sources: OutboundEnvelope[] = [];
   private payloadBytes = 0;
+  /** Date.now() of the first deadline encoded in this batch. */
+  private now: number | undefined = undefined;
   private capacity = INITIAL_CAPACITY;
   private writer = new ByteWriter(this.capacity, FRAME_HEADROOM);
 
@@ -81,6 +86,8 @@ export class BatchBuilder {
       }
     }
     if (env.urgent) size += 2;
+    const timeout = env.deadline === undefined ? 0 : this.remainingMs(env.deadline);
+    if (timeout !== 0) size += 1 + varintSize(timeout);
 
     const w = this.writer;
     w.ensure(1 + 5 + size);
@@ -122,8 +129,22 @@ export class BatchBuilder {
       w.byte(ENV_URGENT);
       w.byte(1);
     }
+    if (timeout !== 0) {
+      w.byte(ENV_TIMEOUT);
+      w.varint(timeout);
+    }
     this.sources.push(env);
     this.payloadBytes += payload.byteLength;
+  }
+
+  /**
+   * A deadline as the ms left (at least 1: an expired request still travels, its target
+   * decides), 0 for none. The clock is read once per batch: the batch is sent within the turn.
+   */
+  private remainingMs(deadline: number): number {
+    if (!(deadline < Infinity)) return 0;
+    const left = Math.ceil(deadline - (this.now ??= Date.now()));
+    return left < 1 ? 1 : left > MAX_TIMEOUT_MS ? MAX_TIMEOUT_MS : left;
   }
 
   /** Drops the current batch unsent and returns its envelopes, so they can be rejected. */
@@ -160,6 +181,7 @@ export class BatchBuilder {
     this.senderAddresses.clear();
     this.sources = [];
     this.payloadBytes = 0;
+    this.now = undefined;
     this.writer = new ByteWriter(this.capacity, FRAME_HEADROOM);
   }
 }

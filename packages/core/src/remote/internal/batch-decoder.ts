@@ -53,6 +53,7 @@ function decodeEnvelope(r: protobuf.Reader, bytes: Uint8Array, end: number): Wir
     senderId: '',
     header: undefined,
     urgent: false,
+    timeoutMs: 0,
   };
   while (r.pos < end) {
     const tag = r.uint32();
@@ -85,6 +86,9 @@ function decodeEnvelope(r: protobuf.Reader, bytes: Uint8Array, end: number): Wir
         break;
       case 8 << 3:
         env.urgent = r.bool();
+        break;
+      case 9 << 3:
+        env.timeoutMs = r.uint32();
         break;
       default:
         r.skipType(tag & 7);

@@ -21,6 +21,8 @@ export function deliverBatch(state: RemoteState, batch: WireBatch, from: string)
   // One PID per distinct target in the batch: the registry caches the process on it, so a
   // stream of messages to one actor costs one lookup per frame, not one per message.
   const targets = new Array<PID | undefined>(batch.targetIds.length);
+  // Deadlines arrive as time left (the peers' clocks need not agree): one clock read per frame.
+  let now: number | undefined;
   for (const env of batch.envelopes) {
     const target = (targets[env.target] ??= new PID(state.address, batch.targetIds[env.target]!));
     const sender =
@@ -57,6 +59,7 @@ export function deliverBatch(state: RemoteState, batch: WireBatch, from: string)
       sender,
       header,
       priority: env.urgent ? 'urgent' : undefined,
+      deadline: env.timeoutMs > 0 ? (now ??= Date.now()) + env.timeoutMs : undefined,
     });
   }
 }

@@ -10,6 +10,8 @@ export interface OutboundEnvelope {
   sender?: PID;
   header?: Record<string, string>;
   urgent: boolean;
+  /** A request's deadline, epoch ms: sent as the time remaining when the batch is encoded. */
+  deadline?: number;
   /** The message before serialization, kept so a rejected envelope can be dead-lettered. */
   message: unknown;
 }

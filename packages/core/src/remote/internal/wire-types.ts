@@ -39,6 +39,8 @@ export interface WireEnvelope {
   senderId: string;
   header?: Record<string, string>;
   urgent: boolean;
+  /** A request's remaining time in ms when it was sent; 0 for none. */
+  timeoutMs: number;
 }
 
 /** Decoded Batch frame. */

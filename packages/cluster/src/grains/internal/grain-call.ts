@@ -1,0 +1,77 @@
+import type { ReplySink, RequestOptions } from '@granary/core';
+import type { GrainCallOptions } from '../grain';
+import { asControl } from './control-replies';
+
+/** What one attempt of a call ended with. */
+export interface Outcome {
+  address: string;
+  reply: unknown;
+  failed: boolean;
+  error: unknown;
+}
+
+/** Where a call goes when its first attempt did not end with the grain's reply. */
+export type RetryFrom = (call: GrainCall, first: Outcome) => Promise<unknown>;
+
+/** Where `capture` leaves a new promise's resolving functions (read right after `new Promise`). */
+const captured: { resolve: (value: unknown) => void; reject: (error: Error) => void } = {
+  resolve: () => {},
+  reject: () => {},
+};
+
+/** The executor of every call's promise: runs synchronously inside `new Promise`. */
+function capture(resolve: (value: unknown) => void, reject: (error: Error) => void): void {
+  captured.resolve = resolve;
+  captured.reject = reject;
+}
+
+/**
+ * One grain call: what its attempts share, the options of its core requests, and the sink of
+ * its first attempt's reply. The first attempt settles the caller's promise directly when the
+ * grain answered (one object and one promise per call: no derived promise, no closures); any
+ * other outcome (a failure, a runtime control reply) goes on to the caller's retry loop.
+ */
+export class GrainCall implements ReplySink, RequestOptions {
+  /** The first attempt's timeout (RequestOptions): the whole time left. */
+  readonly timeoutMs: number;
+  /** The member the first attempt went to. */
+  address = '';
+  private resolve: ((value: unknown) => void) | undefined = undefined;
+  private reject: ((error: Error) => void) | undefined = undefined;
+
+  constructor(
+    private readonly retryFrom: RetryFrom,
+    readonly kind: string,
+    readonly identity: string,
+    readonly message: unknown,
+    readonly options: GrainCallOptions | undefined,
+    readonly signal: AbortSignal | undefined,
+    /** Date.now() when the call began. */
+    readonly start: number,
+    readonly deadline: number,
+    readonly header: Record<string, string>,
+    readonly shard: number,
+  ) {
+    this.timeoutMs = deadline - start;
+  }
+
+  /** The promise the caller returns; `settle` (or the retry loop) settles it. */
+  promise<T>(): Promise<T> {
+    const p = new Promise<T>(capture as never);
+    this.resolve = captured.resolve;
+    this.reject = captured.reject;
+    return p;
+  }
+
+  settle(reply: unknown, error: Error | undefined): void {
+    if (error === undefined && reply !== undefined && asControl(reply) === undefined) {
+      this.resolve!(reply);
+      return;
+    }
+    const failed = error !== undefined;
+    this.retryFrom(this, { address: this.address, reply, failed, error }).then(
+      this.resolve,
+      this.reject,
+    );
+  }
+}
