@@ -34,6 +34,8 @@ export class ProcessRegistry {
   address = NONHOST;
   private readonly local = new Map<string, Process>();
   private readonly resolvers: AddressResolver[] = [];
+  /** Processes that take every local id under a prefix (few: scanned on a lookup miss). */
+  private readonly prefixed: Array<{ prefix: string; process: Process }> = [];
   private sequence = 0;
   private futureSeq = 0;
   private readonly futures = new Array<SequencedProcess | undefined>(FUTURE_SLOTS);
@@ -104,6 +106,30 @@ export class ProcessRegistry {
     return this.futureOverflow.get(seq);
   }
 
+  /**
+   * Routes every local id that starts with `prefix` and is not registered itself to `process`
+   * (a grain kind's router takes `$grains/<kind>/<identity>`: one process for any number of
+   * virtual ids, each reachable from other nodes by its PID). The process gets the PID in
+   * `sendUserMessage`; it is never cached on PIDs, since `post` would not tell it the id.
+   * @throws NameExistsError if the prefix is taken
+   */
+  addPrefix(prefix: string, process: Process): void {
+    if (prefix.length === 0 || prefix.startsWith(FUTURE_PREFIX)) {
+      throw new InvalidOptionError(
+        'prefix',
+        `must be non-empty and not start with ${FUTURE_PREFIX}`,
+      );
+    }
+    if (this.prefixed.some((r) => r.prefix === prefix)) throw new NameExistsError(prefix);
+    this.prefixed.push({ prefix, process });
+  }
+
+  /** Removes a prefix route added with addPrefix (no-op if absent). */
+  removePrefix(prefix: string): void {
+    const i = this.prefixed.findIndex((r) => r.prefix === prefix);
+    if (i >= 0) this.prefixed.splice(i, 1);
+  }
+
   /** Unregisters a local process (no-op for other addresses or unknown ids). */
   remove(pid: PID): void {
     if (!this.isLocal(pid)) return;
@@ -118,7 +144,7 @@ export class ProcessRegistry {
     const cached = pid._p;
     if (cached !== undefined && cached.owner === this && !cached.dead) return cached;
     if (this.isLocal(pid)) {
-      const p = pid.id.startsWith(FUTURE_PREFIX) ? this.getFuture(pid.id) : this.local.get(pid.id);
+      const p = this.getLocal(pid.id);
       if (p === undefined) return this.deadLetter;
       if ((p as LocalProcess).owner === this) pid._p = p as LocalProcess;
       return p;
@@ -132,7 +158,11 @@ export class ProcessRegistry {
 
   /** The local process with this id, if any. */
   getLocal(id: string): Process | undefined {
-    return id.startsWith(FUTURE_PREFIX) ? this.getFuture(id) : this.local.get(id);
+    if (id.startsWith(FUTURE_PREFIX)) return this.getFuture(id);
+    const p = this.local.get(id);
+    if (p !== undefined || this.prefixed.length === 0) return p;
+    for (const r of this.prefixed) if (id.startsWith(r.prefix)) return r.process;
+    return undefined;
   }
 
   /** Adds a resolver for PIDs of other addresses; the first one that answers wins. */

@@ -33,6 +33,46 @@ describe('ProcessRegistry', () => {
   });
   afterEach(() => system.shutdown());
 
+  describe('prefix routes', () => {
+    it('hand every unregistered local id under the prefix to one process, with its PID', () => {
+      const route = new RecordingProcess();
+      system.registry.addPrefix('$grains/counter/', route);
+      const pid = new PID(system.address, '$grains/counter/c-1');
+      system.root.send(pid, 'inc', { header: { trace: 't' } });
+      system.root.send(pid, 'inc');
+      expect(route.user.map(([p, e]) => [p.id, e.message, e.header])).to.deep.equal([
+        ['$grains/counter/c-1', 'inc', { trace: 't' }],
+        ['$grains/counter/c-1', 'inc', undefined],
+      ]);
+      // Never cached on the PID: a cached process would be posted to without its id.
+      expect(pid._p).to.equal(undefined);
+    });
+
+    it('leave registered ids and other prefixes alone, and stop at removePrefix', async () => {
+      const route = new RecordingProcess();
+      system.registry.addPrefix('$grains/counter/', route);
+      const exact = system.root.spawnNamed(
+        Props.fromFunc((ctx) => ctx.sender && ctx.respond('exact')),
+        '$grains/counter/own',
+      );
+      expect(await system.root.request(exact, 'q')).to.equal('exact');
+      expect(system.registry.getLocal('$grains/other/x')).to.equal(undefined);
+      system.registry.removePrefix('$grains/counter/');
+      expect(system.registry.getLocal('$grains/counter/c-1')).to.equal(undefined);
+      expect(route.user).to.have.length(0);
+    });
+
+    it('reject a taken or invalid prefix', () => {
+      system.registry.addPrefix('$grains/a/', new RecordingProcess());
+      expect(() => system.registry.addPrefix('$grains/a/', new RecordingProcess())).to.throw(
+        NameExistsError,
+      );
+      expect(() => system.registry.addPrefix('', new RecordingProcess())).to.throw(
+        InvalidOptionError,
+      );
+    });
+  });
+
   it('routes PIDs of another address through the first resolver that answers', async () => {
     const remote = new RecordingProcess();
     system.registry.addAddressResolver(() => undefined);

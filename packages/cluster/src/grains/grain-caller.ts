@@ -21,20 +21,16 @@ import type { Topology } from '../membership/topology';
 import { ownerOf } from '../placement/owner-of';
 import { shardOf } from '../placement/shard-of';
 import type { GrainCallOptions } from './grain';
-import { callHeader, routerIdOf } from './internal/call-headers';
+import { callHeader } from './internal/call-headers';
 import { asControl } from './internal/control-replies';
 import { GrainCall, type Outcome } from './internal/grain-call';
+import { GrainRefs, type GrainRef } from './internal/grain-refs';
 import type { ParentCall } from './internal/grain-host';
 
 /** First wait before retrying a placement or transport failure: a claim takes a few ms. */
 const INITIAL_BACKOFF_MS = 5;
 /** Longest wait between attempts: short enough to notice a new owner within ~0.1 s. */
 const MAX_BACKOFF_MS = 100;
-/**
- * Router PIDs kept for the members and kinds a caller talks to (one per address and kind, so a
- * call allocates no PID); the cache is cleared when full, so departed members cannot pile up.
- */
-const MAX_CACHED_ROUTERS = 256;
 /** Error codes of the transport that a retry can fix (peer gone, restarting, not ready). */
 const RETRYABLE_CODES = new Set(['ERR_ENDPOINT_UNAVAILABLE', 'ERR_DEAD_LETTER']);
 
@@ -67,13 +63,8 @@ export interface CallerDeps {
  * the message is in an activation's mailbox (or held for the next one), so it survives moves.
  */
 export class GrainCaller {
-  /** Router PIDs by kind, then member address (bounded by MAX_CACHED_ROUTERS in all). */
-  private readonly routers = new Map<string, Map<string, PID>>();
-  private cachedRouters = 0;
-  /** The last router resolved: consecutive calls mostly go to the same kind and member. */
-  private lastKind: string | undefined = undefined;
-  private lastAddress: string | undefined = undefined;
-  private lastRouter: PID | undefined = undefined;
+  /** The grains this member calls: shard, owner and PID, resolved once per topology. */
+  private readonly refs = new GrainRefs();
   /** Wake-ups of the calls sleeping between attempts (bounded by the calls in progress). */
   private readonly sleepers = new Set<() => void>();
 
@@ -109,7 +100,7 @@ export class GrainCaller {
     const promise = call.promise<T>();
     call.address = address;
     // The call is its own request options (timeout, signal, header) and its reply's sink.
-    this.deps.system.root.requestTo(this.routerAt(address, kind), message, call, call);
+    this.deps.system.root.requestTo(this.aim(call, address), message, call, call);
     return promise;
   }
 
@@ -140,15 +131,13 @@ export class GrainCaller {
     const deadline = Math.min(start + timeoutMs, parent?.deadline ?? Infinity);
     return new GrainCall(
       this.retryFrom,
-      kind,
-      identity,
+      this.refs.get(kind, identity, () => shardOf(identity, this.deps.shardCountOf(kind))),
       message,
       options,
       options?.signal,
       start,
       deadline,
-      callHeader(identity, parent?.chainId, parent?.path, ack, replyTo),
-      shardOf(identity, this.deps.shardCountOf(kind)),
+      callHeader(parent?.chainId, parent?.path, ack, replyTo),
     );
   }
 
@@ -159,7 +148,28 @@ export class GrainCaller {
   private firstAddress(call: GrainCall): string | undefined {
     if (call.signal?.aborted || this.deps.stopped() || call.deadline <= call.start)
       return undefined;
-    return this.ownerAddress(call.kind, call.shard);
+    return this.ownerOf(call.ref);
+  }
+
+  /** The grain's owner under the current topology (resolved once per topology and grain). */
+  private ownerOf(ref: GrainRef): string | undefined {
+    const topology = this.deps.topology();
+    if (ref.topology !== topology) ref.resolve(topology, this.ownerAddress(ref.kind, ref.shard));
+    return ref.address;
+  }
+
+  /**
+   * The PID an attempt to `address` goes to, with the attempt's header set on the call: this
+   * member's own router (identity in the header, a local post), or the grain's id there.
+   */
+  private aim(call: GrainCall, address: string): PID {
+    const local = this.deps.localRouter(call.ref.kind);
+    if (local !== undefined && local.address === address) {
+      call.header = call.localHeader();
+      return local;
+    }
+    call.header = call.extras;
+    return call.ref.pidAt(address);
   }
 
   /**
@@ -167,7 +177,7 @@ export class GrainCaller {
    * with backoff until a reply, a final error or the deadline.
    */
   private async retry<T>(call: GrainCall, first: Outcome | undefined): Promise<T> {
-    const { kind, identity, message, options, signal, start, deadline, header, shard } = call;
+    const { kind, identity, message, options, signal, start, deadline, ref } = call;
     let hint: string | undefined;
     let attempts = first === undefined ? 0 : 1;
     let last: unknown;
@@ -184,21 +194,18 @@ export class GrainCaller {
             cause: last,
           });
         }
-        const address = hint ?? this.ownerAddress(kind, shard);
+        const address = hint ?? this.ownerOf(ref);
         hint = undefined;
         if (address !== undefined) {
           attempts++;
           outcome = { address, reply: undefined, failed: false, error: undefined };
           try {
-            outcome.reply = await this.deps.system.root.request(
-              this.routerAt(address, kind),
-              message,
-              {
-                timeoutMs: remaining,
-                signal,
-                header,
-              },
-            );
+            const target = this.aim(call, address);
+            outcome.reply = await this.deps.system.root.request(target, message, {
+              timeoutMs: remaining,
+              signal,
+              header: call.header,
+            });
           } catch (err) {
             outcome.failed = true;
             outcome.error = err;
@@ -281,31 +288,6 @@ export class GrainCaller {
       throw new UnknownKindError(kind);
     }
     return undefined;
-  }
-
-  private routerAt(address: string, kind: string): PID {
-    if (address === this.lastAddress && kind === this.lastKind) return this.lastRouter!;
-    let pid = this.deps.localRouter(kind);
-    if (pid === undefined || pid.address !== address) {
-      let byAddress = this.routers.get(kind);
-      if (byAddress === undefined) this.routers.set(kind, (byAddress = new Map()));
-      pid = byAddress.get(address);
-      if (pid === undefined) {
-        if (this.cachedRouters >= MAX_CACHED_ROUTERS) {
-          this.routers.clear();
-          this.cachedRouters = 0;
-          this.routers.set(kind, byAddress);
-          byAddress.clear();
-        }
-        pid = new PID(address, routerIdOf(kind));
-        byAddress.set(address, pid);
-        this.cachedRouters++;
-      }
-    }
-    this.lastKind = kind;
-    this.lastAddress = address;
-    this.lastRouter = pid;
-    return pid;
   }
 
   /**

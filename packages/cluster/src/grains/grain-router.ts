@@ -6,11 +6,12 @@ import {
   type LocalProcess,
   type MessageEnvelope,
   type PID,
+  type Process,
   type ProcessRegistry,
 } from '@granary/core';
 import { fnv1a32 } from '../placement/shard-of';
 import type { Activator } from './activator';
-import { H_ACK, H_IDENTITY, H_PATH, pathOf } from './internal/call-headers';
+import { H_ACK, H_IDENTITY, H_PATH, grainPrefixOf, pathOf } from './internal/call-headers';
 import { control } from './internal/control-replies';
 import type { GrainHost } from './internal/grain-host';
 import type { KindSlot } from './internal/kind-slot';
@@ -33,25 +34,41 @@ export interface RouterDeps {
 }
 
 /**
- * The member's entry point for the grain calls of one hosted kind, registered as
- * `routerIdOf(kind)` (a core LocalProcess, not an actor: routing is synchronous, so nothing
- * needs a mailbox here; a local call's PID caches it, so a call from this member posts its lane
- * entry straight here, and the entry goes on unchanged into the activation's mailbox). The kind
- * is in the target id, which a batch sends once (its table of target ids), so a call carries
- * only the identity and the deadline as headers. It answers, without touching any grain:
- * NotOwner (with the owner it believes in) when this member does not hold the shard or drains
- * it, and DeadlockError when the call chain already waits on the target. Everything else goes
- * to the activator. A call to a kind this member does not host finds no router: a dead letter,
- * which the caller retries (it only routes to members whose topology entry lists the kind).
+ * The member's entry point for the grain calls of one hosted kind (not an actor: routing is
+ * synchronous, so nothing needs a mailbox here). Two faces:
+ * - a core LocalProcess registered as `routerIdOf(kind)`: a call from this member posts its
+ *   lane entry straight here (a local call's PID caches it) with the identity in the `g`
+ *   header, and the entry goes on unchanged into the activation's mailbox;
+ * - `byGrainId`, registered for the prefix `grainPrefixOf(kind)`: a call from another member is
+ *   addressed to the grain's own id, and the identity is the rest of that id.
+ * It answers, without touching any grain: NotOwner (with the owner it believes in) when this
+ * member does not hold the shard or drains it, and DeadlockError when the call chain already
+ * waits on the target. Everything else goes to the activator. A call to a kind this member does
+ * not host finds no router: a dead letter, which the caller retries (it only routes to members
+ * whose topology entry lists the kind).
  */
 export class GrainRouter implements LocalProcess {
   dead = false;
   readonly capacity = Infinity;
+  /** The prefix route of the kind's grain ids (a plain Process: never cached on a PID). */
+  readonly byGrainId: Process;
+  private readonly prefixLength: number;
 
   constructor(
     private readonly deps: RouterDeps,
     private readonly slot: KindSlot,
-  ) {}
+  ) {
+    this.prefixLength = grainPrefixOf(slot.def.name).length;
+    this.byGrainId = {
+      sendUserMessage: (pid, envelope) =>
+        this.route(
+          laneEntry(envelope.message, envelope.sender, envelope.header, envelope.deadline),
+          pid.id.slice(this.prefixLength),
+        ),
+      sendSystemMessage: () => {},
+      stop: () => {},
+    };
+  }
 
   get owner(): ProcessRegistry {
     return this.deps.registry;
@@ -59,22 +76,23 @@ export class GrainRouter implements LocalProcess {
 
   /** A local call (or any local send to the router). Never refuses. */
   post(entry: unknown): boolean {
-    this.route(entry);
+    this.route(entry, headerOf(entry)?.[H_IDENTITY]);
     return true;
   }
 
-  /** The registry path: calls arriving from other members. */
+  /** The registry path to the router's own id (the identity in the `g` header). */
   sendUserMessage(_pid: PID, envelope: MessageEnvelope): void {
-    this.route(laneEntry(envelope.message, envelope.sender, envelope.header, envelope.deadline));
+    this.route(
+      laneEntry(envelope.message, envelope.sender, envelope.header, envelope.deadline),
+      envelope.header?.[H_IDENTITY],
+    );
   }
 
   sendSystemMessage(): void {}
 
   stop(): void {}
 
-  private route(entry: unknown): void {
-    const h = headerOf(entry);
-    const identity = h?.[H_IDENTITY];
+  private route(entry: unknown, identity: string | undefined): void {
     if (identity === undefined) return this.deps.deadLetter(messageOf(entry), entrySender(entry));
     const slot = this.slot;
     const host = this.deps.host;
@@ -84,13 +102,14 @@ export class GrainRouter implements LocalProcess {
     if (slot.draining[shard] || !host.canServe(slot.def.name, shard)) {
       return host.replyNotOwner(entrySender(entry), slot.def.name, shard);
     }
-    if (h![H_PATH] !== undefined) {
+    const h = headerOf(entry);
+    if (h?.[H_PATH] !== undefined) {
       const path = pathOf(h);
       const self = `${slot.def.name}/${identity}`;
       if (path.includes(self) && !slot.def.reentrant(messageOf(entry))) {
         return host.reply(entrySender(entry), control({ c: 'deadlock', chain: [...path, self] }));
       }
     }
-    this.deps.activator.deliver(slot, identity, shard, hash, entry, h![H_ACK] === '1');
+    this.deps.activator.deliver(slot, identity, shard, hash, entry, h?.[H_ACK] === '1');
   }
 }

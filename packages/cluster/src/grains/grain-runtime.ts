@@ -9,7 +9,7 @@ import type { DeactivationReason, GrainCallOptions, GrainClusterHandle } from '.
 import { GrainCaller } from './grain-caller';
 import { GrainRouter } from './grain-router';
 import { DEFAULT_GRAINS_OPTIONS, type GrainsOptions } from './grains-options';
-import { routerIdOf } from './internal/call-headers';
+import { grainPrefixOf, routerIdOf } from './internal/call-headers';
 import { control } from './internal/control-replies';
 import type { GrainHost, ParentCall } from './internal/grain-host';
 import { KindSlot } from './internal/kind-slot';
@@ -138,6 +138,7 @@ export class GrainRuntime implements GrainHost {
       };
       const router = new GrainRouter(deps, slot);
       this.routers.set(slot.def.name, { router, pid: this.system.registry.add(id, router) });
+      this.system.registry.addPrefix(grainPrefixOf(slot.def.name), router.byGrainId);
     }
     this.off.push(
       view.onBeforeRelease((kind, shard) => this.drainShard(kind, shard)),
@@ -206,8 +207,9 @@ export class GrainRuntime implements GrainHost {
     if (this.stopped) return;
     this.stopped = true;
     for (const off of this.off) off();
-    for (const { router, pid } of this.routers.values()) {
+    for (const [kind, { router, pid }] of this.routers) {
       this.system.registry.remove(pid);
+      this.system.registry.removePrefix(grainPrefixOf(kind));
       router.dead = true;
     }
     if (this.ownsSystem) await this.system.shutdown();

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Props } from '@granary/core';
+import { PID, Props } from '@granary/core';
 import {
   ActivationDeniedError,
   DeadlineExceededError,
@@ -7,6 +7,7 @@ import {
   UnknownKindError,
 } from '../../src/errors';
 import type { Grain, GrainContext } from '../../src/grains/grain';
+import { grainIdOf } from '../../src/grains/internal/call-headers';
 import { kind } from '../../src/grains/kind';
 import { MemoryNodes } from './memory-nodes';
 
@@ -139,6 +140,17 @@ describe('grain calls (MemoryProvider, 3 members)', function () {
     // the wire and the time the call took.
     expect(reply.deadline).to.be.within(start + 5_000 - 100, Date.now() + 5_000 + 1);
     expect(reply.remaining).to.be.above(4_000).and.at.most(5_000);
+  });
+
+  it("a grain is reachable by its PID at the owner, $grains/<kind>/<identity> (the wire's address)", async () => {
+    const [a] = nodes.nodes;
+    const owner = a!.ownerOf('counter', a!.shardOf('counter', 'by-pid'))!;
+    const reply = await a!.system.root.request<{ identity: string }>(
+      new PID(owner.address, grainIdOf('counter', 'by-pid')),
+      { op: 'get' },
+      { timeoutMs: 5_000 },
+    );
+    expect(reply.identity).to.equal('by-pid');
   });
 
   it('fails past the deadline with DeadlineExceededError naming kind/id, deadline and attempts', async () => {

@@ -1,6 +1,8 @@
 import type { ReplySink, RequestOptions } from '@granary/core';
 import type { GrainCallOptions } from '../grain';
+import { localCallHeader } from './call-headers';
 import { asControl } from './control-replies';
+import type { GrainRef } from './grain-refs';
 
 /** What one attempt of a call ended with. */
 export interface Outcome {
@@ -36,23 +38,38 @@ export class GrainCall implements ReplySink, RequestOptions {
   readonly timeoutMs: number;
   /** The member the first attempt went to. */
   address = '';
+  /** The header of the attempt being sent (RequestOptions): `extras`, or `localHeader()`. */
+  header: Record<string, string> | undefined = undefined;
+  private local: Record<string, string> | undefined = undefined;
   private resolve: ((value: unknown) => void) | undefined = undefined;
   private reject: ((error: Error) => void) | undefined = undefined;
 
   constructor(
     private readonly retryFrom: RetryFrom,
-    readonly kind: string,
-    readonly identity: string,
+    readonly ref: GrainRef,
     readonly message: unknown,
     readonly options: GrainCallOptions | undefined,
     readonly signal: AbortSignal | undefined,
     /** Date.now() when the call began. */
     readonly start: number,
     readonly deadline: number,
-    readonly header: Record<string, string>,
-    readonly shard: number,
+    /** The chain and send headers, if any (an attempt to another member carries only these). */
+    readonly extras: Record<string, string> | undefined,
   ) {
     this.timeoutMs = deadline - start;
+  }
+
+  get kind(): string {
+    return this.ref.kind;
+  }
+
+  get identity(): string {
+    return this.ref.identity;
+  }
+
+  /** The header of an attempt to this member's own router: the extras and the identity. */
+  localHeader(): Record<string, string> {
+    return (this.local ??= localCallHeader(this.ref.identity, this.extras));
   }
 
   /** The promise the caller returns; `settle` (or the retry loop) settles it. */
