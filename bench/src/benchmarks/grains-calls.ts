@@ -4,6 +4,7 @@ import { Cluster, EtcdProvider } from '@granary/cluster';
 import { TestCluster } from '@granary/testkit';
 import { defineBenchmark, percentile } from '../harness';
 import { inFlightWarm } from '../in-flight';
+import { BENCH_PROTO, ping } from '../remote/messages';
 
 /** Calls per repetition (~1 s at 100k calls/s). */
 const CALLS = 100_000;
@@ -38,6 +39,7 @@ export async function startPeerAndClient(
       ttlSeconds,
       shardCount: 256,
       idleTimeoutMs: 600_000,
+      proto: BENCH_PROTO,
     }),
   });
   const c = await Cluster.start({
@@ -64,18 +66,26 @@ const grainCall = (n: number): Promise<unknown> =>
   client.request('mirror', `g-${n % GRAINS}`, msg(n), { timeoutMs: 30_000 });
 const remoteCall = (n: number): Promise<unknown> =>
   client.system.root.request(echo, msg(n), { timeoutMs: 30_000 });
+// The same calls with a protobuf message (bench.Ping, ~12 bytes), as users who describe their
+// messages in .proto files send them: the remote-request benchmark's message.
+const grainCallPb = (n: number): Promise<unknown> =>
+  client.request('mirror', `g-${n % GRAINS}`, ping(n), { timeoutMs: 30_000 });
+const remoteCallPb = (n: number): Promise<unknown> =>
+  client.system.root.request(echo, ping(n), { timeoutMs: 30_000 });
 
 export const benchmark = defineBenchmark({
   name: 'grains-calls',
   description:
     'grain calls from a client member to grains already active in another node process (etcd ' +
-    'membership), 1,000 in flight, vs plain remote request/response to an actor in that process',
+    'membership), 1,000 in flight, vs plain remote request/response to an actor in that process; ' +
+    'with a JSON object and with a protobuf message',
   repeats: 5,
   async setup() {
     ({ tc, client } = await startPeerAndClient('bench-calls'));
     const ready = tc.nodes[0]!.process!.lines.find((l) => l.data.type === 'ready')!;
     echo = new PID(ready.data.address as string, 'echo');
     await remoteCall(0);
+    await remoteCallPb(0);
     for (let i = 0; i < GRAINS; i++) await grainCall(i);
   },
   async teardown() {
@@ -104,6 +114,30 @@ export const benchmark = defineBenchmark({
       metric: 'p99_ms',
       baseline: 'remote-request-inflight-1000-p99',
       run: async () => percentile((await inFlightWarm(CALLS, IN_FLIGHT, grainCall)).latencies, 99),
+    },
+    {
+      id: 'remote-request-inflight-1000-protobuf',
+      metric: 'req_per_s',
+      run: async () => (await inFlightWarm(CALLS, IN_FLIGHT, remoteCallPb)).perSecond,
+    },
+    {
+      id: 'grain-calls-inflight-1000-protobuf',
+      metric: 'calls_per_s',
+      baseline: 'remote-request-inflight-1000-protobuf',
+      run: async () => (await inFlightWarm(CALLS, IN_FLIGHT, grainCallPb)).perSecond,
+    },
+    {
+      id: 'remote-request-inflight-1000-protobuf-p99',
+      metric: 'p99_ms',
+      run: async () =>
+        percentile((await inFlightWarm(CALLS, IN_FLIGHT, remoteCallPb)).latencies, 99),
+    },
+    {
+      id: 'grain-calls-inflight-1000-protobuf-p99',
+      metric: 'p99_ms',
+      baseline: 'remote-request-inflight-1000-protobuf-p99',
+      run: async () =>
+        percentile((await inFlightWarm(CALLS, IN_FLIGHT, grainCallPb)).latencies, 99),
     },
   ],
 });

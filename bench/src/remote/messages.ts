@@ -1,13 +1,16 @@
 import * as protobuf from 'protobufjs';
 import { serialization } from '@granary/core';
 
-/** The small protobuf message every remote benchmark sends (~12 bytes encoded). */
-const root = protobuf.parse(`
+/** The .proto of the benchmarks' messages (peer processes register it too). */
+export const BENCH_PROTO = `
 syntax = "proto3";
 package bench;
 message Ping { int32 n = 1; string text = 2; }
 message RawBatch { repeated bytes items = 1; }
-`).root;
+`;
+
+/** The small protobuf message every remote benchmark sends (~12 bytes encoded). */
+const root = protobuf.parse(BENCH_PROTO).root;
 
 export const Ping = root.lookupType('bench.Ping');
 export const RawBatch = root.lookupType('bench.RawBatch');

@@ -86,8 +86,11 @@ export interface RemoteOptions {
    */
   tls?: RemoteTlsOptions;
   /**
-   * Most envelopes coalesced into one frame for one endpoint.
-   * @default 1000
+   * Most envelopes coalesced into one frame for one endpoint. Smaller frames let two busy
+   * peers work at once (each handles one frame per event-loop turn) instead of taking turns
+   * on one large wave: with 1,000 requests in flight, 256 gave ~1.3-1.5x the throughput of
+   * 1,000 (measured with grains-calls); 128 spends more per frame than it gains.
+   * @default 256
    */
   batchSize?: number;
   /**
@@ -114,7 +117,7 @@ export const DEFAULT_REMOTE_OPTIONS = {
   host: '127.0.0.1',
   port: 0,
   clusterName: 'granary',
-  batchSize: 1000,
+  batchSize: 256,
   maxMessageBytes: 4 * 1024 * 1024,
   connectTimeoutMs: 5000,
   reconnect: { initialDelayMs: 100, maxDelayMs: 5000 },

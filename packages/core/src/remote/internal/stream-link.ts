@@ -16,6 +16,12 @@ export interface StreamLinkHandlers {
 }
 
 /**
+ * Frames received while one is being handled wait in the link; above this many the stream is
+ * paused (HTTP/2 flow control then holds the peer back) and resumed at half.
+ */
+const MAX_QUEUED_FRAMES = 64;
+
+/**
  * One open Connect stream, client side (we dialled) or server side (the peer dialled). Decodes
  * incoming frames, writes encoded ones, and turns the several ways a gRPC stream can end
  * (status, end, cancel, error) into exactly one onClose.
@@ -24,6 +30,11 @@ export class StreamLink {
   /** The peer's address once its handshake told us (server side) or we dialled it (client). */
   peerAddress: string;
   private closed = false;
+  /** Frames waiting for their own event-loop turn (see `receive`). */
+  private readonly inbox: Buffer[] = [];
+  /** A frame was handled this turn: the next ones wait for `next`. */
+  private busy = false;
+  private paused = false;
 
   constructor(
     private readonly stream: FrameStream,
@@ -62,6 +73,7 @@ export class StreamLink {
   /** Closes the stream at once with an error status the peer sees. */
   abort(code: grpc.status, details: string): void {
     if (this.closed) return;
+    this.inbox.length = 0; // nothing more is delivered from a link we abort
     if (this.side === 'client') {
       (this.stream as grpc.ClientDuplexStream<Buffer, Buffer>).cancel();
     } else {
@@ -71,7 +83,43 @@ export class StreamLink {
     this.finish(new Error(details));
   }
 
+  /**
+   * One frame per event-loop turn. Several frames that arrive together (one socket read) would
+   * otherwise be handled in one turn, and so would everything they cause: the replies and the
+   * requests they release leave only at the end of it, in one wave. Two peers then take turns
+   * (lockstep) instead of working at once. A frame that finds the link idle is handled at once
+   * (no added latency); the next waits for `next`, after the loop has flushed and read.
+   */
   private receive(bytes: Buffer): void {
+    if (this.closed) return;
+    if (this.busy) {
+      this.inbox.push(bytes);
+      if (this.inbox.length >= MAX_QUEUED_FRAMES && !this.paused) {
+        this.paused = true;
+        this.stream.pause();
+      }
+      return;
+    }
+    this.busy = true;
+    setImmediate(this.next);
+    this.handle(bytes);
+  }
+
+  private readonly next = (): void => {
+    const bytes = this.inbox.shift();
+    if (bytes === undefined || this.closed) {
+      this.busy = false;
+      return;
+    }
+    setImmediate(this.next);
+    if (this.paused && this.inbox.length <= MAX_QUEUED_FRAMES / 2) {
+      this.paused = false;
+      this.stream.resume();
+    }
+    this.handle(bytes);
+  };
+
+  private handle(bytes: Buffer): void {
     if (this.closed) return;
     let frame: WireFrame;
     try {
@@ -86,6 +134,11 @@ export class StreamLink {
 
   private finish(error?: Error): void {
     if (this.closed) return;
+    // What arrived before the end is delivered first (a reply, then the peer's goodbye).
+    for (let bytes = this.inbox.shift(); bytes !== undefined; bytes = this.inbox.shift()) {
+      this.handle(bytes);
+      if (this.closed) return;
+    }
     this.closed = true;
     // A server call only completes when we end our half too (else server shutdown waits on it).
     if (this.side === 'server' && this.stream.writable) this.stream.end();

@@ -1,0 +1,85 @@
+import { EventEmitter } from 'node:events';
+import { expect } from 'chai';
+import { StreamLink, type FrameStream } from '../../src/remote/internal/stream-link';
+import { encodeFrame, type WireFrame } from '../../src/remote/internal/wire';
+
+/** The parts of a gRPC duplex stream a link uses, recording pause and resume. */
+class FakeStream extends EventEmitter {
+  writable = true;
+  paused = 0;
+  resumed = 0;
+  write(): boolean {
+    return true;
+  }
+  end(): void {
+    this.writable = false;
+  }
+  pause(): this {
+    this.paused++;
+    return this;
+  }
+  resume(): this {
+    this.resumed++;
+    return this;
+  }
+  cancel(): void {}
+}
+
+const frame = (n: number): Buffer => encodeFrame({ goodbye: { address: `peer-${n}` } });
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+function link(stream: FakeStream): { seen: string[]; closed: string[] } {
+  const seen: string[] = [];
+  const closed: string[] = [];
+  new StreamLink(stream as unknown as FrameStream, 'client', 'peer', {
+    onFrame: (_l, f: WireFrame) => seen.push(f.goodbye!.address),
+    onClose: (_l, err) => closed.push(err?.message ?? 'ended'),
+    onCorruptFrame: () => {},
+  });
+  return { seen, closed };
+}
+
+describe('StreamLink: one received frame per event-loop turn', () => {
+  it('handles a frame that finds it idle at once, and the ones that came with it a turn each, in order', async () => {
+    const stream = new FakeStream();
+    const { seen } = link(stream);
+    for (let i = 0; i < 3; i++) stream.emit('data', frame(i));
+    expect(seen).to.deep.equal(['peer-0']);
+    await nextTurn();
+    expect(seen).to.deep.equal(['peer-0', 'peer-1']);
+    await nextTurn();
+    await nextTurn();
+    expect(seen).to.deep.equal(['peer-0', 'peer-1', 'peer-2']);
+  });
+
+  it('delivers the frames still waiting before it reports the end', () => {
+    const stream = new FakeStream();
+    const { seen, closed } = link(stream);
+    for (let i = 0; i < 4; i++) stream.emit('data', frame(i));
+    stream.emit('end');
+    expect(seen).to.deep.equal(['peer-0', 'peer-1', 'peer-2', 'peer-3']);
+    expect(closed).to.deep.equal(['ended']);
+  });
+
+  it('pauses the stream when 64 frames wait and resumes it at half', async () => {
+    const stream = new FakeStream();
+    const { seen } = link(stream);
+    for (let i = 0; i < 65; i++) stream.emit('data', frame(i));
+    expect(stream.paused).to.equal(1);
+    while (seen.length < 34) await nextTurn();
+    expect(stream.resumed).to.equal(1);
+    while (seen.length < 65) await nextTurn();
+    expect(seen[64]).to.equal('peer-64');
+  });
+
+  it('drops what waits when the link is aborted', async () => {
+    const stream = new FakeStream();
+    const { seen } = link(stream);
+    stream.emit('data', frame(0));
+    stream.emit('data', Buffer.from([0xff, 0xff, 0xff]));
+    stream.emit('data', frame(2));
+    await nextTurn();
+    await nextTurn();
+    expect(seen).to.deep.equal(['peer-0']);
+  });
+});
