@@ -5,7 +5,7 @@ import { Terminated, Watch } from './messages';
 import type { PID } from './pid';
 import type { LocalProcess, MessageEnvelope } from './process';
 import type { ProcessRegistry, SequencedProcess } from './process-registry';
-import type { TimerHandle } from './timer-wheel';
+import type { TimerHandle, TimerTarget } from './timer-wheel';
 
 /** Options of a request. */
 export interface RequestOptions {
@@ -55,9 +55,8 @@ function capture(resolve: (value: unknown) => void, reject: (error: Error) => vo
   captured.reject = reject;
 }
 
-/** What only requests with a timeout, a signal or watchers need (allocated on demand). */
+/** What only requests with a signal or watchers need (allocated on demand). */
 class FutureExtras {
-  timer: TimerHandle | undefined = undefined;
   signal: AbortSignal | undefined = undefined;
   onAbort: (() => void) | undefined = undefined;
   watchers: PID[] | undefined = undefined;
@@ -71,7 +70,10 @@ class FutureExtras {
  * It is also the request's envelope (message, sender = its own PID, header): one object less
  * per request, which is most of what a request costs besides its promise.
  */
-export class FutureProcess<T = unknown> extends Envelope implements LocalProcess, SequencedProcess {
+export class FutureProcess<T = unknown>
+  extends Envelope
+  implements LocalProcess, SequencedProcess, TimerTarget
+{
   readonly seq: number;
   /** Undefined when a ReplySink takes the outcome. */
   readonly promise: Promise<T> | undefined;
@@ -80,6 +82,9 @@ export class FutureProcess<T = unknown> extends Envelope implements LocalProcess
   private reject: ((error: Error) => void) | undefined = undefined;
   private extras: FutureExtras | undefined = undefined;
   private sink: ReplySink | undefined = undefined;
+  /** The request's timeout: the future is its own timer callback (no closure per request). */
+  private timer: TimerHandle | undefined = undefined;
+  private timeoutMs = 0;
 
   constructor(
     private readonly runtime: Runtime,
@@ -125,9 +130,8 @@ export class FutureProcess<T = unknown> extends Envelope implements LocalProcess
       }
       // The deadline travels with the request (ctx.deadline at the target, also remotely).
       this.due = Date.now() + ms;
-      (this.extras ??= new FutureExtras()).timer = this.runtime.timers.schedule(ms, () =>
-        this.fail(new TimeoutError(target.toString(), ms)),
-      );
+      this.timeoutMs = ms;
+      this.timer = this.runtime.timers.schedule(ms, this);
     }
     const signal = options.signal;
     if (signal !== undefined) {
@@ -179,6 +183,11 @@ export class FutureProcess<T = unknown> extends Envelope implements LocalProcess
     this.fail(new AbortError(this.target.toString(), 'stopped'));
   }
 
+  /** @internal the timeout elapsed. */
+  onTimer(): void {
+    this.fail(new TimeoutError(this.target.toString(), this.timeoutMs));
+  }
+
   /** Settles with a reply; an Error instance rejects. */
   complete(message: unknown): void {
     if (this.dead) {
@@ -207,9 +216,9 @@ export class FutureProcess<T = unknown> extends Envelope implements LocalProcess
   private finish(): void {
     this.resolve = this.reject = undefined;
     this.runtime.registry.removeFuture(this);
+    this.timer?.cancel();
     const x = this.extras;
     if (x === undefined) return;
-    x.timer?.cancel();
     if (x.signal !== undefined) x.signal.removeEventListener('abort', x.onAbort!);
     for (const w of x.watchers ?? []) this.tellTerminated(w);
   }

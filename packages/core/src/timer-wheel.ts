@@ -6,6 +6,14 @@ export interface TimerHandle {
   cancel(): void;
 }
 
+/**
+ * An object that is its own timer callback: scheduling it allocates no closure (a request's
+ * future, one per request in flight).
+ */
+export interface TimerTarget {
+  onTimer(): void;
+}
+
 /** Options of the shared timer wheel. */
 export interface TimerWheelOptions {
   /**
@@ -33,7 +41,7 @@ class TimerEntry implements TimerHandle {
   constructor(
     readonly wheel: TimerWheel,
     readonly deadline: number,
-    readonly callback: () => void,
+    readonly callback: (() => void) | TimerTarget,
   ) {}
 
   cancel(): void {
@@ -85,8 +93,11 @@ export class TimerWheel {
     return this.count;
   }
 
-  /** Runs `callback` once, no earlier than `delayMs` from now (at most one tick later). */
-  schedule(delayMs: number, callback: () => void): TimerHandle {
+  /**
+   * Runs `callback` (or `callback.onTimer()`) once, no earlier than `delayMs` from now (at most
+   * one tick later).
+   */
+  schedule(delayMs: number, callback: (() => void) | TimerTarget): TimerHandle {
     const now = performance.now();
     if (this.count === 0 && this.timer === undefined) this.tick = Math.floor(now / this.tickMs);
     const entry = new TimerEntry(this, now + Math.max(0, delayMs), callback);
@@ -159,7 +170,9 @@ export class TimerWheel {
     this.tick = target;
     for (const e of due) {
       try {
-        e.callback();
+        const cb = e.callback;
+        if (typeof cb === 'function') cb();
+        else cb.onTimer();
       } catch (error) {
         this.onError(error);
       }

@@ -1,6 +1,8 @@
 import * as protobuf from 'protobufjs';
+import { MailboxFullError } from '../../errors';
 import { POISON_PILL, Terminated } from '../../messages';
 import { PID } from '../../pid';
+import { laneEntry, type LocalProcess } from '../../process';
 import type { SerializationFormat } from '../../serialization/serialization-registry';
 import type { UndecodableMessage } from '../remote-events';
 import { POISON_PILL_TYPE_NAME, reasonOf } from '../remote-process';
@@ -54,13 +56,24 @@ export function deliverBatch(state: RemoteState, batch: WireBatch, from: string)
       continue;
     }
     const header = env.header && Object.keys(env.header).length > 0 ? env.header : undefined;
-    registry.get(target).sendUserMessage(target, {
-      message,
-      sender,
-      header,
-      priority: env.urgent ? 'urgent' : undefined,
-      deadline: env.timeoutMs > 0 ? (now ??= Date.now()) + env.timeoutMs : undefined,
-    });
+    const deadline = env.timeoutMs > 0 ? (now ??= Date.now()) + env.timeoutMs : undefined;
+    const process = registry.get(target);
+    if ((process as LocalProcess).owner !== registry) {
+      process.sendUserMessage(target, {
+        message,
+        sender,
+        header,
+        priority: env.urgent ? 'urgent' : undefined,
+        deadline,
+      });
+      continue;
+    }
+    // A local process takes a lane entry (a reply is the bare message): no MessageEnvelope.
+    const local = process as LocalProcess;
+    if (!local.post(laneEntry(message, sender, header, deadline), env.urgent)) {
+      const error = new MailboxFullError(target.toString(), local.capacity);
+      state.deadLetters.publish(target, message, sender, 'mailbox-full', error);
+    }
   }
 }
 
