@@ -8,8 +8,12 @@ export type AddressResolver = (pid: PID) => Process | undefined;
 /** The address of every PID until remoting sets a real one. */
 export const NONHOST = 'nonhost';
 
-/** Request futures are registered under ids with this prefix and a sequence number. */
-export const FUTURE_PREFIX = 'future$';
+/**
+ * Request futures are registered under ids with this prefix and a sequence number. Short, so an
+ * id stays under 13 characters for the first 10^10 requests: V8 then makes it a flat string,
+ * not a rope that the remote's encoder must flatten for every request (~0.1 µs each).
+ */
+export const FUTURE_PREFIX = 'f$';
 
 /**
  * Slots of the future table: more requests in flight than this share an overflow map.
@@ -47,7 +51,7 @@ export class ProcessRegistry {
     private readonly deadLetter: Process,
   ) {}
 
-  /** A fresh local id: `prefix` + a counter (`$1`, `future$2`, ...). */
+  /** A fresh local id: `prefix` + a counter (`$1`, `f$2`, ...). */
   nextId(prefix = '$'): string {
     return prefix + ++this.sequence;
   }
@@ -73,7 +77,7 @@ export class ProcessRegistry {
   }
 
   /**
-   * Registers a request's future as `future$<seq>` (a table slot, not a Map entry). Its PID is
+   * Registers a request's future as `f$<seq>` (a table slot, not a Map entry). Its PID is
    * made by {@link futurePid} only when something reads it: a local reply does not need one.
    */
   addFuture(process: SequencedProcess & LocalProcess): void {

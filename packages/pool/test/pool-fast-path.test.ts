@@ -48,7 +48,7 @@ describe('Pool fast path (the router as a LocalProcess)', () => {
       timeoutMs: 10_000,
     });
     expect(log[0]!.headers).to.deep.equal({ trace: 'abc' });
-    expect(log[0]!.sender!.id).to.match(/^future\$/);
+    expect(log[0]!.sender!.id).to.match(/^f\$/);
     expect(reply.worker).to.equal(log[0]!.worker);
   });
 

@@ -112,7 +112,7 @@ describe('Pool', () => {
       const reply = await system.root.request<{ worker: string }>(pool, 'work', {
         timeoutMs: 10_000,
       });
-      expect(log[0]!.sender!.id).to.match(/^future\$/);
+      expect(log[0]!.sender!.id).to.match(/^f\$/);
       expect(reply.worker).to.equal(log[0]!.worker);
       expect(reply.worker).to.not.equal(pool.id);
     });

@@ -60,7 +60,7 @@ describe('BatchBuilder', () => {
         typeName: 'app.X',
         format: 2,
         payload: Buffer.from([1, 2, 3]),
-        sender: new PID('h:1', 'future$7'),
+        sender: new PID('h:1', 'f$7'),
         header: { trace: 'abc', tenant: 'x' },
         urgent: true,
         message: undefined,
@@ -78,7 +78,7 @@ describe('BatchBuilder', () => {
       expect(first!.format).to.equal(2);
       expect([...payloadOf(first!)]).to.deep.equal([1, 2, 3]);
       expect(batch.senderAddresses[first!.senderAddress - 1]).to.equal('h:1');
-      expect(first!.senderId).to.equal('future$7');
+      expect(first!.senderId).to.equal('f$7');
       expect(first!.header).to.deep.equal({ trace: 'abc', tenant: 'x' });
       expect(first!.urgent).to.equal(true);
       expect(second!.format).to.equal(0);
