@@ -25,6 +25,12 @@ export interface MessageEnvelope {
  */
 export interface Process {
   sendUserMessage(pid: PID, envelope: MessageEnvelope): void;
+  /**
+   * Optional fast path of `sendUserMessage` for a process that is not local but can take a
+   * lane entry (see {@link LocalProcess}) as it is: a remote endpoint, a prefix route. Saves
+   * a MessageEnvelope per send; `urgent` is the priority.
+   */
+  sendEntry?(pid: PID, entry: unknown, urgent: boolean): void;
   /** Watch | Unwatch | Terminated | Stop and the other system messages. */
   sendSystemMessage(pid: PID, message: unknown): void;
   stop(pid: PID): void;

@@ -131,10 +131,10 @@ export class GrainCaller {
     const deadline = Math.min(start + timeoutMs, parent?.deadline ?? Infinity);
     return new GrainCall(
       this.retryFrom,
-      this.refs.get(kind, identity, () => shardOf(identity, this.deps.shardCountOf(kind))),
+      this.refs.get(kind, identity) ??
+        this.refs.add(kind, identity, shardOf(identity, this.deps.shardCountOf(kind))),
       message,
       options,
-      options?.signal,
       start,
       deadline,
       callHeader(parent?.chainId, parent?.path, ack, replyTo),

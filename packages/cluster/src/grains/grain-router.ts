@@ -60,6 +60,7 @@ export class GrainRouter implements LocalProcess {
   ) {
     this.prefixLength = grainPrefixOf(slot.def.name).length;
     this.byGrainId = {
+      sendEntry: (pid, entry) => this.route(entry, pid.id.slice(this.prefixLength)),
       sendUserMessage: (pid, envelope) =>
         this.route(
           laneEntry(envelope.message, envelope.sender, envelope.header, envelope.deadline),

@@ -5,20 +5,18 @@ import { GrainRefs } from '../../src/grains/internal/grain-refs';
 const topology = (version: number): Topology => ({ version, members: [] }) as unknown as Topology;
 
 describe('GrainRefs (a caller’s grain references)', () => {
-  it('hashes an identity once and keeps its reference', () => {
+  it('keeps a reference per kind and identity', () => {
     const refs = new GrainRefs();
-    let hashed = 0;
-    const shard = (): number => (hashed++, 7);
-    const a = refs.get('counter', 'c-1', shard);
-    expect(refs.get('counter', 'c-1', shard)).to.equal(a);
-    expect(refs.get('other', 'c-1', shard)).to.not.equal(a);
-    expect(hashed).to.equal(2);
+    expect(refs.get('counter', 'c-1')).to.equal(undefined);
+    const a = refs.add('counter', 'c-1', 7);
+    expect(refs.get('counter', 'c-1')).to.equal(a);
+    expect(refs.get('other', 'c-1')).to.equal(undefined);
     expect(a.shard).to.equal(7);
   });
 
   it('makes the PID at the owner once per owner, and one for a hint without keeping it', () => {
     const refs = new GrainRefs();
-    const ref = refs.get('counter', 'c/1', () => 0);
+    const ref = refs.add('counter', 'c/1', 0);
     ref.resolve(topology(1), '10.0.0.1:1');
     const pid = ref.pidAt('10.0.0.1:1');
     expect(pid.id).to.equal('$grains/counter/c/1');
@@ -31,10 +29,11 @@ describe('GrainRefs (a caller’s grain references)', () => {
 
   it('is bounded: when 10,000 references are held, they are dropped and made again', () => {
     const refs = new GrainRefs();
-    const first = refs.get('k', 'id-0', () => 0);
-    for (let i = 1; i < 10_000; i++) refs.get('k', `id-${i}`, () => 0);
-    expect(refs.get('k', 'id-0', () => 0)).to.equal(first);
-    refs.get('k', 'one-more', () => 0);
-    expect(refs.get('k', 'id-0', () => 0)).to.not.equal(first);
+    const first = refs.add('k', 'id-0', 0);
+    for (let i = 1; i < 10_000; i++) refs.add('other', `id-${i}`, 0);
+    expect(refs.get('k', 'id-0')).to.equal(first);
+    refs.add('k', 'one-more', 0);
+    expect(refs.get('k', 'id-0')).to.equal(undefined);
+    expect(refs.get('k', 'one-more')).to.not.equal(undefined);
   });
 });

@@ -23,6 +23,10 @@ export function deliver(rt: Runtime, target: PID, entry: unknown, urgent: boolea
   if (p === undefined || p.dead || p.owner !== rt.registry) {
     const process = rt.registry.get(target);
     if ((process as LocalProcess).owner !== rt.registry) {
+      if (process.sendEntry !== undefined) {
+        process.sendEntry(target, entry, urgent);
+        return true;
+      }
       const e = entry instanceof Envelope ? entry : undefined;
       process.sendUserMessage(target, {
         message: e === undefined ? entry : e.message,

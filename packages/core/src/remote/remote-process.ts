@@ -2,7 +2,14 @@ import { FUTURE_PREFIX } from '../process-registry';
 import { MessageTooLargeError } from '../errors';
 import { PoisonPill, Stop, Terminated, Unwatch, Watch } from '../messages';
 import { PID } from '../pid';
-import type { MessageEnvelope, Process } from '../process';
+import {
+  entryDeadline,
+  entryHeader,
+  entryMessage,
+  entrySender,
+  type MessageEnvelope,
+  type Process,
+} from '../process';
 import { NONHOST } from '../process-registry';
 import type { SerializedMessage } from '../serialization/serialization-registry';
 import { SerializationFormat } from '../serialization/serialization-registry';
@@ -30,32 +37,64 @@ export class RemoteProcess implements Process {
   ) {}
 
   sendUserMessage(pid: PID, envelope: MessageEnvelope): void {
+    this.send(
+      pid,
+      envelope.message,
+      envelope.sender,
+      envelope.header,
+      envelope.priority === 'urgent',
+      envelope.deadline,
+      envelope,
+    );
+  }
+
+  /** A lane entry as it is (a request's future is its own envelope): no MessageEnvelope. */
+  sendEntry(pid: PID, entry: unknown, urgent: boolean): void {
+    this.send(
+      pid,
+      entryMessage(entry),
+      entrySender(entry),
+      entryHeader(entry),
+      urgent,
+      entryDeadline(entry),
+      undefined,
+    );
+  }
+
+  private send(
+    pid: PID,
+    message: unknown,
+    from: PID | undefined,
+    header: Record<string, string> | undefined,
+    urgent: boolean,
+    deadline: number | undefined,
+    envelope: MessageEnvelope | undefined,
+  ): void {
     const { state } = this;
-    const message = envelope.message;
     let wire: SerializedMessage;
     try {
       wire =
         message instanceof PoisonPill ? POISON_PILL_WIRE : state.serialization.serialize(message);
     } catch (err) {
-      return this.fail(pid, envelope, err as Error);
+      return this.fail(pid, envelope ?? { message, sender: from, header }, err as Error);
     }
     if (wire.bytes.byteLength > state.maxMessageBytes) {
       return this.fail(
         pid,
-        envelope,
+        envelope ?? { message, sender: from, header },
         new MessageTooLargeError(wire.typeName, wire.bytes.byteLength, state.maxMessageBytes),
       );
     }
-    const sender = envelope.sender === undefined ? undefined : this.localize(envelope.sender);
+    const sender = from === undefined ? undefined : this.localize(from);
     this.endpoint.send({
       targetId: pid.id,
       typeName: wire.typeName,
       format: wire.format,
       payload: wire.bytes,
       sender,
-      header: envelope.header,
-      urgent: envelope.priority === 'urgent',
-      deadline: envelope.deadline,
+      header,
+      urgent,
+      deadline,
       message,
     });
   }

@@ -49,7 +49,6 @@ export class GrainCall implements ReplySink, RequestOptions {
     readonly ref: GrainRef,
     readonly message: unknown,
     readonly options: GrainCallOptions | undefined,
-    readonly signal: AbortSignal | undefined,
     /** Date.now() when the call began. */
     readonly start: number,
     readonly deadline: number,
@@ -57,6 +56,11 @@ export class GrainCall implements ReplySink, RequestOptions {
     readonly extras: Record<string, string> | undefined,
   ) {
     this.timeoutMs = deadline - start;
+  }
+
+  /** The call's signal (RequestOptions). */
+  get signal(): AbortSignal | undefined {
+    return this.options?.signal;
   }
 
   get kind(): string {

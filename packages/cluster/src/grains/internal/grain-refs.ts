@@ -48,22 +48,26 @@ export class GrainRefs {
   private lastKind: string | undefined = undefined;
   private lastRefs: Map<string, GrainRef> | undefined = undefined;
 
-  /** The reference of `kind/identity`, made with `shardOf` the first time. */
-  get(kind: string, identity: string, shardOf: () => number): GrainRef {
+  /** The reference of `kind/identity`, if held. */
+  get(kind: string, identity: string): GrainRef | undefined {
     let refs = kind === this.lastKind ? this.lastRefs : this.byKind.get(kind);
     if (refs === undefined) this.byKind.set(kind, (refs = new Map()));
     this.lastKind = kind;
     this.lastRefs = refs;
-    let ref = refs.get(identity);
-    if (ref === undefined) {
-      ref = new GrainRef(kind, identity, shardOf());
-      if (this.size >= MAX_GRAIN_REFS) {
-        for (const m of this.byKind.values()) m.clear();
-        this.size = 0;
-      }
-      refs.set(identity, ref);
-      this.size++;
+    return refs.get(identity);
+  }
+
+  /** Holds a new reference of `kind/identity` with its shard. */
+  add(kind: string, identity: string, shard: number): GrainRef {
+    const ref = new GrainRef(kind, identity, shard);
+    if (this.size >= MAX_GRAIN_REFS) {
+      for (const m of this.byKind.values()) m.clear();
+      this.size = 0;
     }
+    let refs = this.byKind.get(kind);
+    if (refs === undefined) this.byKind.set(kind, (refs = new Map()));
+    refs.set(identity, ref);
+    this.size++;
     return ref;
   }
 }

@@ -59,6 +59,10 @@ export function deliverBatch(state: RemoteState, batch: WireBatch, from: string)
     const deadline = env.timeoutMs > 0 ? (now ??= Date.now()) + env.timeoutMs : undefined;
     const process = registry.get(target);
     if ((process as LocalProcess).owner !== registry) {
+      if (process.sendEntry !== undefined) {
+        process.sendEntry(target, laneEntry(message, sender, header, deadline), env.urgent);
+        continue;
+      }
       process.sendUserMessage(target, {
         message,
         sender,
