@@ -291,11 +291,13 @@ export class GrainCaller {
   }
 
   /**
-   * The member's topology changed (a dead member dropped, a member joined): the calls sleeping
-   * between attempts wake at once and restart their backoff, so a new owner is tried as soon as
-   * it is known instead of after the rest of a backoff of up to 150 ms.
+   * The member's topology changed (a dead member dropped, a member joined): grain references
+   * let go of the old topology, and the calls sleeping between attempts wake at once and restart
+   * their backoff, so a new owner is tried as soon as it is known instead of after the rest of a
+   * backoff of up to 150 ms.
    */
   topologyChanged(): void {
+    this.refs.topologyChanged();
     for (const wake of [...this.sleepers]) wake();
   }
 

@@ -27,6 +27,15 @@ describe('GrainRefs (a caller’s grain references)', () => {
     expect(ref.pidAt('10.0.0.2:1')).to.not.equal(pid);
   });
 
+  it('lets go of the topology when it changes, so the next call resolves the owner again', () => {
+    const refs = new GrainRefs();
+    const ref = refs.add('counter', 'c-1', 0);
+    ref.resolve(topology(1), '10.0.0.1:1');
+    refs.topologyChanged();
+    expect(ref.topology).to.equal(undefined);
+    expect(ref.address).to.equal('10.0.0.1:1');
+  });
+
   it('is bounded: when 10,000 references are held, they are dropped and made again', () => {
     const refs = new GrainRefs();
     const first = refs.add('k', 'id-0', 0);

@@ -57,6 +57,15 @@ export class GrainRefs {
     return refs.get(identity);
   }
 
+  /**
+   * The topology changed: every reference resolves its owner again on its next call, and none
+   * keeps an old topology (and the rings cached for it) alive meanwhile.
+   */
+  topologyChanged(): void {
+    for (const refs of this.byKind.values())
+      for (const ref of refs.values()) ref.topology = undefined;
+  }
+
   /** Holds a new reference of `kind/identity` with its shard. */
   add(kind: string, identity: string, shard: number): GrainRef {
     const ref = new GrainRef(kind, identity, shard);
