@@ -35,7 +35,10 @@ export interface RequestOptions {
  * without a second promise and two closures per request.
  */
 export interface ReplySink {
-  /** Called once: the reply, or the error (a reply that is an Error, timeout, abort, ...). */
+  /**
+   * Called once: the reply and no error, or no reply (undefined) and the error the request's
+   * promise would reject with (a reply that is an Error, timeout, abort, a dead letter, ...).
+   */
   settle(reply: unknown, error: Error | undefined): void;
 }
 
@@ -183,6 +186,18 @@ export class FutureProcess<T = unknown>
     this.fail(new AbortError(this.target.toString(), 'stopped'));
   }
 
+  /**
+   * A sink runs inside whatever completed the request (a responder's turn, a received batch,
+   * the timer wheel): an exception it throws is logged, not thrown into that code.
+   */
+  private settleSink(sink: ReplySink, reply: unknown, error: Error | undefined): void {
+    try {
+      sink.settle(reply, error);
+    } catch (err) {
+      this.runtime.logger.error({ err, target: this.target.toString() }, 'reply sink threw');
+    }
+  }
+
   /** @internal the timeout elapsed. */
   onTimer(): void {
     this.fail(new TimeoutError(this.target.toString(), this.timeoutMs));
@@ -198,9 +213,11 @@ export class FutureProcess<T = unknown>
     const reject = this.reject!;
     this.finish();
     const sink = this.sink;
-    if (sink !== undefined) sink.settle(message, message instanceof Error ? message : undefined);
-    else if (message instanceof Error) reject(message);
-    else resolve(message as T);
+    if (sink === undefined) {
+      if (message instanceof Error) reject(message);
+      else resolve(message as T);
+    } else if (message instanceof Error) this.settleSink(sink, undefined, message);
+    else this.settleSink(sink, message, undefined);
   }
 
   /** Rejects (timeout, abort, dead target, full mailbox); later replies are dead letters. */
@@ -209,7 +226,7 @@ export class FutureProcess<T = unknown>
     if (reject === undefined) return;
     this.finish();
     const sink = this.sink;
-    if (sink !== undefined) sink.settle(undefined, error);
+    if (sink !== undefined) this.settleSink(sink, undefined, error);
     else reject(error);
   }
 

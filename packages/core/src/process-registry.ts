@@ -116,12 +116,19 @@ export class ProcessRegistry {
    * virtual ids, each reachable from other nodes by its PID). The process gets the PID in
    * `sendUserMessage`; it is never cached on PIDs, since `post` would not tell it the id.
    * @throws NameExistsError if the prefix is taken
+   * @throws InvalidOptionError for an empty or reserved prefix, or a LocalProcess of this registry
    */
   addPrefix(prefix: string, process: Process): void {
     if (prefix.length === 0 || prefix.startsWith(FUTURE_PREFIX)) {
       throw new InvalidOptionError(
         'prefix',
         `must be non-empty and not start with ${FUTURE_PREFIX}`,
+      );
+    }
+    if ((process as LocalProcess).owner === this) {
+      throw new InvalidOptionError(
+        'process',
+        'a prefix route must not be a LocalProcess of this registry: post would not get the id',
       );
     }
     if (this.prefixed.some((r) => r.prefix === prefix)) throw new NameExistsError(prefix);
@@ -148,8 +155,9 @@ export class ProcessRegistry {
     const cached = pid._p;
     if (cached !== undefined && cached.owner === this && !cached.dead) return cached;
     if (this.isLocal(pid)) {
-      const p = this.getLocal(pid.id);
-      if (p === undefined) return this.deadLetter;
+      const id = pid.id;
+      const p = id.startsWith(FUTURE_PREFIX) ? this.getFuture(id) : this.local.get(id);
+      if (p === undefined) return this.byPrefix(id) ?? this.deadLetter;
       if ((p as LocalProcess).owner === this) pid._p = p as LocalProcess;
       return p;
     }
@@ -163,8 +171,11 @@ export class ProcessRegistry {
   /** The local process with this id, if any. */
   getLocal(id: string): Process | undefined {
     if (id.startsWith(FUTURE_PREFIX)) return this.getFuture(id);
-    const p = this.local.get(id);
-    if (p !== undefined || this.prefixed.length === 0) return p;
+    return this.local.get(id) ?? this.byPrefix(id);
+  }
+
+  /** The prefix route of `id`; never cached on a PID (its `post` would not get the id). */
+  private byPrefix(id: string): Process | undefined {
     for (const r of this.prefixed) if (id.startsWith(r.prefix)) return r.process;
     return undefined;
   }

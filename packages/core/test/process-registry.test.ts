@@ -62,6 +62,16 @@ describe('ProcessRegistry', () => {
       expect(route.user).to.have.length(0);
     });
 
+    it('refuse a local process of this registry (its post would not get the id)', () => {
+      const local = Object.assign(new RecordingProcess(), {
+        owner: system.registry,
+        dead: false,
+        capacity: Infinity,
+        post: () => true,
+      });
+      expect(() => system.registry.addPrefix('$grains/k/', local)).to.throw(InvalidOptionError);
+    });
+
     it('reject a taken or invalid prefix', () => {
       system.registry.addPrefix('$grains/a/', new RecordingProcess());
       expect(() => system.registry.addPrefix('$grains/a/', new RecordingProcess())).to.throw(

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import {
   AbortError,
+  DeadLetterError,
+  DeadLetterEvent,
   PID,
   Props,
   TimeoutError,
@@ -77,7 +79,7 @@ describe('request deadlines and ReplySink requests', () => {
       expect(system.registry.size).to.equal(size);
     });
 
-    it('passes an Error reply as both reply and error', async () => {
+    it('passes an Error reply as the error, with no reply', async () => {
       const pid = system.root.spawn(
         Props.fromFunc((ctx) => {
           ctx.respond(ctx.message === 'boom' ? new RangeError('bad') : 'flushed');
@@ -87,7 +89,17 @@ describe('request deadlines and ReplySink requests', () => {
       system.root.requestTo(pid, 'boom', sink);
       await system.root.request(pid, 'flush');
       expect(sink.outcomes).to.have.length(1);
+      expect(sink.outcomes[0]![0]).to.equal(undefined);
       expect(sink.outcomes[0]![1]).to.be.instanceOf(RangeError);
+    });
+
+    it('passes a dead letter (no such actor) as DeadLetterError, with no reply', async () => {
+      const sink = recordingSink();
+      system.root.requestTo(new PID(system.address, 'nobody'), 'q', sink);
+      await new Promise((r) => setImmediate(r));
+      expect(sink.outcomes).to.have.length(1);
+      expect(sink.outcomes[0]![0]).to.equal(undefined);
+      expect(sink.outcomes[0]![1]).to.be.instanceOf(DeadLetterError);
     });
 
     it('times out with TimeoutError, and a late reply does not reach the sink again', async () => {
@@ -110,6 +122,26 @@ describe('request deadlines and ReplySink requests', () => {
       expect(sink.outcomes).to.have.length(1);
       expect(sink.outcomes[0]![0]).to.equal(undefined);
       expect(sink.outcomes[0]![1]).to.be.instanceOf(TimeoutError);
+    });
+
+    it('a sink that throws is logged; the responder goes on', async () => {
+      const pid = system.root.spawn(
+        Props.fromFunc((ctx) => {
+          if (ctx.message !== 'q') return;
+          ctx.respond('first');
+          ctx.respond('second'); // still runs: the sink's exception did not escape into the turn
+        }),
+      );
+      const sink: ReplySink = {
+        settle: () => {
+          throw new Error('sink bug');
+        },
+      };
+      system.root.requestTo(pid, 'q', sink);
+      const late = await new Promise<unknown>((resolve) => {
+        system.eventStream.subscribe(DeadLetterEvent, (e) => resolve(e.message));
+      });
+      expect(late).to.equal('second');
     });
 
     it('an aborted signal settles the sink with AbortError before anything is sent', () => {

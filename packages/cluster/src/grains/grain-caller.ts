@@ -227,8 +227,8 @@ export class GrainCaller {
           }
           last = error;
         }
-        const c = asControl(reply);
-        if (reply !== undefined && c === undefined) return reply as T;
+        const c = failed ? undefined : asControl(reply);
+        if (!failed && reply !== undefined && c === undefined) return reply as T;
         if (c !== undefined) {
           switch (c.c) {
             case 'ack':

@@ -105,10 +105,20 @@ describe('rebalance, graceful leave and failover under load (MemoryProvider)', f
     await victim.system.shutdown();
     nodes.nodes.splice(2, 1);
     const t0 = Date.now();
-    await Promise.all(
-      [...before.keys()].map((id) => c.request('echo', id, 'hi', { timeoutMs: 3000 })),
+    const replies = await Promise.all(
+      [...before.keys()].map((id) =>
+        c.request<{ activationId: string }>('echo', id, 'hi', { timeoutMs: 3000 }),
+      ),
     );
     expect(Date.now() - t0).to.be.below(1500 + 1000);
+    // Each is the grain's own answer from a survivor (a failed attempt to the crashed member
+    // is retried, never handed back as the value).
+    for (const r of replies) {
+      expect(r).to.not.be.instanceOf(Error);
+      const ev = nodes.log.find((e) => e.activationId === r.activationId);
+      expect(ev, `activation ${String(r.activationId)}`).to.not.equal(undefined);
+      expect(ev!.member).to.not.equal('r3');
+    }
     for (const [id, b] of before) {
       const r = await c.request<{ activationId: string }>('echo', id, 'hi');
       if (b.member !== 'r3') expect(r.activationId, `${id} kept its activation`).to.equal(b.id);

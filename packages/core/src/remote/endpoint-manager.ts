@@ -32,7 +32,8 @@ export interface TransportConfig {
 
 /** What the transport hands up to the remote. */
 export interface TransportEvents {
-  batch(batch: WireBatch, fromAddress: string): void;
+  /** `receivedAt`: Date.now() when the frame arrived. */
+  batch(batch: WireBatch, fromAddress: string, receivedAt: number): void;
   reject(address: string, env: OutboundEnvelope, error: Error): void;
   up(address: string): void;
   down(address: string, error: Error): void;
@@ -76,7 +77,7 @@ export class EndpointManager implements EndpointHost {
     this.connectTimeoutMs = config.connectTimeoutMs;
     this.reconnect = config.reconnect;
     this.linkHandlers = {
-      onFrame: (link, frame) => this.onFrame(link, frame),
+      onFrame: (link, frame, receivedAt) => this.onFrame(link, frame, receivedAt),
       onClose: () => undefined,
       onCorruptFrame: (link, error) => this.onCorruptFrame(link, error),
     };
@@ -167,8 +168,8 @@ export class EndpointManager implements EndpointHost {
   private accept(call: grpc.ServerDuplexStream<Buffer, Buffer>): void {
     let accepted = false;
     const link: StreamLink = new StreamLink(call, 'server', '', {
-      onFrame: (l, frame) => {
-        if (accepted) return this.onFrame(l, frame);
+      onFrame: (l, frame, receivedAt) => {
+        if (accepted) return this.onFrame(l, frame, receivedAt);
         clearTimeout(timer);
         accepted = this.onHandshake(l, frame);
       },
@@ -234,10 +235,17 @@ export class EndpointManager implements EndpointHost {
     return undefined;
   }
 
-  private onFrame(link: StreamLink, frame: WireFrame): void {
-    if (frame.batch) this.events.batch(frame.batch, link.peerAddress);
-    else if (frame.goodbye) this.endpoints.get(link.peerAddress)?.peerLeft();
-    else {
+  private onFrame(link: StreamLink, frame: WireFrame, receivedAt: number): void {
+    if (frame.batch) this.events.batch(frame.batch, link.peerAddress, receivedAt);
+    else if (frame.goodbye) {
+      // The peer may have answered on another link (both dialled): those frames first, or its
+      // replies would arrive after its requests were failed as unanswered (and retried).
+      const address = link.peerAddress;
+      for (const l of this.inbound) if (l.peerAddress === address) l.drain();
+      const endpoint = this.endpoints.get(address);
+      endpoint?.drainLink();
+      endpoint?.peerLeft();
+    } else {
       this.onCorruptFrame(link, new Error('handshake frame after the handshake'));
       link.abort(grpc.status.INVALID_ARGUMENT, 'unexpected handshake frame');
     }

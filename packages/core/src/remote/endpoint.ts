@@ -118,6 +118,11 @@ export class Endpoint {
     );
   }
 
+  /** Handles the frames waiting on this endpoint's own link now (the peer said goodbye). */
+  drainLink(): void {
+    this.link?.drain();
+  }
+
   /** The peer said goodbye (graceful shutdown): treat it as gone at once. */
   peerLeft(): void {
     if (this.state === 'closed') return;
@@ -169,8 +174,8 @@ export class Endpoint {
     this.client = client;
     let acked = false;
     const link = new StreamLink(stream, 'client', this.address, {
-      onFrame: (l, frame) => {
-        if (acked) return this.host.linkHandlers.onFrame(l, frame);
+      onFrame: (l, frame, receivedAt) => {
+        if (acked) return this.host.linkHandlers.onFrame(l, frame, receivedAt);
         acked = true;
         // An attempt overtaken by close(), a goodbye or a timeout: not ours to adopt any more.
         if (this.client !== client || this.state !== 'connecting') return l.end();

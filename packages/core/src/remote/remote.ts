@@ -126,7 +126,7 @@ export class Remote {
         reconnect: o.reconnect,
       },
       {
-        batch: (batch, from) => deliverBatch(this.state!, batch, from),
+        batch: (batch, from, receivedAt) => deliverBatch(this.state!, batch, from, receivedAt),
         reject: (address, env, error) => this.rejected(address, env, error),
         up: (address) => this.system.eventStream.publish(new EndpointConnectedEvent(address)),
         down: (address, error) => this.endpointDown(address, error),

@@ -25,6 +25,8 @@ class FakeStream extends EventEmitter {
   cancel(): void {}
 }
 
+const batchFrame = (): Buffer =>
+  encodeFrame({ batch: { typeNames: [], targetIds: [], senderAddresses: [], envelopes: [] } });
 const frame = (n: number): Buffer => encodeFrame({ goodbye: { address: `peer-${n}` } });
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -70,6 +72,29 @@ describe('StreamLink: one received frame per event-loop turn', () => {
     expect(stream.resumed).to.equal(1);
     while (seen.length < 65) await nextTurn();
     expect(seen[64]).to.equal('peer-64');
+  });
+
+  it('drain() handles what waits at once, with the times the frames arrived', async () => {
+    const stream = new FakeStream();
+    const times: number[] = [];
+    const l = new StreamLink(stream as unknown as FrameStream, 'client', 'peer', {
+      onFrame: (_l, _f, receivedAt) => times.push(receivedAt),
+      onClose: () => {},
+      onCorruptFrame: () => {},
+    });
+    const before = Date.now();
+    stream.emit('data', batchFrame());
+    stream.emit('data', batchFrame());
+    stream.emit('data', batchFrame());
+    await new Promise((r) => setTimeout(r, 30));
+    // Both waiting frames were handled in later turns, but keep their arrival time.
+    expect(times).to.have.length(3);
+    for (const t of times) expect(t).to.be.within(before, before + 15);
+    stream.emit('data', batchFrame());
+    stream.emit('data', batchFrame());
+    expect(times).to.have.length(4);
+    l.drain();
+    expect(times).to.have.length(5);
   });
 
   it('drops what waits when the link is aborted', async () => {

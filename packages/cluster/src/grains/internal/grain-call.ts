@@ -89,10 +89,10 @@ export class GrainCall implements ReplySink, RequestOptions {
       this.resolve!(reply);
       return;
     }
+    // A failed attempt has no reply: only the error goes on (a reply that is an Error came as
+    // the error too), so the retry loop never mistakes an error for the grain's answer.
     const failed = error !== undefined;
-    this.retryFrom(this, { address: this.address, reply, failed, error }).then(
-      this.resolve,
-      this.reject,
-    );
+    const outcome = { address: this.address, reply: failed ? undefined : reply, failed, error };
+    this.retryFrom(this, outcome).then(this.resolve, this.reject);
   }
 }

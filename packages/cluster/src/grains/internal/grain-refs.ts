@@ -50,8 +50,9 @@ export class GrainRefs {
 
   /** The reference of `kind/identity`, if held. */
   get(kind: string, identity: string): GrainRef | undefined {
-    let refs = kind === this.lastKind ? this.lastRefs : this.byKind.get(kind);
-    if (refs === undefined) this.byKind.set(kind, (refs = new Map()));
+    if (kind === this.lastKind) return this.lastRefs!.get(identity);
+    const refs = this.byKind.get(kind);
+    if (refs === undefined) return undefined; // no map for a kind never added (it may be unknown)
     this.lastKind = kind;
     this.lastRefs = refs;
     return refs.get(identity);
@@ -70,7 +71,8 @@ export class GrainRefs {
   add(kind: string, identity: string, shard: number): GrainRef {
     const ref = new GrainRef(kind, identity, shard);
     if (this.size >= MAX_GRAIN_REFS) {
-      for (const m of this.byKind.values()) m.clear();
+      this.byKind.clear(); // kinds go too: a caller may pass any string as a kind
+      this.lastKind = this.lastRefs = undefined;
       this.size = 0;
     }
     let refs = this.byKind.get(kind);

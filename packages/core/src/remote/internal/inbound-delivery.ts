@@ -16,15 +16,20 @@ import { SYSTEM_FORMAT, payloadOf } from './wire';
  * dead-lettered (a request's remote future gets the error); a missing target dead-letters as
  * locally, which rejects a remote requester with DeadLetterError.
  */
-export function deliverBatch(state: RemoteState, batch: WireBatch, from: string): void {
+export function deliverBatch(
+  state: RemoteState,
+  batch: WireBatch,
+  from: string,
+  receivedAt: number,
+): void {
   const { registry } = state;
   // One reader per frame: payloads are decoded where they lie (no view, no reader per message).
   let reader: protobuf.Reader | undefined;
   // One PID per distinct target in the batch: the registry caches the process on it, so a
   // stream of messages to one actor costs one lookup per frame, not one per message.
   const targets = new Array<PID | undefined>(batch.targetIds.length);
-  // Deadlines arrive as time left (the peers' clocks need not agree): one clock read per frame.
-  let now: number | undefined;
+  // Deadlines arrive as time left (the peers' clocks need not agree), counted from the frame's
+  // arrival: it may have waited for its turn since.
   for (const env of batch.envelopes) {
     const target = (targets[env.target] ??= new PID(state.address, batch.targetIds[env.target]!));
     const sender =
@@ -56,7 +61,7 @@ export function deliverBatch(state: RemoteState, batch: WireBatch, from: string)
       continue;
     }
     const header = env.header && Object.keys(env.header).length > 0 ? env.header : undefined;
-    const deadline = env.timeoutMs > 0 ? (now ??= Date.now()) + env.timeoutMs : undefined;
+    const deadline = env.timeoutMs > 0 ? receivedAt + env.timeoutMs : undefined;
     const process = registry.get(target);
     if ((process as LocalProcess).owner !== registry) {
       if (process.sendEntry !== undefined) {

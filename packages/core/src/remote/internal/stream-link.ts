@@ -8,7 +8,8 @@ export type FrameStream =
 
 /** What a link reports to its owner. */
 export interface StreamLinkHandlers {
-  onFrame(link: StreamLink, frame: WireFrame): void;
+  /** `receivedAt`: Date.now() when the frame arrived (it may wait for its turn after that). */
+  onFrame(link: StreamLink, frame: WireFrame, receivedAt: number): void;
   /** Called once; `error` is absent for an orderly end. */
   onClose(link: StreamLink, error?: Error): void;
   /** A frame could not be decoded; the link closes right after. */
@@ -30,8 +31,9 @@ export class StreamLink {
   /** The peer's address once its handshake told us (server side) or we dialled it (client). */
   peerAddress: string;
   private closed = false;
-  /** Frames waiting for their own event-loop turn (see `receive`). */
+  /** Frames waiting for their own event-loop turn (see `receive`), with their arrival times. */
   private readonly inbox: Buffer[] = [];
+  private readonly arrivals: number[] = [];
   /** A frame was handled this turn: the next ones wait for `next`. */
   private busy = false;
   private paused = false;
@@ -74,6 +76,7 @@ export class StreamLink {
   abort(code: grpc.status, details: string): void {
     if (this.closed) return;
     this.inbox.length = 0; // nothing more is delivered from a link we abort
+    this.arrivals.length = 0;
     if (this.side === 'client') {
       (this.stream as grpc.ClientDuplexStream<Buffer, Buffer>).cancel();
     } else {
@@ -92,8 +95,10 @@ export class StreamLink {
    */
   private receive(bytes: Buffer): void {
     if (this.closed) return;
+    const receivedAt = Date.now();
     if (this.busy) {
       this.inbox.push(bytes);
+      this.arrivals.push(receivedAt);
       if (this.inbox.length >= MAX_QUEUED_FRAMES && !this.paused) {
         this.paused = true;
         this.stream.pause();
@@ -102,11 +107,23 @@ export class StreamLink {
     }
     this.busy = true;
     setImmediate(this.next);
-    this.handle(bytes);
+    this.handle(bytes, receivedAt);
+  }
+
+  /**
+   * Handles every waiting frame now: the peer said goodbye on another link, and what it sent
+   * before (replies) must be delivered before its requests are failed as unanswered.
+   */
+  drain(): void {
+    for (let bytes = this.inbox.shift(); bytes !== undefined; bytes = this.inbox.shift()) {
+      this.handle(bytes, this.arrivals.shift()!);
+      if (this.closed) return;
+    }
   }
 
   private readonly next = (): void => {
     const bytes = this.inbox.shift();
+    const receivedAt = this.arrivals.shift()!;
     if (bytes === undefined || this.closed) {
       this.busy = false;
       return;
@@ -116,10 +133,10 @@ export class StreamLink {
       this.paused = false;
       this.stream.resume();
     }
-    this.handle(bytes);
+    this.handle(bytes, receivedAt);
   };
 
-  private handle(bytes: Buffer): void {
+  private handle(bytes: Buffer, receivedAt: number): void {
     if (this.closed) return;
     let frame: WireFrame;
     try {
@@ -129,17 +146,20 @@ export class StreamLink {
       this.abort(grpc.status.INVALID_ARGUMENT, `corrupt frame: ${(err as Error).message}`);
       return;
     }
-    this.handlers.onFrame(this, frame);
+    this.handlers.onFrame(this, frame, receivedAt);
   }
 
   private finish(error?: Error): void {
     if (this.closed) return;
     // What arrived before the end is delivered first (a reply, then the peer's goodbye).
-    for (let bytes = this.inbox.shift(); bytes !== undefined; bytes = this.inbox.shift()) {
-      this.handle(bytes);
-      if (this.closed) return;
-    }
+    this.drain();
+    if (this.closed) return;
     this.closed = true;
+    if (this.paused) {
+      // A paused stream keeps its buffered data and may hold a server's shutdown up.
+      this.paused = false;
+      this.stream.resume();
+    }
     // A server call only completes when we end our half too (else server shutdown waits on it).
     if (this.side === 'server' && this.stream.writable) this.stream.end();
     this.handlers.onClose(this, error);

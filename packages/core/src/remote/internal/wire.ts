@@ -5,7 +5,7 @@ import { decodeBatchFrame } from './batch-decoder';
 import type { WireBatch, WireEnvelope, WireFrame } from './wire-types';
 
 /** Bumped on any incompatible change to remote.proto; peers with another version are refused. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /** The gRPC method both ends of a node pair talk over. */
 export const CONNECT_METHOD = '/granary.remote.Remoting/Connect';
