@@ -11,19 +11,21 @@ import {
   type Process,
 } from '../process';
 import { NONHOST } from '../process-registry';
-import type { SerializedMessage } from '../serialization/serialization-registry';
+import type { WireMessage } from '../serialization/serialization-registry';
 import { SerializationFormat } from '../serialization/serialization-registry';
 import type { Endpoint } from './endpoint';
 import type { RemoteState } from './internal/remote-state';
+import { utf8Length } from './internal/byte-writer';
 import { SYSTEM_TYPE_NAME, encodeSystemMessage } from './internal/system-codec';
 import { SYSTEM_FORMAT } from './internal/wire';
 
 /** Wire type name of PoisonPill, which has no fields and must arrive as the class. */
 export const POISON_PILL_TYPE_NAME = 'granary.PoisonPill';
-const POISON_PILL_WIRE: SerializedMessage = {
+const POISON_PILL_WIRE: WireMessage = {
   typeName: POISON_PILL_TYPE_NAME,
   format: SerializationFormat.Bytes,
   bytes: new Uint8Array(0),
+  text: undefined,
 };
 
 /**
@@ -71,18 +73,22 @@ export class RemoteProcess implements Process {
     envelope: MessageEnvelope | undefined,
   ): void {
     const { state } = this;
-    let wire: SerializedMessage;
+    let wire: WireMessage;
     try {
       wire =
-        message instanceof PoisonPill ? POISON_PILL_WIRE : state.serialization.serialize(message);
+        message instanceof PoisonPill
+          ? POISON_PILL_WIRE
+          : state.serialization.serializeForWire(message);
     } catch (err) {
       return this.fail(pid, envelope ?? { message, sender: from, header }, err as Error);
     }
-    if (wire.bytes.byteLength > state.maxMessageBytes) {
+    const text = wire.text;
+    const payloadLength = text === undefined ? wire.bytes!.byteLength : utf8Length(text);
+    if (payloadLength > state.maxMessageBytes) {
       return this.fail(
         pid,
         envelope ?? { message, sender: from, header },
-        new MessageTooLargeError(wire.typeName, wire.bytes.byteLength, state.maxMessageBytes),
+        new MessageTooLargeError(wire.typeName, payloadLength, state.maxMessageBytes),
       );
     }
     const sender = from === undefined ? undefined : this.localize(from);
@@ -90,7 +96,8 @@ export class RemoteProcess implements Process {
       targetId: pid.id,
       typeName: wire.typeName,
       format: wire.format,
-      payload: wire.bytes,
+      payload: text ?? wire.bytes!,
+      payloadLength,
       sender,
       header,
       urgent,

@@ -12,7 +12,7 @@ import {
   UnknownKindError,
   UnknownTypeError,
 } from '../errors';
-import { decodeJson, encodeJson } from './internal/json-codec';
+import { decodeJson, decodeJsonAt, encodeJson, encodeJsonText } from './internal/json-codec';
 import { loadProto } from './internal/proto-files';
 import { TYPE_NAME, withTypeName } from './type-name';
 
@@ -36,6 +36,19 @@ export interface SerializedMessage {
   typeName: string;
   format: SerializationFormat;
   bytes: Uint8Array;
+}
+
+/**
+ * A message as the remote sends it: its bytes, or for JSON its text, which the remote writes
+ * into the frame as UTF-8 itself (no Buffer per message).
+ */
+export interface WireMessage {
+  typeName: string;
+  format: SerializationFormat;
+  /** Set unless `text` is. */
+  bytes: Uint8Array | undefined;
+  /** JSON text (format Json). */
+  text: string | undefined;
 }
 
 /** Type name of raw bytes. */
@@ -132,22 +145,38 @@ export class SerializationRegistry {
    * @throws UnknownTypeError when the value cannot be carried (undefined, a function, a symbol).
    */
   serialize(message: unknown): SerializedMessage {
+    const w = this.serializeForWire(message);
+    return { typeName: w.typeName, format: w.format, bytes: w.bytes ?? Buffer.from(w.text!) };
+  }
+
+  /**
+   * {@link serialize} for the remote: JSON stays text (see {@link WireMessage}).
+   * @throws UnknownTypeError when the value cannot be carried (undefined, a function, a symbol).
+   */
+  serializeForWire(message: unknown): WireMessage {
     if (message instanceof Uint8Array) {
-      return { typeName: BYTES_TYPE_NAME, format: SerializationFormat.Bytes, bytes: message };
+      return {
+        typeName: BYTES_TYPE_NAME,
+        format: SerializationFormat.Bytes,
+        bytes: message,
+        text: undefined,
+      };
     }
-    if (message instanceof Error) return serializeError(message);
+    if (message instanceof Error) return { ...serializeError(message), text: undefined };
     const typeName = this.typeNameOf(message);
     const type = this.types.get(typeName) ?? ownTypeOf(message);
-    if (type)
-      return { typeName, format: SerializationFormat.Protobuf, bytes: encodeProto(type, message) };
-    const bytes = encodeJson(message);
-    if (bytes === undefined) {
+    if (type) {
+      const bytes = encodeProto(type, message);
+      return { typeName, format: SerializationFormat.Protobuf, bytes, text: undefined };
+    }
+    const text = encodeJsonText(message);
+    if (text === undefined) {
       throw new UnknownTypeError(
         typeof message,
         `cannot serialize a value of type ${typeof message}`,
       );
     }
-    return { typeName, format: SerializationFormat.Json, bytes };
+    return { typeName, format: SerializationFormat.Json, bytes: undefined, text };
   }
 
   /**
@@ -159,13 +188,8 @@ export class SerializationRegistry {
     switch (format ?? this.formatOf(typeName)) {
       case SerializationFormat.Bytes:
         return bytes;
-      case SerializationFormat.Json: {
-        const value = decodeJson(bytes);
-        if (typeName !== JSON_TYPE_NAME && value !== null && typeof value === 'object') {
-          withTypeName(typeName, value);
-        }
-        return value;
-      }
+      case SerializationFormat.Json:
+        return this.tagJson(typeName, decodeJson(bytes));
       case SerializationFormat.Error: {
         const wire = decodeJson(bytes) as ErrorWire;
         const known = wire.code === undefined ? undefined : this.errorClasses.get(wire.code);
@@ -192,6 +216,9 @@ export class SerializationRegistry {
     format?: SerializationFormat,
   ): unknown {
     const f = format ?? this.formatOf(typeName);
+    if (f === SerializationFormat.Json) {
+      return this.tagJson(typeName, decodeJsonAt(reader.buf, start, end));
+    }
     if (f !== SerializationFormat.Protobuf) {
       return this.deserialize(typeName, reader.buf.subarray(start, end), f);
     }
@@ -218,6 +245,14 @@ export class SerializationRegistry {
       );
     }
     return type;
+  }
+
+  /** A JSON value sent with its own type name (withTypeName) gets that name again. */
+  private tagJson(typeName: string, value: unknown): unknown {
+    if (typeName !== JSON_TYPE_NAME && value !== null && typeof value === 'object') {
+      withTypeName(typeName, value);
+    }
+    return value;
   }
 
   private formatOf(typeName: string): SerializationFormat {

@@ -17,6 +17,17 @@ function env(targetId: string, typeName: string, sender?: PID): OutboundEnvelope
 }
 
 describe('BatchBuilder', () => {
+  it('writes a JSON text payload as UTF-8, as bytes would be', () => {
+    const builder = new BatchBuilder();
+    const text = JSON.stringify({ name: 'größe ✓ 😀', n: 1 });
+    const payloadLength = Buffer.byteLength(text);
+    builder.add({ ...env('a', 'json'), payload: text, payloadLength });
+    builder.add(env('a', 'json'));
+    expect(builder.bytes).to.equal(payloadLength + 2);
+    const [first] = decodeFrame(builder.take()).batch!.envelopes;
+    expect(Buffer.from(payloadOf(first!)).toString('utf8')).to.equal(text);
+  });
+
   it('sends a deadline as the ms left (at least 1) and nothing for none', () => {
     const builder = new BatchBuilder();
     const now = Date.now();

@@ -208,6 +208,10 @@ describe('Remote', function () {
       const err = await rejectionOf(small.system.root.request(target, new Uint8Array(2048)));
       expect(err).to.be.instanceOf(MessageTooLargeError);
       expect((err as MessageTooLargeError).size).to.equal(2048);
+      // JSON is measured in UTF-8 bytes: 400 three-byte characters are 1,200+ bytes, not 400.
+      const wide = await rejectionOf(small.system.root.request(target, { s: '✓'.repeat(400) }));
+      expect(wide).to.be.instanceOf(MessageTooLargeError);
+      expect((wide as MessageTooLargeError).size).to.equal(Buffer.byteLength('{"s":""}') + 1200);
     });
   });
 

@@ -62,13 +62,15 @@ export class BatchBuilder {
       : this.targetIds.indexOf(env.targetId);
     const type = this.typeNames.indexOf(env.typeName);
     const payload = env.payload;
+    const payloadLength =
+      typeof payload === 'string' ? env.payloadLength! : (env.payloadLength ?? payload.byteLength);
     const sender = env.sender;
     const senderAddress =
       sender === undefined ? 0 : 1 + this.senderAddresses.indexOf(sender.address);
     const senderIdLength = sender === undefined ? 0 : utf8Length(sender.id);
     const header = env.header;
 
-    let size = 1 + lengthDelimitedSize(payload.byteLength);
+    let size = 1 + lengthDelimitedSize(payloadLength);
     if (target !== 0) size += 1 + varintSize(target);
     if (type !== 0) size += 1 + varintSize(type);
     if (env.format !== 0) size += 1 + varintSize(env.format);
@@ -106,7 +108,8 @@ export class BatchBuilder {
       w.varint(env.format);
     }
     w.byte(ENV_PAYLOAD);
-    w.bytes(payload);
+    if (typeof payload === 'string') w.string(payload, payloadLength);
+    else w.bytes(payload);
     if (sender !== undefined) {
       w.byte(ENV_SENDER_ADDRESS);
       w.varint(senderAddress);
@@ -134,7 +137,7 @@ export class BatchBuilder {
       w.varint(timeout);
     }
     this.sources.push(env);
-    this.payloadBytes += payload.byteLength;
+    this.payloadBytes += payloadLength;
   }
 
   /**

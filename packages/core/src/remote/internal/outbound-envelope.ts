@@ -6,7 +6,10 @@ export interface OutboundEnvelope {
   targetId: string;
   typeName: string;
   format: number;
-  payload: Uint8Array;
+  /** Bytes, or JSON text written into the frame as UTF-8 (then `payloadLength` is set). */
+  payload: Uint8Array | string;
+  /** The payload's size in bytes (a string's UTF-8 length; for bytes, their byteLength). */
+  payloadLength?: number;
   sender?: PID;
   header?: Record<string, string>;
   urgent: boolean;

@@ -59,12 +59,30 @@ function mayHoldBytes(root: unknown): boolean {
 
 /** Encodes plain data as UTF-8 JSON; returns undefined for values JSON cannot carry. */
 export function encodeJson(value: unknown): Uint8Array | undefined {
-  const text = mayHoldBytes(value) ? JSON.stringify(value, replacer) : JSON.stringify(value);
+  const text = encodeJsonText(value);
   return text === undefined ? undefined : Buffer.from(text, 'utf8');
+}
+
+/** The JSON text {@link encodeJson} encodes (the remote writes it into its frame itself). */
+export function encodeJsonText(value: unknown): string | undefined {
+  return mayHoldBytes(value) ? JSON.stringify(value, replacer) : JSON.stringify(value);
 }
 
 /** Decodes what {@link encodeJson} wrote; the reviver runs only when bytes were embedded. */
 export function decodeJson(bytes: Uint8Array): unknown {
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  return parseJson(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+}
+
+/**
+ * {@link decodeJson} of `buf[start, end)`, a payload inside a received frame: a Buffer (what
+ * gRPC hands us) is read in place, with no view object per message.
+ */
+export function decodeJsonAt(buf: Uint8Array, start: number, end: number): unknown {
+  return Buffer.isBuffer(buf)
+    ? parseJson(buf.toString('utf8', start, end))
+    : decodeJson(buf.subarray(start, end));
+}
+
+function parseJson(text: string): unknown {
   return text.includes(BYTES_MARKER) ? JSON.parse(text, reviver) : JSON.parse(text);
 }
