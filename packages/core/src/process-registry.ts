@@ -112,7 +112,7 @@ export class ProcessRegistry {
 
   /**
    * Routes every local id that starts with `prefix` and is not registered itself to `process`
-   * (a grain kind's router takes `$grains/<kind>/<identity>`: one process for any number of
+   * (a grain kind's router takes `$g/<kind>/<identity>`: one process for any number of
    * virtual ids, each reachable from other nodes by its PID). The process gets the PID in
    * `sendUserMessage`; it is never cached on PIDs, since `post` would not tell it the id.
    * @throws NameExistsError if the prefix is taken

@@ -42,7 +42,7 @@ export interface GrainRuntimeInit extends GrainsOptions {
 
 /**
  * The grains half of a cluster member: its actor system (and remote), a grain router per
- * hosted kind at `address/$grains/<kind>`, the activator, and the caller. Created by Cluster.start before joining
+ * hosted kind at `address/$g/<kind>`, the activator, and the caller. Created by Cluster.start before joining
  * (so the address is known), attached to the cluster right after.
  */
 export class GrainRuntime implements GrainHost {

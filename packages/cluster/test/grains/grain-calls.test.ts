@@ -142,7 +142,7 @@ describe('grain calls (MemoryProvider, 3 members)', function () {
     expect(reply.remaining).to.be.above(4_000).and.at.most(5_000);
   });
 
-  it("a grain is reachable by its PID at the owner, $grains/<kind>/<identity> (the wire's address)", async () => {
+  it("a grain is reachable by its PID at the owner, $g/<kind>/<identity> (the wire's address)", async () => {
     const [a] = nodes.nodes;
     const owner = a!.ownerOf('counter', a!.shardOf('counter', 'by-pid'))!;
     const reply = await a!.system.root.request<{ identity: string }>(

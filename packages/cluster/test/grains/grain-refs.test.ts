@@ -19,7 +19,7 @@ describe('GrainRefs (a caller’s grain references)', () => {
     const ref = refs.add('counter', 'c/1', 0);
     ref.resolve(topology(1), '10.0.0.1:1');
     const pid = ref.pidAt('10.0.0.1:1');
-    expect(pid.id).to.equal('$grains/counter/c/1');
+    expect(pid.id).to.equal('$g/counter/c/1');
     expect(ref.pidAt('10.0.0.1:1')).to.equal(pid);
     expect(ref.pidAt('10.0.0.2:1').address).to.equal('10.0.0.2:1');
     expect(ref.pidAt('10.0.0.1:1')).to.equal(pid);

@@ -10,6 +10,19 @@ describe('ByteWriter', () => {
     });
   });
 
+  describe('asciiString', () => {
+    it('writes short ASCII in one pass and refuses, writing nothing, what it cannot', () => {
+      const w = new ByteWriter(8, 0);
+      w.ensure(1 + 300);
+      expect(w.asciiString('$g/k/id-1')).to.equal(true);
+      expect(w.asciiString('größe')).to.equal(false);
+      expect(w.asciiString('x'.repeat(128))).to.equal(false);
+      expect(w.asciiString('')).to.equal(true);
+      const out = Buffer.from(w.finish(new Uint8Array(0)));
+      expect([...out]).to.deep.equal([9, ...Buffer.from('$g/k/id-1'), 0]);
+    });
+  });
+
   describe('string / bytes / varint', () => {
     it('writes length-prefixed strings and bytes that decode back, short and long', () => {
       const w = new ByteWriter(8, 0);

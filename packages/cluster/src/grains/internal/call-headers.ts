@@ -22,8 +22,8 @@ export const H_ACK = 'g.a';
 /** A send's reply-to `<address>/<id>` (addresses hold no '/'): the grain's sender, if any. */
 export const H_REPLY_TO = 'g.r';
 
-/** Prefix of the grain routers' ids: the router of kind K is `$grains/K`. */
-export const ROUTER_PREFIX = '$grains/';
+/** Prefix of the grain routers' ids: the router of kind K is `$g/K`. */
+export const ROUTER_PREFIX = '$g/';
 
 /** The id of the router of `kind` on every member that hosts it. */
 export function routerIdOf(kind: string): string {
@@ -35,7 +35,7 @@ export function grainPrefixOf(kind: string): string {
   return `${ROUTER_PREFIX}${kind}/`;
 }
 
-/** A grain's id at its owner: `$grains/<kind>/<identity>` (a kind never contains '/'). */
+/** A grain's id at its owner: `$g/<kind>/<identity>` (a kind never contains '/'). */
 export function grainIdOf(kind: string, identity: string): string {
   return grainPrefixOf(kind) + identity;
 }

@@ -191,9 +191,12 @@ export class BatchBuilder {
 
 function writeTable(w: ByteWriter, tag: number, table: string[]): void {
   for (const s of table) {
-    const n = utf8Length(s);
-    w.ensure(1 + 5 + n);
+    // Table strings are ids and names, nearly always short ASCII: one pass, no length first.
+    w.ensure(1 + 1 + s.length);
     w.byte(tag);
+    if (w.asciiString(s)) continue;
+    const n = utf8Length(s);
+    w.ensure(5 + n);
     w.string(s, n);
   }
 }

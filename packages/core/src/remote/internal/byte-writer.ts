@@ -73,6 +73,27 @@ export class ByteWriter {
   }
 
   /**
+   * Length-prefixed `value` in one pass if it is ASCII and under 128 characters (its length is
+   * then its byte length and fits one varint byte); false, with nothing written, otherwise.
+   * The caller ensured room for 1 + value.length bytes.
+   */
+  asciiString(value: string): boolean {
+    const n = value.length;
+    if (n > 127) return false;
+    const buf = this.buf;
+    const start = this.pos;
+    let pos = start + 1;
+    for (let i = 0; i < n; i++) {
+      const c = value.charCodeAt(i);
+      if (c > 0x7f) return false;
+      buf[pos++] = c;
+    }
+    buf[start] = n;
+    this.pos = pos;
+    return true;
+  }
+
+  /**
    * Writes `prefix` (e.g. tag + length) into the headroom right before the body and returns
    * prefix + body, sharing this writer's memory (the writer must not be used afterwards).
    */
