@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { PID } from '@granary/core';
 import { Cluster, EtcdProvider } from '@granary/cluster';
 import { TestCluster } from '@granary/testkit';
-import { defineBenchmark, percentile } from '../harness';
+import { defineBenchmark, percentile, type BenchCase } from '../harness';
 import { inFlightWarm } from '../in-flight';
 import { BENCH_PROTO, ping } from '../remote/messages';
 
@@ -73,6 +73,27 @@ const grainCallPb = (n: number): Promise<unknown> =>
 const remoteCallPb = (n: number): Promise<unknown> =>
   client.system.root.request(echo, ping(n), { timeoutMs: 30_000 });
 
+type Call = (n: number) => Promise<unknown>;
+
+/**
+ * Throughput and p99 of grain calls against plain remote request/response, one message kind:
+ * ids `remote-request-inflight-1000<suffix>`, `grain-calls-inflight-1000<suffix>` and their
+ * `-p99` cases (the grain cases have the remote ones as baseline).
+ */
+function callCases(suffix: string, remote: Call, grain: Call): BenchCase[] {
+  const remoteId = `remote-request-inflight-1000${suffix}`;
+  const grainId = `grain-calls-inflight-1000${suffix}`;
+  const rate = (call: Call) => async () => (await inFlightWarm(CALLS, IN_FLIGHT, call)).perSecond;
+  const p99 = (call: Call) => async () =>
+    percentile((await inFlightWarm(CALLS, IN_FLIGHT, call)).latencies, 99);
+  return [
+    { id: remoteId, metric: 'req_per_s', run: rate(remote) },
+    { id: grainId, metric: 'calls_per_s', baseline: remoteId, run: rate(grain) },
+    { id: `${remoteId}-p99`, metric: 'p99_ms', run: p99(remote) },
+    { id: `${grainId}-p99`, metric: 'p99_ms', baseline: `${remoteId}-p99`, run: p99(grain) },
+  ];
+}
+
 export const benchmark = defineBenchmark({
   name: 'grains-calls',
   description:
@@ -93,51 +114,7 @@ export const benchmark = defineBenchmark({
     await tc.stop();
   },
   cases: [
-    {
-      id: 'remote-request-inflight-1000',
-      metric: 'req_per_s',
-      run: async () => (await inFlightWarm(CALLS, IN_FLIGHT, remoteCall)).perSecond,
-    },
-    {
-      id: 'grain-calls-inflight-1000',
-      metric: 'calls_per_s',
-      baseline: 'remote-request-inflight-1000',
-      run: async () => (await inFlightWarm(CALLS, IN_FLIGHT, grainCall)).perSecond,
-    },
-    {
-      id: 'remote-request-inflight-1000-p99',
-      metric: 'p99_ms',
-      run: async () => percentile((await inFlightWarm(CALLS, IN_FLIGHT, remoteCall)).latencies, 99),
-    },
-    {
-      id: 'grain-calls-inflight-1000-p99',
-      metric: 'p99_ms',
-      baseline: 'remote-request-inflight-1000-p99',
-      run: async () => percentile((await inFlightWarm(CALLS, IN_FLIGHT, grainCall)).latencies, 99),
-    },
-    {
-      id: 'remote-request-inflight-1000-protobuf',
-      metric: 'req_per_s',
-      run: async () => (await inFlightWarm(CALLS, IN_FLIGHT, remoteCallPb)).perSecond,
-    },
-    {
-      id: 'grain-calls-inflight-1000-protobuf',
-      metric: 'calls_per_s',
-      baseline: 'remote-request-inflight-1000-protobuf',
-      run: async () => (await inFlightWarm(CALLS, IN_FLIGHT, grainCallPb)).perSecond,
-    },
-    {
-      id: 'remote-request-inflight-1000-protobuf-p99',
-      metric: 'p99_ms',
-      run: async () =>
-        percentile((await inFlightWarm(CALLS, IN_FLIGHT, remoteCallPb)).latencies, 99),
-    },
-    {
-      id: 'grain-calls-inflight-1000-protobuf-p99',
-      metric: 'p99_ms',
-      baseline: 'remote-request-inflight-1000-protobuf-p99',
-      run: async () =>
-        percentile((await inFlightWarm(CALLS, IN_FLIGHT, grainCallPb)).latencies, 99),
-    },
+    ...callCases('', remoteCall, grainCall),
+    ...callCases('-protobuf', remoteCallPb, grainCallPb),
   ],
 });
