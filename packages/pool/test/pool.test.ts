@@ -40,6 +40,27 @@ describe('Pool', () => {
       });
     });
 
+    it("keeps a request's deadline, also when it waits for the workers to start", async () => {
+      const seen: Array<number | undefined> = [];
+      const pool = spawnPool(
+        system.root,
+        behavior({
+          poolSize: 2,
+          workerProps: Props.fromFunc((ctx: Context) => {
+            if (ctx.message !== 'q') return;
+            seen.push(ctx.deadline);
+            ctx.respond('ok');
+          }),
+        }),
+      );
+      const before = Date.now();
+      // The first is sent while the pool starts (it waits as a pending message), the second after.
+      await system.root.request(pool, 'q', { timeoutMs: 5_000 });
+      await system.root.request(pool, 'q', { timeoutMs: 5_000 });
+      expect(seen).to.have.length(2);
+      for (const d of seen) expect(d).to.be.within(before + 5_000, Date.now() + 5_000);
+    });
+
     it('passes workerArgs to the factory of every worker', async () => {
       const log: Seen[] = [];
       const pool = spawnPool(

@@ -44,8 +44,9 @@ export class PoolActor implements Actor {
     const m = ctx.message;
     const router = this.router;
     if (router.state === 'suspended' && !isLifecycle(m)) router.resume();
-    if (m instanceof PendingMessage) router.route(laneEntry(m.message, ctx.sender, m.header));
-    else if (m instanceof UrgentMessage) return this.urgent(ctx, m.message);
+    if (m instanceof PendingMessage) {
+      router.route(laneEntry(m.message, ctx.sender, m.header, m.deadline));
+    } else if (m instanceof UrgentMessage) return this.urgent(ctx, m.message);
     else if (m instanceof Terminated) router.onTerminated(m.who);
     else if (m instanceof DrainPool) router.drain();
     else if (m instanceof Started) router.start(ctx);

@@ -8,6 +8,8 @@ export class UrgentMessage {
   constructor(
     readonly message: unknown,
     readonly header: Record<string, string> | undefined,
+    /** The request's deadline, if it had one (core's `ctx.deadline`). */
+    readonly deadline?: number,
   ) {}
 }
 
@@ -19,6 +21,8 @@ export class PendingMessage {
   constructor(
     readonly message: unknown,
     readonly header: Record<string, string> | undefined,
+    /** The request's deadline, if it had one: the worker still sees it. */
+    readonly deadline?: number,
   ) {}
 }
 

@@ -3,6 +3,7 @@ import {
   Terminated,
   Unwatch,
   Watch,
+  entryDeadline,
   entryHeader,
   entryMessage,
   entrySender,
@@ -177,7 +178,7 @@ export class PoolRouter implements LocalProcess, PoolContext, WorkerLoad {
     entry: unknown,
   ): void {
     if (urgent || header?.[POOL_PRIORITY_HEADER] === 'urgent') {
-      this.root.send(this.actor, new UrgentMessage(message, header), {
+      this.root.send(this.actor, new UrgentMessage(message, header, entryDeadline(entry)), {
         sender,
         priority: 'urgent',
       });
@@ -189,7 +190,9 @@ export class PoolRouter implements LocalProcess, PoolContext, WorkerLoad {
       } else this.route(entry);
     } else if (this.state === 'init' || this.state === 'suspended' || this.state === 'restarting') {
       const pending =
-        message instanceof PoisonPill ? DRAIN_POOL : new PendingMessage(message, header);
+        message instanceof PoisonPill
+          ? DRAIN_POOL
+          : new PendingMessage(message, header, entryDeadline(entry));
       this.root.send(this.actor, pending, { sender });
     } else {
       this.system.deadLetters.publish(this.self, message, sender, 'stopped');
