@@ -5,6 +5,7 @@ import type { ClusterProvider } from '../../src/providers/cluster-provider';
 import { MemoryProvider } from '../../src/providers/memory/memory-provider';
 import { MemoryClusterTable } from '../../src/providers/memory/memory-table';
 import { waitForClusters } from '../cluster/converge';
+import { errorsOnlyLogger } from '../fixtures/node-output';
 
 /**
  * Several members in this process, each with its own remote: over one MemoryClusterTable, or
@@ -74,13 +75,4 @@ export class MemoryNodes {
 }
 
 /** Test members log errors only (peers killed on purpose make the remote warn). */
-export const quiet = {
-  debug: (): void => undefined,
-  info: (): void => undefined,
-  warn: (): void => undefined,
-  error: (o: unknown, m?: string): void => {
-    process.stderr.write(
-      `ERROR ${m ?? ''} ${JSON.stringify(o, (_k, v: unknown) => (v instanceof Error ? v.message : v))}\n`,
-    );
-  },
-};
+export const quiet = errorsOnlyLogger;
