@@ -17,3 +17,7 @@ export type {
   TestClusterOptions,
   TopologyView,
 } from './cluster/test-cluster';
+export { startEtcdCluster } from './etcd-cluster';
+export type { EtcdClusterHandle, EtcdClusterOptions, EtcdMemberHandle } from './etcd-cluster';
+export { startTcpProxy } from './tcp-proxy';
+export type { TcpProxyHandle, TcpProxyOptions } from './tcp-proxy';
