@@ -40,6 +40,25 @@ export interface NodeConfig {
    */
   advertisedHost: string;
   /**
+   * Shared secret of the cluster (`GRANARY_SECRET`, at least 16 bytes): members prove they
+   * know it in every handshake (it never crosses the wire). Needed to listen beyond loopback
+   * unless mutual TLS is set.
+   * @default undefined
+   */
+  secret: string | undefined;
+  /**
+   * Mutual TLS (`GRANARY_TLS_CA`, `GRANARY_TLS_CERT`, `GRANARY_TLS_KEY`: PEM file paths, all
+   * three or none): every member presents a certificate of the CA covering its advertised host.
+   * @default undefined
+   */
+  tls: { ca: string; cert: string; key: string } | undefined;
+  /**
+   * Listen beyond loopback without a secret or TLS (`GRANARY_INSECURE=1`): any process that
+   * reaches the port may join. Only for a network nothing else can reach.
+   * @default false
+   */
+  insecure: boolean;
+  /**
    * Membership provider (`GRANARY_PROVIDER`): `seed` (no dependencies) or `etcd`.
    * @default 'seed'
    */
@@ -95,6 +114,11 @@ export const ENV_VARS = [
   'GRANARY_HOST',
   'GRANARY_PORT',
   'GRANARY_ADVERTISED_HOST',
+  'GRANARY_SECRET',
+  'GRANARY_TLS_CA',
+  'GRANARY_TLS_CERT',
+  'GRANARY_TLS_KEY',
+  'GRANARY_INSECURE',
   'GRANARY_PROVIDER',
   'GRANARY_SEED',
   'GRANARY_ETCD',
@@ -147,6 +171,18 @@ export function readConfig(
     );
   }
   const host = text('GRANARY_HOST') ?? DEFAULT_NODE_CONFIG.host;
+  const tlsFiles = [text('GRANARY_TLS_CA'), text('GRANARY_TLS_CERT'), text('GRANARY_TLS_KEY')];
+  const tlsSet = tlsFiles.filter((f) => f !== undefined).length;
+  if (tlsSet !== 0 && tlsSet !== 3) {
+    throw new ConfigError(
+      'GRANARY_TLS_CA',
+      'GRANARY_TLS_CA, GRANARY_TLS_CERT and GRANARY_TLS_KEY go together: set all three or none',
+    );
+  }
+  const secret = text('GRANARY_SECRET');
+  if (secret !== undefined && Buffer.byteLength(secret) < 16) {
+    throw new ConfigError('GRANARY_SECRET', 'GRANARY_SECRET must be at least 16 bytes');
+  }
   const config: NodeConfig = {
     role,
     cluster: text('GRANARY_CLUSTER') ?? DEFAULT_NODE_CONFIG.cluster,
@@ -154,6 +190,9 @@ export function readConfig(
     host,
     port: int('GRANARY_PORT', DEFAULT_NODE_CONFIG.port, 0),
     advertisedHost: text('GRANARY_ADVERTISED_HOST') ?? host,
+    secret,
+    tls: tlsSet === 3 ? { ca: tlsFiles[0]!, cert: tlsFiles[1]!, key: tlsFiles[2]! } : undefined,
+    insecure: text('GRANARY_INSECURE') === '1',
     provider,
     seed: text('GRANARY_SEED'),
     etcd: (text('GRANARY_ETCD') ?? '')

@@ -1,4 +1,5 @@
-import { Cluster, RedisStateStore } from '@granary/cluster';
+import { readFileSync } from 'node:fs';
+import { Cluster, RedisStateStore, type ClusterRemoteOptions } from '@granary/cluster';
 import { ActorSystem, Props } from '@granary/core';
 import type { Logger } from '@granary/core';
 import type { NodeConfig } from './config';
@@ -42,7 +43,7 @@ export async function startNode(
       provider: createProvider(config, libraryLog),
       kinds,
       system,
-      remote: { host: config.host, port: config.port, advertisedHost: config.advertisedHost },
+      remote: remoteOptions(config),
       logger: libraryLog,
     });
   } catch (err) {
@@ -74,6 +75,24 @@ export async function startNode(
         await system.shutdown();
         await store?.close();
       }
+    },
+  };
+}
+
+/** The remote transport of a node: where it listens, and its secret or mutual TLS. */
+export function remoteOptions(config: NodeConfig): ClusterRemoteOptions {
+  const tls = config.tls;
+  return {
+    host: config.host,
+    port: config.port,
+    advertisedHost: config.advertisedHost,
+    secret: config.secret,
+    insecure: config.insecure,
+    tls: tls && {
+      ca: readFileSync(tls.ca),
+      cert: readFileSync(tls.cert),
+      key: readFileSync(tls.key),
+      requireClientCert: true,
     },
   };
 }

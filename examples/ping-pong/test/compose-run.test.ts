@@ -1,12 +1,22 @@
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { expect } from 'chai';
 import { freePort, isAlive, startEtcd, startRedis } from '@granary/testkit';
 import type { EtcdHandle, RedisHandle } from '@granary/testkit';
-import { commandOf, environmentOf, loadCompose, nodeServices } from './helpers/compose';
-import { REPO_ROOT } from './helpers/paths';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  commandOf,
+  envFilesOf,
+  environmentOf,
+  loadCompose,
+  nodeServices,
+  parseEnvFile,
+} from './helpers/compose';
+import { COMPOSE_ENV_FILE, COMPOSE_ENV_SCRIPT, REPO_ROOT } from './helpers/paths';
 
 /** Pongs the pinger must print from the compose nodes. */
 const PONGS_EXPECTED = 3;
@@ -48,8 +58,15 @@ describe('docker-compose.yml node services, run as local processes', function ()
   const services: Service[] = [];
   let onLine: () => void = () => {};
 
+  let envDir: string;
+  /** The env file compose would load, written by the same script a user runs. */
+  let envFile: Record<string, string>;
+
   before(async () => {
     [etcd, redis] = await Promise.all([startEtcd(), startRedis()]);
+    envDir = mkdtempSync(join(tmpdir(), 'granary-compose-run-'));
+    execFileSync(COMPOSE_ENV_SCRIPT, [join(envDir, COMPOSE_ENV_FILE)], { stdio: 'ignore' });
+    envFile = parseEnvFile(readFileSync(join(envDir, COMPOSE_ENV_FILE), 'utf8'));
   });
 
   after(async () => {
@@ -57,6 +74,7 @@ describe('docker-compose.yml node services, run as local processes', function ()
       if (s.child.pid !== undefined && isAlive(s.child.pid)) s.child.kill('SIGKILL');
     await etcd?.stop();
     await redis?.stop();
+    if (envDir) rmSync(envDir, { recursive: true, force: true });
   });
 
   it("runs each service's exact command against etcd and Redis, and pongs flow", async () => {
@@ -64,12 +82,16 @@ describe('docker-compose.yml node services, run as local processes', function ()
     for (const [name, service] of nodeServices(loadCompose().services)) {
       const [command, ...args] = commandOf(service);
       expect(command).to.equal('node');
-      const env = localEnvironment(environmentOf(service), {
-        etcd: etcd.endpoints.join(','),
-        redis: redis.url,
-        port: await freePort(),
-        cluster,
-      });
+      expect(envFilesOf(service), name).to.deep.equal([COMPOSE_ENV_FILE]);
+      const env = localEnvironment(
+        { ...envFile, ...environmentOf(service) },
+        {
+          etcd: etcd.endpoints.join(','),
+          redis: redis.url,
+          port: await freePort(),
+          cluster,
+        },
+      );
       const child = spawn(process.execPath, args, {
         cwd: REPO_ROOT,
         env: { PATH: process.env.PATH ?? '', ...env },

@@ -1,12 +1,28 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { readConfig } from '../src/config';
 import type { NodeRole } from '../src/config';
 import { envVarsReadBySources } from './helpers/env-vars';
-import { commandOf, environmentOf, loadCompose, nodeServices } from './helpers/compose';
+import {
+  commandOf,
+  envFilesOf,
+  environmentOf,
+  loadCompose,
+  nodeServices,
+  parseEnvFile,
+} from './helpers/compose';
 import type { ComposeService } from './helpers/compose';
-import { DOCKERFILE, DOCKERIGNORE, REPO_ROOT } from './helpers/paths';
+import {
+  COMPOSE_ENV_FILE,
+  COMPOSE_ENV_SCRIPT,
+  DOCKERFILE,
+  DOCKERIGNORE,
+  GITIGNORE,
+  REPO_ROOT,
+} from './helpers/paths';
 
 /** The value of `--flag=value` in a service's command. */
 function flag(service: ComposeService, name: string): string | undefined {
@@ -61,11 +77,49 @@ describe('docker-compose.yml', () => {
       for (const variable of Object.keys(env)) {
         expect(read.has(variable), `${name} sets ${variable}, which no code reads`).to.equal(true);
       }
-      const config = readConfig(roleOf(commandOf(service)), env);
+      const config = readConfig(roleOf(commandOf(service)), {
+        ...env,
+        GRANARY_SECRET: 'a-secret-from-granary-env',
+      });
       expect(config.nodeId, name).to.equal(name);
       expect(config.advertisedHost, `${name} must advertise its service name`).to.equal(name);
       expect(config.provider, name).to.equal('etcd');
     }
+  });
+
+  it('authenticates the nodes with GRANARY_SECRET from granary.env, which compose-env.sh writes', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'granary-compose-env-'));
+    try {
+      const file = join(dir, COMPOSE_ENV_FILE);
+      execFileSync(COMPOSE_ENV_SCRIPT, [file], { stdio: 'ignore' });
+      expect(statSync(file).mode & 0o077, 'granary.env is private').to.equal(0);
+      const fromFile = parseEnvFile(readFileSync(file, 'utf8'));
+      expect(Object.keys(fromFile)).to.deep.equal(['GRANARY_SECRET']);
+      for (const [name, service] of nodes) {
+        expect(envFilesOf(service), name).to.deep.equal([COMPOSE_ENV_FILE]);
+        expect(environmentOf(service).GRANARY_SECRET, `${name} must not inline a secret`).to.equal(
+          undefined,
+        );
+        const config = readConfig(roleOf(commandOf(service)), {
+          ...environmentOf(service),
+          ...fromFile,
+        });
+        // Listening on 0.0.0.0 is refused without a secret (InsecureRemoteError): it is set.
+        expect(config.host, name).to.equal('0.0.0.0');
+        expect(config.secret, name).to.equal(fromFile.GRANARY_SECRET);
+        expect(Buffer.byteLength(config.secret!), name).to.be.at.least(16);
+        expect(config.insecure, name).to.equal(false);
+      }
+      // Each run of the script makes a new secret.
+      execFileSync(COMPOSE_ENV_SCRIPT, [file], { stdio: 'ignore' });
+      expect(parseEnvFile(readFileSync(file, 'utf8')).GRANARY_SECRET).to.not.equal(
+        fromFile.GRANARY_SECRET,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(readFileSync(GITIGNORE, 'utf8').split('\n')).to.include(COMPOSE_ENV_FILE);
+    expect(readFileSync(DOCKERIGNORE, 'utf8').split('\n')).to.include(COMPOSE_ENV_FILE);
   });
 
   it('points GRANARY_ETCD at the etcd service, on the port etcd listens and advertises', () => {

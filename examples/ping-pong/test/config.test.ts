@@ -52,6 +52,38 @@ describe('readConfig', () => {
     expectConfigError(() => readConfig('ponger', { GRANARY_PROVIDER: 'etcd' }), 'GRANARY_ETCD');
   });
 
+  it('reads the secret, mutual TLS file paths and insecure', () => {
+    const c = readConfig('ponger', {
+      GRANARY_SEED: '127.0.0.1:7000',
+      GRANARY_SECRET: 'sixteen-bytes-or-more',
+      GRANARY_TLS_CA: '/certs/ca.crt',
+      GRANARY_TLS_CERT: '/certs/node.crt',
+      GRANARY_TLS_KEY: '/certs/node.key',
+      GRANARY_INSECURE: '1',
+    });
+    expect(c.secret).to.equal('sixteen-bytes-or-more');
+    expect(c.tls).to.deep.equal({
+      ca: '/certs/ca.crt',
+      cert: '/certs/node.crt',
+      key: '/certs/node.key',
+    });
+    expect(c.insecure).to.equal(true);
+    const plain = readConfig('ponger', { GRANARY_SEED: '127.0.0.1:7000' });
+    expect([plain.secret, plain.tls, plain.insecure]).to.deep.equal([undefined, undefined, false]);
+  });
+
+  it('rejects a short GRANARY_SECRET and a partial TLS set', () => {
+    const seed = { GRANARY_SEED: '127.0.0.1:7000' };
+    expectConfigError(
+      () => readConfig('ponger', { ...seed, GRANARY_SECRET: 'short' }),
+      'GRANARY_SECRET',
+    );
+    expectConfigError(
+      () => readConfig('ponger', { ...seed, GRANARY_TLS_CERT: '/certs/node.crt' }),
+      'GRANARY_TLS_CA',
+    );
+  });
+
   it('requires GRANARY_SEED for a non-seed node with provider seed', () => {
     expectConfigError(() => readConfig('pinger', {}), 'GRANARY_SEED');
   });

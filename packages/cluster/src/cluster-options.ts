@@ -1,12 +1,25 @@
+import type { RemoteOptions } from '@granary/core';
 import type { ClusterLogger } from './internal/logger';
 import type { ClusterProvider } from './providers/cluster-provider';
 
 /** A kind this member hosts: a name, or anything with a `name` and an optional `shardCount`. */
 export type KindSpec = string | { readonly name: string; readonly shardCount?: number };
 
-/** Where this member's remote transport listens. */
-export interface ClusterRemoteOptions {
+/**
+ * Where this member's remote transport listens and how it authenticates peers: every option
+ * of core's RemoteOptions (`secret`, `tls`, `insecure`, limits, ...) except the cluster name
+ * and member id, which are the cluster's.
+ *
+ * @example
+ * remote: { host: '0.0.0.0', port: 4000, advertisedHost: 'node-a', secret: process.env.SECRET }
+ */
+export interface ClusterRemoteOptions extends Omit<
+  RemoteOptions,
+  'host' | 'port' | 'clusterName' | 'memberId'
+> {
+  /** Interface the remote transport binds to; beyond loopback it needs `secret` or mTLS. */
   host: string;
+  /** Port; 0 picks a free one. */
   port: number;
   /** Host other members dial, if not `host` (e.g. behind NAT). */
   advertisedHost?: string;
@@ -34,7 +47,9 @@ export interface ClusterOptions {
    */
   address?: string;
   /**
-   * Remote transport endpoint; used here for the advertised address.
+   * Remote transport: where it listens, its shared secret or TLS, its limits. The cluster
+   * starts it with the cluster's name and this member's id (bound to the address in every
+   * handshake).
    * @default undefined
    */
   remote?: ClusterRemoteOptions;

@@ -81,7 +81,7 @@ export class Cluster {
     }
     const id = merged.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     const remote = merged.remote;
-    const grains = await GrainRuntime.create(merged);
+    const grains = await GrainRuntime.create({ ...merged, id });
     const address =
       merged.address ??
       grains.address ??

@@ -176,3 +176,23 @@ export class RemoteError extends GranaryError {
     this.name = name;
   }
 }
+
+/**
+ * The remote was asked to listen beyond loopback with no way to authenticate peers: anyone who
+ * can reach the port could join. Set `secret`, or `tls` with `requireClientCert`, or accept the
+ * risk with `insecure: true`.
+ */
+export class InsecureRemoteError extends GranaryError {
+  override readonly name = 'InsecureRemoteError';
+  constructor(
+    /** The interface that was to be bound. */
+    readonly host: string,
+  ) {
+    super(
+      `refusing to listen on ${host} without authentication: set secret (a shared secret of at ` +
+        'least 16 bytes) or tls ({ ca, cert, key, requireClientCert: true }); set insecure: true ' +
+        'only if every peer that can reach this port may join',
+      'ERR_INSECURE_REMOTE',
+    );
+  }
+}

@@ -31,6 +31,7 @@ export {
   EndpointUnavailableError,
   GranaryError,
   HandshakeError,
+  InsecureRemoteError,
   InvalidOptionError,
   MailboxFullError,
   MessageTooLargeError,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { NodeRole } from '../config';
 import { ChildNode } from './child-node';
@@ -105,6 +106,8 @@ export class DemoRunner {
       GRANARY_HOST: '127.0.0.1',
       GRANARY_PROVIDER: this.options.provider,
       GRANARY_PONGER_ID: PONGER_ID,
+      // A fresh shared secret per run: the nodes authenticate each other as in production.
+      GRANARY_SECRET: randomBytes(24).toString('base64url'),
     };
     if (this.options.provider === 'etcd') base.GRANARY_ETCD = this.options.etcd.join(',');
     if (this.options.provider === 'seed') {

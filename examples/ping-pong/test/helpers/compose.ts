@@ -9,6 +9,7 @@ export interface ComposeService {
   command?: string | string[];
   environment?: Record<string, string | number | boolean | null> | string[];
   depends_on?: string[] | Record<string, unknown>;
+  env_file?: string | string[];
 }
 
 /** docker-compose.yml, parsed with the `yaml` package (YAML 1.2, as Compose reads it). */
@@ -39,4 +40,22 @@ export function commandOf(service: ComposeService): string[] {
 /** The services built from this repo's Dockerfile: the Granary nodes. */
 export function nodeServices(services: Record<string, ComposeService>): [string, ComposeService][] {
   return Object.entries(services).filter(([, s]) => s.build !== undefined);
+}
+
+/** The env files a service loads (`env_file`, short form), as written in the compose file. */
+export function envFilesOf(service: ComposeService): string[] {
+  const f = service.env_file ?? [];
+  return Array.isArray(f) ? f : [f];
+}
+
+/** `NAME=value` lines of an env file (blank lines and `#` comments skipped). */
+export function parseEnvFile(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const l = line.trim();
+    if (l === '' || l.startsWith('#')) continue;
+    const i = l.indexOf('=');
+    if (i > 0) out[l.slice(0, i)] = l.slice(i + 1);
+  }
+  return out;
 }

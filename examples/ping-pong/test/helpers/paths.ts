@@ -15,3 +15,8 @@ export const COMPOSE_FILE = join(REPO_ROOT, 'docker-compose.yml');
 export const DOCKERFILE = join(REPO_ROOT, 'Dockerfile');
 export const DOCKERIGNORE = join(REPO_ROOT, '.dockerignore');
 export const DEMO_BIN = join(EXAMPLE_DIR, 'bin', 'demo.cjs');
+/** Writes the env file docker-compose.yml loads (a random GRANARY_SECRET). */
+export const COMPOSE_ENV_SCRIPT = join(EXAMPLE_DIR, 'scripts', 'compose-env.sh');
+/** The env file the compose node services load, relative to the repo root. */
+export const COMPOSE_ENV_FILE = 'granary.env';
+export const GITIGNORE = join(REPO_ROOT, '.gitignore');

@@ -1,4 +1,5 @@
 import { ActorSystem, PID, Remote, type Logger } from '@granary/core';
+import type { ClusterRemoteOptions } from '../cluster-options';
 import { InvalidClusterOptionError } from '../errors';
 import type { ClusterLogger } from '../internal/logger';
 import type { ShardReleased } from '../membership/cluster-events';
@@ -37,7 +38,9 @@ export interface GrainRuntimeInit extends GrainsOptions {
   logger?: ClusterLogger;
   kinds?: ReadonlyArray<unknown>;
   shardCount?: number;
-  remote?: { host: string; port: number; advertisedHost?: string };
+  /** This member's id: the remote states it in its handshakes. */
+  id?: string;
+  remote?: ClusterRemoteOptions;
 }
 
 /**
@@ -97,12 +100,12 @@ export class GrainRuntime implements GrainHost {
       });
     if (init.remote && system.remote === undefined) {
       const remote = new Remote(system);
-      await remote.start({
-        host: init.remote.host,
-        port: init.remote.port,
-        advertisedHost: init.remote.advertisedHost,
-        clusterName: init.name,
-      });
+      try {
+        await remote.start({ ...init.remote, clusterName: init.name, memberId: init.id });
+      } catch (err) {
+        if (owns) await system.shutdown(); // e.g. InsecureRemoteError: nothing may stay running
+        throw err;
+      }
     }
     const runtime = new GrainRuntime(system, owns, init);
     for (const spec of init.kinds ?? []) {

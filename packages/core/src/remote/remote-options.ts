@@ -76,15 +76,25 @@ export interface RemoteOptions {
    */
   memberId?: string;
   /**
-   * Shared secret a peer must present in its handshake; also what this node presents.
+   * Shared secret of the cluster (at least 16 bytes). Both ends of every link prove they know
+   * it with an HMAC over nonces from both sides, binding each side's member id and address;
+   * the secret itself never crosses the wire.
    * @default undefined (no secret)
    */
   secret?: string;
   /**
-   * TLS or mutual TLS; plaintext when absent.
+   * TLS or mutual TLS; plaintext when absent. With `requireClientCert` every peer must present
+   * a certificate of `ca` that covers the host of the address it states (or its member id).
    * @default undefined
    */
   tls?: RemoteTlsOptions;
+  /**
+   * Listen on a non-loopback interface with neither `secret` nor mutual `tls`. Without it such
+   * a start throws InsecureRemoteError: anyone who can reach the port could join and send
+   * system messages. With it, one warning is logged at start.
+   * @default false
+   */
+  insecure?: boolean;
   /**
    * Most envelopes coalesced into one frame for one endpoint. Smaller frames let two busy
    * peers work at once (each handles one frame per event-loop turn) instead of taking turns
@@ -117,6 +127,7 @@ export const DEFAULT_REMOTE_OPTIONS = {
   host: '127.0.0.1',
   port: 0,
   clusterName: 'granary',
+  insecure: false,
   batchSize: 256,
   maxMessageBytes: 4 * 1024 * 1024,
   connectTimeoutMs: 5000,

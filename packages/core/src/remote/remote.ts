@@ -13,6 +13,7 @@ import { EndpointManager } from './endpoint-manager';
 import { deliverBatch } from './internal/inbound-delivery';
 import type { OutboundEnvelope } from './internal/outbound-envelope';
 import type { RemoteState } from './internal/remote-state';
+import { checkSecureBinding } from './internal/secure-binding';
 import { WatchTable } from './internal/watch-table';
 import { SYSTEM_FORMAT, WireTypes, registerWireTypes } from './internal/wire';
 import { ACTIVATOR_ID, RemoteActivator } from './remote-activator';
@@ -85,7 +86,9 @@ export class Remote {
   /**
    * Binds the gRPC server, sets the system's address to the advertised `host:port`, and routes
    * PIDs of other addresses to their nodes. Resolves with the address.
-   * @throws InvalidOptionError on an out-of-range option (the message names it).
+   * @throws InvalidOptionError on an out-of-range option (the message names it);
+   *   InsecureRemoteError when `host` is not loopback and neither `secret` nor mutual `tls`
+   *   (nor `insecure: true`) is set.
    */
   async start(options: RemoteOptions = {}): Promise<string> {
     if (this.starting) throw new InvalidOptionError('remote', 'remote is already started');
@@ -109,9 +112,10 @@ export class Remote {
     validate(o.connectTimeoutMs, 'connectTimeoutMs', 1);
     if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535)
       throw new InvalidOptionError('port', `${o.port} is not a port`);
+    const logger = this.system.logger.child({ component: 'remote' });
+    checkSecureBinding(o, logger);
     const registry = o.serialization ?? processWideSerialization;
     registerWireTypes(registry);
-    const logger = this.system.logger.child({ component: 'remote' });
     const transport = new EndpointManager(
       {
         host: o.host,

@@ -46,7 +46,10 @@ describe('Remote handshake', function () {
   });
 
   it('refuses a peer with the wrong shared secret', async () => {
-    const [a, b] = await pair({ secret: 'nope' }, { secret: 's3cret' });
+    const [a, b] = await pair(
+      { secret: 'nope-nope-nope-nope' },
+      { secret: 's3cret-s3cret-s3cret' },
+    );
     b.system.root.spawnNamed(echo, 'echo');
     const err = await rejectionOf(
       a.system.root.request(new PID(b.address, 'echo'), 'x', { timeoutMs: 5000 }),
@@ -56,7 +59,10 @@ describe('Remote handshake', function () {
   });
 
   it('accepts a peer with the same cluster name and secret', async () => {
-    const [a, b] = await pair({ clusterName: 'c', secret: 's' }, { clusterName: 'c', secret: 's' });
+    const [a, b] = await pair(
+      { clusterName: 'c', secret: 'a-shared-secret-16' },
+      { clusterName: 'c', secret: 'a-shared-secret-16' },
+    );
     b.system.root.spawnNamed(echo, 'echo');
     expect(
       await a.system.root.request(new PID(b.address, 'echo'), 'hi', { timeoutMs: 5000 }),
