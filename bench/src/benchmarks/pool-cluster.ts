@@ -5,7 +5,7 @@ import { Cluster, EtcdProvider } from '@granary/cluster';
 import { PoolClient } from '@granary/pool';
 import { startEtcd, type EtcdHandle } from '@granary/testkit';
 import { defineBenchmark } from '../harness';
-import { POOL_MAX_IN_FLIGHT, POOL_SIZE } from '../pool/pool-bench-config';
+import { POOL_MAX_IN_FLIGHT, POOL_SIZE, POOL_THREADS } from '../pool/pool-bench-config';
 
 /** Requests per repetition: ~1 s on one member at ~1 ms each. */
 const REQUESTS = 1000;
@@ -65,15 +65,16 @@ async function throughput(pool: string): Promise<number> {
 
 export const benchmark = defineBenchmark({
   name: 'pool-cluster',
-  description: `cluster pool of ${POOL_SIZE} CPU-bound workers (~${WORK_MS} ms of pbkdf2 per request): spread over 2 member processes vs all in 1`,
+  description: `cluster pool of ${POOL_SIZE} CPU-bound workers (~${WORK_MS} ms of pbkdf2 per request): spread over 2 member processes vs all in 1, on the members' event loops and in ${POOL_THREADS} worker threads per member`,
   repeats: 5,
   async setup() {
     etcd = await startEtcd();
     const iterations = calibrate();
-    // Member a hosts both pools; b hosts only "two". So "one" runs all its workers in a,
-    // "two" spreads them over a and b: same processes, same run.
-    await startMember('a', 'one,two', iterations);
-    await startMember('b', 'two', iterations);
+    // Member a hosts every pool; b hosts only the "two" ones. So "one" runs all its workers in
+    // a, "two" spreads them over a and b: same processes, same run. The "-threads" pools hash in
+    // POOL_THREADS worker threads per member instead of on the member's event loop.
+    await startMember('a', 'one,two,one-threads,two-threads', iterations);
+    await startMember('b', 'two,two-threads', iterations);
     caller = await Cluster.start({
       name: NAME,
       id: 'caller',
@@ -94,6 +95,18 @@ export const benchmark = defineBenchmark({
       metric: 'req_per_s',
       baseline: 'one-member-process',
       run: () => throughput('two'),
+    },
+    {
+      id: 'one-member-process-threads',
+      metric: 'req_per_s',
+      baseline: 'one-member-process',
+      run: () => throughput('one-threads'),
+    },
+    {
+      id: 'two-member-processes-threads',
+      metric: 'req_per_s',
+      baseline: 'one-member-process-threads',
+      run: () => throughput('two-threads'),
     },
   ],
 });

@@ -1,14 +1,16 @@
 /**
  * A member process of the pool-cluster benchmark: joins the cluster through etcd and hosts
- * the pools named on the command line. Its CPU-bound workers hash for ~1 ms per request.
+ * the pools named on the command line. Its CPU-bound workers hash for ~1 ms per request, on the
+ * member's event loop, or in POOL_THREADS worker threads for a pool whose name ends in `-threads`.
  * Prints one line `ready` when joined; exits when the parent disconnects.
  *
  * argv: <etcd endpoint> <cluster name> <member id> <pbkdf2 iterations> <pool names, comma-separated>
  */
 import { pbkdf2Sync } from 'node:crypto';
-import { Cluster, EtcdProvider, type Grain, type GrainContext } from '@granary/cluster';
+import * as path from 'node:path';
+import { Cluster, EtcdProvider, threaded, type Grain, type GrainContext } from '@granary/cluster';
 import { poolKind } from '@granary/pool';
-import { POOL_SIZE, POOL_MAX_IN_FLIGHT } from './pool-bench-config';
+import { POOL_SIZE, POOL_MAX_IN_FLIGHT, POOL_THREADS } from './pool-bench-config';
 
 const [endpoint, name, id, iterationsArg, pools] = process.argv.slice(2) as [
   string,
@@ -18,6 +20,11 @@ const [endpoint, name, id, iterationsArg, pools] = process.argv.slice(2) as [
   string,
 ];
 const iterations = Number(iterationsArg);
+process.env.POOL_BENCH_ITERATIONS = iterationsArg; // read by hash-task in each worker thread
+const hashInThreads = threaded({
+  module: path.join(__dirname, 'hash-task.js'),
+  threads: POOL_THREADS,
+});
 
 /** About 1 ms of hashing per request, on this process's event loop. */
 class Hasher implements Grain {
@@ -28,7 +35,7 @@ class Hasher implements Grain {
 
 async function main(): Promise<void> {
   const kinds = pools.split(',').map((pool) =>
-    poolKind(pool, () => new Hasher(), {
+    poolKind(pool, pool.endsWith('-threads') ? hashInThreads : () => new Hasher(), {
       size: POOL_SIZE,
       maxInFlight: POOL_MAX_IN_FLIGHT,
     }).on(id),

@@ -92,3 +92,15 @@ export {
 } from './errors';
 export { PersistentGrain, DEFAULT_PERSISTENT_GRAIN_OPTIONS } from './grains/persistent-grain';
 export type { PersistentGrainOptions } from './grains/persistent-grain';
+export { threaded } from './threads/threaded';
+export { DEFAULT_THREADED_OPTIONS } from './threads/threaded-options';
+export type { ThreadedOptions } from './threads/threaded-options';
+export type { ThreadHandler, ThreadTaskContext } from './threads/thread-protocol';
+export {
+  ThreadError,
+  ThreadHandlerError,
+  ThreadTaskAbortedError,
+  ThreadCrashedError,
+  ThreadCloneError,
+  ThreadPoolClosedError,
+} from './threads/errors';

@@ -1,0 +1,99 @@
+import * as path from 'node:path';
+import Piscina from 'piscina';
+import {
+  ThreadCloneError,
+  ThreadCrashedError,
+  ThreadHandlerError,
+  ThreadPoolClosedError,
+  ThreadTaskAbortedError,
+} from './errors';
+import type { ResolvedThreadedOptions } from './threaded-options';
+import type { ThreadModuleSpec, ThreadResult, ThreadTask } from './thread-protocol';
+
+/** The compiled worker-side module (next to this file in dist). */
+const ENTRY = path.join(__dirname, 'thread-entry.js');
+
+/** One call to run in a thread: its identity, deadline and cancellation. */
+export interface ThreadCall {
+  readonly kind: string;
+  readonly identity: string;
+  readonly activationId: string;
+  /** Epoch ms; Infinity when the call has none. */
+  readonly deadline: number;
+  /** Aborts the task: dropped if queued, its thread terminated if running. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * One member's worker threads for one threaded kind (piscina: at most `threads` threads, started
+ * on demand, idle ones exit). `run` hands a message to a free thread (or queues it in order) and
+ * maps every way a task can end to a reply or a typed error.
+ */
+export class ThreadPool {
+  private readonly piscina: Piscina<ThreadTask, ThreadResult>;
+  private closed = false;
+
+  constructor(options: ResolvedThreadedOptions) {
+    const spec: ThreadModuleSpec = { module: options.module, exportName: options.export };
+    this.piscina = new Piscina({
+      filename: ENTRY,
+      minThreads: 0,
+      maxThreads: options.threads,
+      idleTimeout: options.idleTimeoutMs,
+      maxQueue: Infinity,
+      concurrentTasksPerWorker: 1,
+      recordTiming: false,
+      workerData: spec,
+    });
+  }
+
+  /** Threads running now (for tests and stats). */
+  get threadCount(): number {
+    return this.piscina.threads.length;
+  }
+
+  /** Runs `message` in a thread; resolves with the handler's reply. */
+  async run(message: unknown, call: ThreadCall): Promise<unknown> {
+    const what = `${call.kind}/${call.identity}`;
+    if (this.closed) throw new ThreadPoolClosedError(what);
+    const task: ThreadTask = {
+      message,
+      kind: call.kind,
+      identity: call.identity,
+      activationId: call.activationId,
+      deadline: Number.isFinite(call.deadline) ? call.deadline : null,
+    };
+    let result: ThreadResult;
+    try {
+      result = await this.piscina.run(task, { signal: call.signal ?? null });
+    } catch (err) {
+      throw this.failure(what, err, call.signal);
+    }
+    if (result.ok) return result.value;
+    if (result.clone === true) {
+      throw new ThreadCloneError(what, 'reply', { cause: new Error(result.message) });
+    }
+    throw new ThreadHandlerError(result.name, result.code, result.message, result.stack);
+  }
+
+  /** Terminates the threads; queued and running tasks fail with ThreadPoolClosedError. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.piscina.destroy();
+  }
+
+  private failure(what: string, err: unknown, signal: AbortSignal | undefined): Error {
+    const name = (err as { name?: string } | undefined)?.name;
+    if (name === 'DataCloneError') {
+      // Thrown by postMessage on this side: the message (the entry checks the reply).
+      return new ThreadCloneError(what, 'message', { cause: err });
+    }
+    if (signal?.aborted === true || name === 'AbortError') {
+      const reason = signal?.reason as { message?: string } | undefined;
+      return new ThreadTaskAbortedError(what, reason?.message ?? 'cancelled', { cause: err });
+    }
+    if (this.closed) return new ThreadPoolClosedError(what);
+    return new ThreadCrashedError(what, { cause: err });
+  }
+}

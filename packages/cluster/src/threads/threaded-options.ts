@@ -1,0 +1,61 @@
+import { availableParallelism } from 'node:os';
+import { InvalidClusterOptionError } from '../errors';
+
+/** Options of {@link threaded}. */
+export interface ThreadedOptions {
+  /**
+   * The handler's module: an absolute path (e.g. `require.resolve('./resize-task')`) or a
+   * specifier a worker thread can `require`. Compiled JavaScript: worker threads load no
+   * TypeScript. Required.
+   */
+  module: string;
+  /**
+   * The export of `module` that is the handler (a {@link ThreadHandler}).
+   * @default 'handler' (else the module's default export)
+   */
+  export?: string;
+  /**
+   * Worker threads per member for this kind: at most this many of its turns run at once on a
+   * member; the rest wait in order (dropped when their deadline passes).
+   * @default availableParallelism() - 1 (at least 1): the main loop keeps a core
+   */
+  threads?: number;
+  /**
+   * A thread idle this long exits (a new one starts on demand, ~30 ms).
+   * @default 30000
+   */
+  idleTimeoutMs?: number;
+}
+
+/** Defaults of {@link ThreadedOptions} (threads is computed from the machine). */
+export const DEFAULT_THREADED_OPTIONS = {
+  export: 'handler',
+  idleTimeoutMs: 30_000,
+} as const;
+
+/** ThreadedOptions with every default applied. */
+export type ResolvedThreadedOptions = Required<ThreadedOptions>;
+
+/** Applies the defaults and validates; throws InvalidClusterOptionError naming the option. */
+export function resolveThreadedOptions(options: ThreadedOptions): ResolvedThreadedOptions {
+  if (typeof options?.module !== 'string' || options.module.length === 0) {
+    throw new InvalidClusterOptionError(
+      'module',
+      'threaded() needs the path of the handler module',
+    );
+  }
+  const threads = options.threads ?? Math.max(1, availableParallelism() - 1);
+  if (!Number.isInteger(threads) || threads < 1) {
+    throw new InvalidClusterOptionError('threads', `must be an integer >= 1, got ${threads}`);
+  }
+  const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_THREADED_OPTIONS.idleTimeoutMs;
+  if (!(idleTimeoutMs >= 0)) {
+    throw new InvalidClusterOptionError('idleTimeoutMs', `must be >= 0, got ${idleTimeoutMs}`);
+  }
+  return {
+    module: options.module,
+    export: options.export ?? DEFAULT_THREADED_OPTIONS.export,
+    threads,
+    idleTimeoutMs,
+  };
+}
