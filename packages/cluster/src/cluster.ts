@@ -235,6 +235,7 @@ export class Cluster {
     this.unsubscribe.push(
       this.provider.onTopology((t) => this.applyTopology(t)),
       this.provider.onClaimReleased((e) => this.ownership.claimReleased(e)),
+      this.provider.onLetGoAsked?.(() => this.ownership.letGoAsked()) ?? (() => undefined),
       this.provider.onLeaseHealth((h) => {
         if (h === 'lease-lost') {
           this.logger.warn({ member: this.id }, 'lease lost: fenced, re-registering');
@@ -273,7 +274,10 @@ export class Cluster {
     for (const m of diff.left) this.events.emit('member-left', m);
     for (const m of diff.joined) this.events.emit('member-joined', m);
     this.events.emit('topology', t);
-    if (this.state === 'running' || this.state === 'stopping') this.ownership.topologyChanged(t);
+    if (this.state === 'running' || this.state === 'stopping') {
+      this.ownership.topologyChanged(t);
+      for (const m of diff.left) this.ownership.memberLeft(m.id);
+    }
   }
 
   /** Throws if the member has shut down (for methods added by other parts of the package). */

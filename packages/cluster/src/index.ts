@@ -14,6 +14,7 @@ export type { Member, MemberStatus, Topology } from './membership/topology';
 export type {
   ClaimReleased,
   ClaimResult,
+  HeldClaims,
   ClusterProvider,
   JoinRequest,
   LeaseHealth,

@@ -18,9 +18,26 @@ interface KindState {
   busy: Uint8Array;
   /** 1 if the shard must be looked at again when its operation ends. */
   again: Uint8Array;
-  /** Shards this member should own but another member still holds. */
-  waiting: Set<number>;
+  /** Shards this member should own but another member still holds, with whom it waits on. */
+  waiting: Map<number, Holder>;
 }
+
+/** Who holds a shard a member waits for, as its last claim attempt found. */
+interface Holder {
+  member: string;
+  /** Epoch of the holder's claim, if the provider said. */
+  epoch: number | undefined;
+  /** Retry ticks in a row that found this same claim. */
+  seen: number;
+}
+
+/**
+ * Retry ticks a claim must linger (same holder, same epoch) before the waiting member asks its
+ * holder to let go: one full retry period for the holder to release by itself.
+ */
+const LET_GO_AFTER_TICKS = 2;
+/** The audit of this member's claims in the store runs every this many retry ticks. */
+const AUDIT_EVERY_TICKS = 10;
 
 /** Callbacks of ShardOwnership. */
 export interface ShardOwnershipEvents {
@@ -55,6 +72,9 @@ export class ShardOwnership {
   /** Bumped on lease loss: results of operations started under an older lease are dropped. */
   private generation = 0;
   private retryTimer: NodeJS.Timeout | undefined;
+  private ticks = 0;
+  private auditing = false;
+  private auditAgain = false;
 
   constructor(
     private readonly provider: ClusterProvider,
@@ -71,7 +91,7 @@ export class ShardOwnership {
         epochs: new Float64Array(k.shardCount),
         busy: new Uint8Array(k.shardCount),
         again: new Uint8Array(k.shardCount),
-        waiting: new Set(),
+        waiting: new Map(),
       });
     }
   }
@@ -179,13 +199,105 @@ export class ShardOwnership {
       k.again[shard] = 1;
       return;
     }
-    const mine =
-      !this.fenced && !this.leaving && ownerOf(k.name, shard, this.topology)?.id === this.selfId;
+    const mine = this.desired(k, shard);
     const held = k.epochs[shard] > 0;
     if (mine && !held) this.track(this.claimOp(k, shard));
     else if (!mine && held)
       this.track(this.releaseOp(k, shard, this.leaving ? 'shutdown' : 'rebalance'));
     else if (!mine) k.waiting.delete(shard);
+  }
+
+  /** A member left: the shards waited on it are claimed again now (its claims went with it). */
+  memberLeft(member: string): void {
+    for (const k of this.kinds.values()) {
+      for (const [s, h] of k.waiting) if (h.member === member) this.reconcile(k, s);
+    }
+  }
+
+  /** Another member asked this one to check its claims (it waits on one this member holds). */
+  letGoAsked(): void {
+    void this.audit();
+  }
+
+  /**
+   * Compares the claims the store holds under this member's registration with what it holds:
+   * a claim it does not know of is claimed properly if it is the desired owner (the claim
+   * answers with the existing epoch) and released otherwise; a claim it believes it holds that
+   * the store does not list (and that is older than the read) vanished. Shards with an operation
+   * in flight are left to it. One audit at a time; a request meanwhile runs another after it.
+   */
+  async audit(): Promise<void> {
+    const provider = this.provider;
+    if (!provider.heldClaims || this.stopped || this.fenced) return;
+    if (this.auditing) {
+      this.auditAgain = true;
+      return;
+    }
+    this.auditing = true;
+    const generation = this.generation;
+    try {
+      const held = await provider.heldClaims();
+      if (generation !== this.generation || this.stopped) return;
+      const inStore = new Map<string, Set<number>>();
+      for (const c of held.claims) {
+        const k = this.kinds.get(c.kind);
+        if (!k || c.shard >= k.shardCount) {
+          this.track(this.releaseStrayOp(undefined, c.kind, c.shard)); // not a kind/shard of ours
+          continue;
+        }
+        let set = inStore.get(c.kind);
+        if (!set) inStore.set(c.kind, (set = new Set()));
+        set.add(c.shard);
+        if (k.busy[c.shard] || k.epochs[c.shard] > 0) continue;
+        if (this.desired(k, c.shard)) this.reconcile(k, c.shard);
+        else this.track(this.releaseStrayOp(k, k.name, c.shard));
+      }
+      for (const k of this.kinds.values()) {
+        const store = inStore.get(k.name);
+        for (let s = 0; s < k.shardCount; s++) {
+          const epoch = k.epochs[s];
+          if (epoch > 0 && epoch <= held.revision && !k.busy[s] && !store?.has(s)) {
+            this.logger.warn({ kind: k.name, shard: s, epoch }, 'shard claim vanished');
+            this.drop(k, s, 'vanished');
+            this.reconcile(k, s);
+          }
+        }
+      }
+    } catch (err) {
+      this.logger.debug({ err }, 'claim audit failed; the next one retries');
+    } finally {
+      this.auditing = false;
+      if (this.auditAgain) {
+        this.auditAgain = false;
+        void this.audit();
+      }
+    }
+  }
+
+  private desired(k: KindState, shard: number): boolean {
+    return (
+      !this.fenced && !this.leaving && ownerOf(k.name, shard, this.topology)?.id === this.selfId
+    );
+  }
+
+  /** Releases a claim the store holds for this member that it did not know of (k: our kind). */
+  private async releaseStrayOp(
+    k: KindState | undefined,
+    kind: string,
+    shard: number,
+  ): Promise<void> {
+    if (k) k.busy[shard] = 1;
+    try {
+      this.logger.warn({ kind, shard }, 'releasing a claim this member did not know of');
+      await this.provider.releaseStray?.(kind, shard);
+    } catch (err) {
+      this.logger.warn(
+        { err, kind, shard },
+        'could not release a stray claim; the next audit retries',
+      );
+    } finally {
+      if (k) this.settle(k, shard);
+    }
   }
 
   private async claimOp(k: KindState, shard: number): Promise<void> {
@@ -199,12 +311,21 @@ export class ShardOwnership {
         k.epochs[shard] = result.epoch;
         this.events.acquired({ kind: k.name, shard, epoch: result.epoch });
       } else {
-        k.waiting.add(shard);
+        const before = k.waiting.get(shard);
+        const same =
+          before?.member === result.heldBy &&
+          result.holderEpoch !== undefined &&
+          before.epoch === result.holderEpoch;
+        k.waiting.set(shard, {
+          member: result.heldBy,
+          epoch: result.holderEpoch,
+          seen: same ? before.seen + 1 : 1,
+        });
       }
     } catch (err) {
       if (generation === this.generation && !(err instanceof LeaseLostError)) {
         this.logger.warn({ err, kind: k.name, shard }, 'shard claim failed; retrying');
-        k.waiting.add(shard);
+        if (!k.waiting.has(shard)) k.waiting.set(shard, { member: '', epoch: undefined, seen: 0 });
       }
     } finally {
       this.settle(k, shard);
@@ -266,6 +387,27 @@ export class ShardOwnership {
       if (k && k.epochs[o.shard] === 0 && !k.busy[o.shard])
         void this.releaseInStore(o.kind, o.shard, o.epoch);
     }
-    for (const k of this.kinds.values()) for (const s of [...k.waiting]) this.reconcile(k, s);
+    const askLetGo = new Set<string>();
+    for (const k of this.kinds.values()) {
+      for (const [s, h] of [...k.waiting]) {
+        if (h.seen >= LET_GO_AFTER_TICKS && this.lingers(k, s, h.member)) askLetGo.add(h.member);
+        this.reconcile(k, s);
+      }
+    }
+    for (const member of askLetGo) {
+      this.logger.info({ member }, 'asking a member to let go of claims it should not hold');
+      this.provider.askToLetGo?.(member);
+    }
+    if (++this.ticks % AUDIT_EVERY_TICKS === 0) void this.audit();
+  }
+
+  /**
+   * True when the claim `holder` keeps on a shard this member waits for cannot be a hand-off in
+   * progress: the holder is another live member and not the shard's desired owner.
+   */
+  private lingers(k: KindState, shard: number, holder: string): boolean {
+    if (holder === this.selfId || holder === '') return false;
+    if (!this.topology.members.some((m) => m.id === holder)) return false;
+    return ownerOf(k.name, shard, this.topology)?.id !== holder;
   }
 }

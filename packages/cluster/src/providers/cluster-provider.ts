@@ -21,9 +21,20 @@ export interface JoinRequest {
 /**
  * The result of a claim: `epoch` (a number that grows with every new claim of the shard; the
  * fencing token of state writes) when granted, `heldBy` (a member id) when another member, or an
- * older incarnation of this one, still holds the shard.
+ * older incarnation of this one, still holds the shard; `holderEpoch` is the epoch of that claim
+ * when the provider knows it (a waiting member tells a claim that lingers from a new one).
  */
-export type ClaimResult = { epoch: number } | { heldBy: string };
+export type ClaimResult = { epoch: number } | { heldBy: string; holderEpoch?: number };
+
+/** The claims a store holds under this member's current registration, read at `revision`. */
+export interface HeldClaims {
+  /**
+   * The store revision of the read: a claim granted after it (epoch above it) may be missing
+   * from `claims` without having vanished.
+   */
+  revision: number;
+  claims: Array<{ kind: string; shard: number }>;
+}
 
 /** Lease health transitions: lost means "fence now", restored means "re-registered, claim again". */
 export type LeaseHealth = 'lease-lost' | 'lease-restored';
@@ -68,4 +79,23 @@ export interface ClusterProvider {
    * provider that finds it false starts its lease-lost path (once).
    */
   leaseValid(): boolean;
+  /**
+   * The claims the store holds under this member's current registration (optional: providers
+   * whose replies cannot be lost need no audit). Used to find claims this member holds without
+   * knowing it, and claims it believes it holds that are gone.
+   */
+  heldClaims?(): Promise<HeldClaims>;
+  /**
+   * Deletes the claim of (kind, shard) only if it carries this member's current registration
+   * (a claim found by the audit that this member does not want). Optional, with heldClaims.
+   */
+  releaseStray?(kind: string, shard: number): Promise<void>;
+  /**
+   * Asks `member` to check its claims against what it holds (it holds a claim another member
+   * waits for, longer than one retry period, although it is not that shard's desired owner).
+   * Optional, with heldClaims.
+   */
+  askToLetGo?(member: string): void;
+  /** Called when another member asks this one to check its claims; returns an unsubscribe. */
+  onLetGoAsked?(listener: (from: string) => void): () => void;
 }

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { Etcd3 } from 'etcd3';
 import { startEtcd, type EtcdHandle } from '@granary/testkit';
 import { ownerOf } from '../../src/placement/owner-of';
+import { orphanClaimsWithin } from '../fixtures/claim-audit';
 import { ClaimLog, spawnNode, viewsAgree, waitForViews, type NodeView } from './node-views';
 
 const KIND = 'K';
@@ -59,6 +60,14 @@ describe('Cluster on etcd, nodes as processes (acceptance)', function () {
     return v;
   }
 
+  /** The claim audit within one claim retry period (the nodes retry every 250 ms). */
+  async function expectNoOrphans(nodes: NodeView[]): Promise<void> {
+    const reports = () => nodes.map((v) => ({ id: v.id, held: new Map([[KIND, v.held]]) }));
+    expect(await orphanClaimsWithin(client, `/granary/${cluster}/`, reports, 500)).to.deep.equal(
+      [],
+    );
+  }
+
   async function claimsInEtcd(): Promise<Map<number, { holder: string; epoch: number }>> {
     const res = await client.getAll().prefix(`/granary/${cluster}/shards/${KIND}/`).exec();
     const map = new Map<number, { holder: string; epoch: number }>();
@@ -87,6 +96,7 @@ describe('Cluster on etcd, nodes as processes (acceptance)', function () {
     expect(inEtcd.size).to.equal(SHARDS);
     for (const [s, c] of inEtcd) expect(c.holder).to.equal(ownerOf(KIND, s, three[0].topology)?.id);
     expect(log!.overlaps()).to.deep.equal([]);
+    await expectNoOrphans(three);
   });
 
   it('a 4th member: ~1/4 of shards move, each once; the others keep owner and epoch', async () => {
@@ -121,6 +131,7 @@ describe('Cluster on etcd, nodes as processes (acceptance)', function () {
     expect(puts).to.have.length(moved);
     expect(moved / SHARDS).to.be.within(0.25 * 0.75, 0.25 * 1.25);
     expect(log!.overlaps()).to.deep.equal([]);
+    await expectNoOrphans(four);
   });
 
   it('SIGKILL: the member key and claims are gone within TTL + 1 s and survivors hold its shards', async () => {
@@ -156,6 +167,7 @@ describe('Cluster on etcd, nodes as processes (acceptance)', function () {
     const inEtcd = await claimsInEtcd();
     for (const s of victimShards) expect(inEtcd.get(s)?.holder).to.be.oneOf(['n1', 'n2']);
     expect(log!.overlaps()).to.deep.equal([]);
+    await expectNoOrphans(survivors);
   });
 
   it('SIGSTOP for 2 x TTL, then SIGCONT: lease-lost, rejoin with a new incarnation, claims never overlap', async () => {
@@ -198,6 +210,7 @@ describe('Cluster on etcd, nodes as processes (acceptance)', function () {
     }
     expect(heldBefore.length).to.be.greaterThan(0);
     expect(log!.overlaps()).to.deep.equal([]);
+    await expectNoOrphans(three);
   });
 
   describe('etcd outages', () => {
@@ -259,6 +272,7 @@ describe('Cluster on etcd, nodes as processes (acceptance)', function () {
         20_000,
       );
       two.forEach((v, i) => expect(v.incarnation).to.be.greaterThan(incarnations[i]));
+      await expectNoOrphans(two);
     });
   });
 });

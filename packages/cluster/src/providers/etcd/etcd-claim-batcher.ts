@@ -1,4 +1,5 @@
-import type { Etcd3, ITxnResponse } from 'etcd3';
+import type { IKeyValue, ITxnRequest, ITxnResponse } from 'etcd3';
+import { LeaseLostError } from '../../errors';
 import type { ClaimResult } from '../cluster-provider';
 import { claimHolder } from './etcd-keys';
 
@@ -9,6 +10,15 @@ import { claimHolder } from './etcd-keys';
  * (--max-txn-ops); 64 leaves room.
  */
 const MAX_BATCH = 64;
+/** First pause before reading back keys whose write had an unknown outcome (etcd unreachable). */
+const READ_BACK_BACKOFF_INITIAL_MS = 100;
+/** Cap of that pause: a key is read back within this long of etcd answering again. */
+const READ_BACK_BACKOFF_MAX_MS = 1000;
+
+/** The etcd calls the batcher makes: the provider's KV client, or a test's fault-injecting one. */
+export interface EtcdTxnCalls {
+  txn(req: ITxnRequest, options?: { deadline?: number }): Promise<ITxnResponse>;
+}
 
 interface Pending<T> {
   key: Buffer;
@@ -30,6 +40,15 @@ interface ReleaseRequest extends Pending<void> {
  * the semantics of one transaction per shard: a claim creates the key only if absent (else it
  * learns the holder), a release deletes only if the create revision is the epoch. When a batch's
  * comparison fails, the keys that could still succeed go into the next batch.
+ *
+ * No outcome is left unknown. A transaction that fails without a definite answer (deadline,
+ * connection lost: etcd may have applied it) is resolved by reading its keys back, retried until
+ * etcd answers: a key on the claimant's lease is its claim (granted), a key on another lease is
+ * held by that member, an absent key is claimed again; a release whose key still carries its
+ * epoch is sent again, otherwise it is done. Because an absent key is always claimed again until
+ * a definite answer, a late apply of the lost transaction cannot leave a claim nobody knows of
+ * (its compare needs the key absent). Claims stop only when their lease is no longer current
+ * (LeaseLostError): the provider revokes that lease, and its keys with it.
  */
 export class EtcdClaimBatcher {
   private claims: ClaimRequest[] = [];
@@ -37,8 +56,10 @@ export class EtcdClaimBatcher {
   private scheduled = false;
 
   constructor(
-    private readonly client: () => Etcd3,
+    private readonly kv: () => EtcdTxnCalls,
     private readonly timeoutMs: number,
+    /** True while `lease` is this member's registration (claims on an older one are dropped). */
+    private readonly leaseCurrent: (lease: string) => boolean,
   ) {}
 
   /** Creates `key` on `lease` if absent. */
@@ -74,49 +95,57 @@ export class EtcdClaimBatcher {
   }
 
   private async claimBatch(batch: ClaimRequest[]): Promise<void> {
+    const live = this.dropStale(batch);
+    if (live.length === 0) return;
     let res: ITxnResponse;
     try {
-      res = await this.client().kv.txn(
+      res = await this.kv().txn(
         {
-          compare: batch.map((r) => ({
+          compare: live.map((r) => ({
             key: r.key,
             target: 'Create',
             result: 'Equal',
             create_revision: 0,
           })),
-          success: batch.map((r) => ({
+          success: live.map((r) => ({
             request_put: { key: r.key, value: r.value, lease: r.lease },
           })),
-          failure: batch.map((r) => ({ request_range: { key: r.key } })),
+          failure: live.map((r) => ({ request_range: { key: r.key } })),
         },
         { deadline: Date.now() + this.timeoutMs },
       );
     } catch (err) {
-      for (const r of batch) r.reject(err);
+      if (isDefinite(err)) {
+        for (const r of live) r.reject(err);
+        return;
+      }
+      const read = await this.readBack(live, (b) => this.dropStale(b));
+      read.batch.forEach((r, i) => this.settleClaim(r, read.kvs[i], () => this.claims.push(r)));
+      if (this.claims.length > 0) this.schedule();
       return;
     }
     if (res.succeeded) {
       const epoch = Number(res.header.revision);
-      for (const r of batch) r.resolve({ epoch });
+      for (const r of live) r.resolve({ epoch });
       return;
     }
-    batch.forEach((r, i) => {
-      const kv = res.responses[i]?.response_range?.kvs[0];
-      if (!kv) {
-        this.claims.push(r); // absent: it can still be created, in the next batch
-      } else if (String(kv.lease) === r.lease) {
-        r.resolve({ epoch: Number(kv.create_revision) }); // already ours: idempotent
-      } else {
-        r.resolve({ heldBy: claimHolder(kv) });
-      }
-    });
+    live.forEach((r, i) =>
+      this.settleClaim(r, res.responses[i]?.response_range?.kvs[0], () => this.claims.push(r)),
+    );
     if (this.claims.length > 0) this.schedule();
+  }
+
+  /** What a key read after a claim attempt says: granted, held by another, or absent (retry). */
+  private settleClaim(r: ClaimRequest, kv: IKeyValue | undefined, retry: () => void): void {
+    if (!kv) retry();
+    else if (String(kv.lease) === r.lease) r.resolve({ epoch: Number(kv.create_revision) });
+    else r.resolve({ heldBy: claimHolder(kv), holderEpoch: Number(kv.create_revision) });
   }
 
   private async releaseBatch(batch: ReleaseRequest[]): Promise<void> {
     let res: ITxnResponse;
     try {
-      res = await this.client().kv.txn(
+      res = await this.kv().txn(
         {
           compare: batch.map((r) => ({
             key: r.key,
@@ -130,19 +159,83 @@ export class EtcdClaimBatcher {
         { deadline: Date.now() + this.timeoutMs },
       );
     } catch (err) {
-      for (const r of batch) r.reject(err);
+      if (isDefinite(err)) {
+        for (const r of batch) r.reject(err);
+        return;
+      }
+      const read = await this.readBack(batch, (b) => b);
+      read.batch.forEach((r, i) => this.settleRelease(r, read.kvs[i]));
+      if (this.releases.length > 0) this.schedule();
       return;
     }
     if (res.succeeded) {
       for (const r of batch) r.resolve();
       return;
     }
-    batch.forEach((r, i) => {
-      const kv = res.responses[i]?.response_range?.kvs[0];
-      if (kv && Number(kv.create_revision) === r.epoch)
-        this.releases.push(r); // still ours: retry
-      else r.resolve(); // gone or another epoch: nothing of ours to delete
-    });
+    batch.forEach((r, i) => this.settleRelease(r, res.responses[i]?.response_range?.kvs[0]));
     if (this.releases.length > 0) this.schedule();
   }
+
+  /** A key that still carries the release's epoch is deleted again; otherwise the release is done. */
+  private settleRelease(r: ReleaseRequest, kv: IKeyValue | undefined): void {
+    if (kv && Number(kv.create_revision) === r.epoch) this.releases.push(r);
+    else r.resolve();
+  }
+
+  /**
+   * Reads the keys of a batch whose outcome is unknown, retrying with backoff until etcd answers.
+   * Before each retry `prune` drops (and rejects) the requests that no longer matter; the result
+   * lines up with the batch that was finally read.
+   */
+  private async readBack<T extends Pending<unknown>>(
+    batch: T[],
+    prune: (batch: T[]) => T[],
+  ): Promise<{ batch: T[]; kvs: Array<IKeyValue | undefined> }> {
+    let delay = READ_BACK_BACKOFF_INITIAL_MS;
+    for (;;) {
+      try {
+        const res = await this.kv().txn(
+          { compare: [], success: batch.map((r) => ({ request_range: { key: r.key } })) },
+          { deadline: Date.now() + this.timeoutMs },
+        );
+        return { batch, kvs: batch.map((_, i) => res.responses[i]?.response_range?.kvs[0]) };
+      } catch (err) {
+        if (isDefinite(err)) {
+          for (const r of batch) r.reject(err);
+          return { batch: [], kvs: [] };
+        }
+      }
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, READ_BACK_BACKOFF_MAX_MS);
+      batch = prune(batch);
+      if (batch.length === 0) return { batch, kvs: [] };
+    }
+  }
+
+  /** Rejects (LeaseLostError) the claims whose lease is no longer current; returns the others. */
+  private dropStale(batch: ClaimRequest[]): ClaimRequest[] {
+    const live: ClaimRequest[] = [];
+    for (const r of batch) {
+      if (this.leaseCurrent(r.lease)) live.push(r);
+      else r.reject(new LeaseLostError('claim'));
+    }
+    return live;
+  }
+}
+
+/**
+ * True for errors etcd returns after deciding not to apply the request (a missing lease, a bad
+ * request): anything else (deadline, unavailable, cancelled, connection reset) may have been
+ * applied, so its outcome is unknown.
+ */
+function isDefinite(err: unknown): boolean {
+  const name = (err as Error)?.name ?? '';
+  return (
+    name === 'EtcdLeaseInvalidError' ||
+    name === 'GRPCInvalidArgumentError' ||
+    name === 'EtcdPermissionDeniedError' ||
+    name === 'ClientClosedError' ||
+    name === 'NotJoinedError' ||
+    /lease not found/.test(String(err))
+  );
 }

@@ -17,23 +17,32 @@ interface ClaimValue {
 
 /** A key under the cluster root, parsed. */
 export type ParsedKey =
-  { type: 'member'; id: string } | { type: 'shard'; kind: string; shard: number } | undefined;
+  | { type: 'member'; id: string }
+  | { type: 'shard'; kind: string; shard: number }
+  | { type: 'note'; to: string; from: string }
+  | undefined;
 
 /**
- * The key layout of one cluster: `<prefix>/<cluster>/members/<id>` (on the member's lease) and
- * `<prefix>/<cluster>/shards/<kind>/<n>` (claims, on the holder's lease).
+ * The key layout of one cluster: `<prefix>/<cluster>/members/<id>` (on the member's lease),
+ * `<prefix>/<cluster>/shards/<kind>/<n>` (claims, on the holder's lease) and
+ * `<prefix>/<cluster>/notes/<to>/<from>` (requests from one member to another, on the sender's
+ * lease).
  */
 export class EtcdKeys {
   /** `<prefix>/<cluster>/`: the one watched range. */
   readonly root: string;
   /** `<root>members/`. */
   readonly members: string;
-  private readonly shards: string;
+  /** `<root>shards/`. */
+  readonly shards: string;
+  /** `<root>notes/`. */
+  readonly notes: string;
 
   constructor(prefix: string, cluster: string) {
     this.root = `${prefix}/${cluster}/`;
     this.members = `${this.root}members/`;
     this.shards = `${this.root}shards/`;
+    this.notes = `${this.root}notes/`;
   }
 
   /** Key of a member. */
@@ -46,9 +55,30 @@ export class EtcdKeys {
     return Buffer.from(`${this.shards}${kind}/${shard}`);
   }
 
+  /** Key of a note from one member to another (ids URI-encoded: an id may hold a '/'). */
+  note(to: string, from: string): Buffer {
+    return Buffer.from(`${this.notesTo(to)}${encodeURIComponent(from)}`);
+  }
+
+  /** Prefix of the notes to one member. */
+  notesTo(to: string): string {
+    return `${this.notes}${encodeURIComponent(to)}/`;
+  }
+
   /** Parses a key under the root. */
   parse(key: Buffer): ParsedKey {
     const text = key.toString();
+    if (text.startsWith(this.notes)) {
+      const rest = text.slice(this.notes.length);
+      const slash = rest.indexOf('/');
+      if (slash <= 0) return undefined;
+      try {
+        const to = decodeURIComponent(rest.slice(0, slash));
+        return { type: 'note', to, from: decodeURIComponent(rest.slice(slash + 1)) };
+      } catch {
+        return undefined; // not one of ours
+      }
+    }
     if (text.startsWith(this.members))
       return { type: 'member', id: text.slice(this.members.length) };
     if (text.startsWith(this.shards)) {

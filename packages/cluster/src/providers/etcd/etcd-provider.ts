@@ -7,10 +7,11 @@ import type {
   ClaimReleased,
   ClaimResult,
   ClusterProvider,
+  HeldClaims,
   JoinRequest,
   LeaseHealth,
 } from '../cluster-provider';
-import { EtcdClaimBatcher } from './etcd-claim-batcher';
+import { EtcdClaimBatcher, type EtcdTxnCalls } from './etcd-claim-batcher';
 import { encodeClaim, encodeMember, EtcdKeys } from './etcd-keys';
 import { EtcdLeaseKeeper, revokeLease } from './etcd-lease-keeper';
 import {
@@ -69,14 +70,16 @@ export class EtcdProvider implements ClusterProvider {
   private readonly topologyListeners = new Listeners<Topology>();
   private readonly releaseListeners = new Listeners<ClaimReleased>();
   private readonly healthListeners = new Listeners<LeaseHealth>();
+  private readonly letGoListeners = new Listeners<string>();
 
   /** Validates the options at once: a bad one throws InvalidClusterOptionError naming it. */
   constructor(options: EtcdProviderOptions) {
     this.options = resolveEtcdProviderOptions(options);
     this.logger = this.options.logger ?? NOOP_LOGGER;
     this.batcher = new EtcdClaimBatcher(
-      () => this.requireClient('claim'),
+      () => this.kv(),
       this.options.requestTimeoutMs,
+      (lease) => this.lease?.id === lease && this.lease.valid(),
     );
   }
 
@@ -102,9 +105,11 @@ export class EtcdProvider implements ClusterProvider {
         this.keys,
         this.logger,
         this.options.requestTimeoutMs,
+        self.id,
       );
       watch.topologyListeners.add((t) => this.topologyListeners.emit(t));
       watch.releaseListeners.add((e) => this.releaseListeners.emit(e));
+      watch.noteListeners.add((from) => this.letGoListeners.emit(from));
       await watch.start();
       this.watch = watch;
     } catch (err) {
@@ -184,6 +189,60 @@ export class EtcdProvider implements ClusterProvider {
 
   leaseValid(): boolean {
     return this.lease !== undefined && this.lease.valid();
+  }
+
+  async heldClaims(): Promise<HeldClaims> {
+    const client = this.requireClient('heldClaims');
+    const keys = this.requireKeys('heldClaims');
+    const lease = this.lease;
+    if (!lease || !lease.valid()) throw new LeaseLostError('heldClaims');
+    const res = await client.leaseClient.leaseTimeToLive(
+      { ID: lease.id, keys: true },
+      { deadline: Date.now() + this.options.requestTimeoutMs },
+    );
+    const claims: HeldClaims['claims'] = [];
+    for (const key of res.keys ?? []) {
+      const parsed = keys.parse(Buffer.from(key));
+      if (parsed?.type === 'shard') claims.push({ kind: parsed.kind, shard: parsed.shard });
+    }
+    return { revision: Number(res.header.revision), claims };
+  }
+
+  async releaseStray(kind: string, shard: number): Promise<void> {
+    const lease = this.lease;
+    if (!lease || !lease.valid()) throw new LeaseLostError(`releaseStray ${kind}/${shard}`);
+    const key = this.requireKeys('releaseStray').shard(kind, shard);
+    await this.kv().txn(
+      {
+        compare: [{ key, target: 'Lease', result: 'Equal', lease: lease.id }],
+        success: [{ request_delete_range: { key } }],
+      },
+      { deadline: Date.now() + this.options.requestTimeoutMs },
+    );
+  }
+
+  askToLetGo(member: string): void {
+    const lease = this.lease;
+    const self = this.self;
+    if (!lease || !lease.valid() || !self || !this.keys) return;
+    const key = this.keys.note(member, self.id);
+    this.requireClient('askToLetGo')
+      .kv.put({ key, value: Buffer.from(String(Date.now())), lease: lease.id })
+      .catch((err: unknown) =>
+        this.logger.debug({ err, member }, 'could not ask a member to let go of its claims'),
+      );
+  }
+
+  onLetGoAsked(listener: (from: string) => void): () => void {
+    return this.letGoListeners.add(listener);
+  }
+
+  /**
+   * The etcd KV calls claims and releases go through. A seam for fault tests (a reply lost after
+   * etcd applied the transaction); production code never overrides it.
+   */
+  protected kv(): EtcdTxnCalls {
+    return this.requireClient('claim').kv;
   }
 
   /** Registers, retrying with backoff until `deadline` (join) or forever (re-registration). */

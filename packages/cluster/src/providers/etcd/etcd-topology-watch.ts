@@ -33,12 +33,15 @@ export class EtcdTopologyWatch {
   private watcher: Watcher | undefined;
   readonly topologyListeners = new Listeners<Topology>();
   readonly releaseListeners = new Listeners<ClaimReleased>();
+  /** Members that wrote a note to this one (a let-go request), by sender id. */
+  readonly noteListeners = new Listeners<string>();
 
   constructor(
     private readonly client: Etcd3,
     private readonly keys: EtcdKeys,
     private readonly logger: ClusterLogger,
     private readonly requestTimeoutMs: number,
+    private readonly selfId: string,
   ) {}
 
   /** The latest topology. */
@@ -94,6 +97,7 @@ export class EtcdTopologyWatch {
     this.watcher = undefined;
     this.topologyListeners.clear();
     this.releaseListeners.clear();
+    this.noteListeners.clear();
     await w?.cancel().catch(() => undefined);
   }
 
@@ -110,6 +114,8 @@ export class EtcdTopologyWatch {
           this.members.delete(parsed.id);
         }
         memberChange = Number(ev.kv.mod_revision);
+      } else if (parsed.type === 'note') {
+        if (ev.type === 'Put' && parsed.to === this.selfId) this.noteListeners.emit(parsed.from);
       } else if (ev.type === 'Delete') {
         const prev: IKeyValue | undefined = ev.prev_kv ?? undefined;
         this.releaseListeners.emit({

@@ -128,7 +128,7 @@ describe('EtcdProvider', () => {
       expect((await gone).version).to.be.greaterThan(t.version);
     });
 
-    it('claims only an absent shard: epoch = create revision, heldBy otherwise, idempotent for the holder', async () => {
+    it('claims only an absent shard: epoch = create revision, heldBy (with its epoch) otherwise, idempotent for the holder', async () => {
       const a = make();
       const b = make();
       await a.join(self('a', name()));
@@ -136,7 +136,7 @@ describe('EtcdProvider', () => {
       const got = (await a.claim('K', 1)) as { epoch: number };
       const kv = (await client.get(`/granary/${name()}/shards/K/1`).exec()).kvs[0];
       expect(got.epoch).to.equal(Number(kv.create_revision));
-      expect(await b.claim('K', 1)).to.deep.equal({ heldBy: 'a' });
+      expect(await b.claim('K', 1)).to.deep.equal({ heldBy: 'a', holderEpoch: got.epoch });
       expect(await a.claim('K', 1)).to.deep.equal(got);
     });
 
