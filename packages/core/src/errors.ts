@@ -146,11 +146,41 @@ export class UnknownTypeError extends GranaryError {
   }
 }
 
-/** A remote handshake was refused: cluster name, protocol version or secret do not match. */
+/**
+ * What a remote handshake refused: `protocol-version`, `cluster-name`, `malformed` (a frame
+ * that is not the next handshake step, or over the handshake size limit), `authentication`
+ * (the shared secret was not proven), `certificate` (the TLS certificate does not cover the
+ * stated address or member id), `duplicate` (another live link states that address or member
+ * id), `shutdown` (the node is stopping), `timeout`.
+ */
+export type HandshakeRefusal =
+  | 'protocol-version'
+  | 'cluster-name'
+  | 'malformed'
+  | 'authentication'
+  | 'certificate'
+  | 'duplicate'
+  | 'shutdown'
+  | 'timeout';
+
+/**
+ * A remote handshake was refused: protocol version, cluster name, secret or certificate do
+ * not match, or the stated identity is held by another live link (`refusal` says which).
+ */
 export class HandshakeError extends GranaryError {
   override readonly name = 'HandshakeError';
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** What was refused; `duplicate`, `shutdown` and `timeout` may pass on a later attempt. */
+  readonly refusal: HandshakeRefusal;
+  constructor(message: string, options?: { cause?: unknown; refusal?: HandshakeRefusal }) {
     super(message, 'ERR_HANDSHAKE', options);
+    this.refusal = options?.refusal ?? 'malformed';
+  }
+
+  /** True when a later attempt may be accepted (the refusal is not about configuration). */
+  get retryable(): boolean {
+    return (
+      this.refusal === 'duplicate' || this.refusal === 'shutdown' || this.refusal === 'timeout'
+    );
   }
 }
 

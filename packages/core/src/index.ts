@@ -41,6 +41,7 @@ export {
   TimeoutError,
   UnknownKindError,
   UnknownTypeError,
+  type HandshakeRefusal,
 } from './errors';
 export { EventStream, type Subscription } from './event-stream';
 export { FutureProcess, type ReplySink, type RequestOptions } from './future-process';

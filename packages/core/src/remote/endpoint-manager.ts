@@ -1,14 +1,16 @@
-import { timingSafeEqual } from 'node:crypto';
+import type { PeerCertificate } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import type { EndpointHost } from './endpoint';
 import { CHANNEL_OPTIONS, Endpoint } from './endpoint';
 import { channelCredentials, serverCredentials } from './internal/credentials';
 import type { RemoteLogger } from './internal/logger';
 import type { OutboundEnvelope } from './internal/outbound-envelope';
+import type { HandshakeOutcome, ServerHandshakeHost } from './internal/server-handshake';
+import { ServerHandshake } from './internal/server-handshake';
 import type { StreamLinkHandlers } from './internal/stream-link';
 import { StreamLink } from './internal/stream-link';
-import type { WireBatch, WireFrame, WireHandshake } from './internal/wire';
-import { CONNECT_METHOD, PROTOCOL_VERSION, encodeFrame } from './internal/wire';
+import type { WireBatch, WireFrame } from './internal/wire';
+import { CONNECT_METHOD, encodeFrame } from './internal/wire';
 import type { RemoteTlsOptions } from './remote-options';
 
 /** How long a graceful server shutdown may wait for peers to end their streams. */
@@ -27,6 +29,7 @@ export interface TransportConfig {
   tls: RemoteTlsOptions | undefined;
   batchSize: number;
   connectTimeoutMs: number;
+  handshakeTimeoutMs: number;
   reconnect: { initialDelayMs: number; maxDelayMs: number };
 }
 
@@ -47,10 +50,11 @@ export interface TransportStats {
 
 /**
  * The gRPC side of a node: the server peers dial, and one {@link Endpoint} per peer address
- * this node talks to. Validates handshakes (cluster name, protocol version, secret) and routes
- * decoded batches from any stream up to the remote.
+ * this node talks to. Authenticates the peers that dial it (ServerHandshake: protocol version,
+ * cluster name, proof of the secret, certificate, one live link per address and member id) and
+ * routes decoded batches from any stream up to the remote.
  */
-export class EndpointManager implements EndpointHost {
+export class EndpointManager implements EndpointHost, ServerHandshakeHost {
   readonly credentials: grpc.ChannelCredentials;
   readonly channelOptions: grpc.ChannelOptions;
   readonly batchSize: number;
@@ -58,9 +62,17 @@ export class EndpointManager implements EndpointHost {
   readonly reconnect: { initialDelayMs: number; maxDelayMs: number };
   readonly linkHandlers: StreamLinkHandlers;
   readonly stats: TransportStats = { corruptFrames: 0, refusedHandshakes: 0 };
-  handshake!: WireHandshake;
+  readonly clusterName: string;
+  readonly secret: string | undefined;
+  readonly verifyCertificates: boolean;
+  /** This node's member id and advertised address (set by start). */
+  memberId = '';
+  address = '';
   private readonly endpoints = new Map<string, Endpoint>();
   private readonly inbound = new Set<StreamLink>();
+  /** Authenticated inbound links by the address and by the member id they state. */
+  private readonly byAddress = new Map<string, StreamLink>();
+  private readonly byMember = new Map<string, StreamLink>();
   private server: grpc.Server | undefined;
   private closing = false;
 
@@ -69,6 +81,9 @@ export class EndpointManager implements EndpointHost {
     private readonly events: TransportEvents,
     readonly logger: RemoteLogger,
   ) {
+    this.clusterName = config.clusterName;
+    this.secret = config.secret;
+    this.verifyCertificates = config.tls?.requireClientCert === true;
     this.credentials = channelCredentials(config.tls);
     this.channelOptions = config.tls?.serverNameOverride
       ? { ...CHANNEL_OPTIONS, 'grpc.ssl_target_name_override': config.tls.serverNameOverride }
@@ -109,13 +124,8 @@ export class EndpointManager implements EndpointHost {
     );
     this.server = server;
     const address = hostPort(this.config.advertisedHost, port);
-    this.handshake = {
-      clusterName: this.config.clusterName,
-      memberId: this.config.memberId ?? address,
-      address,
-      protocolVersion: PROTOCOL_VERSION,
-      secret: this.config.secret ?? '',
-    };
+    this.address = address;
+    this.memberId = this.config.memberId ?? address;
     return address;
   }
 
@@ -145,7 +155,7 @@ export class EndpointManager implements EndpointHost {
   async shutdown(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
-    const goodbye = encodeFrame({ goodbye: { address: this.handshake?.address ?? '' } });
+    const goodbye = encodeFrame({ goodbye: { address: this.address } });
     for (const endpoint of this.endpoints.values()) endpoint.close(goodbye);
     for (const link of this.inbound) {
       link.write(goodbye);
@@ -165,74 +175,70 @@ export class EndpointManager implements EndpointHost {
     });
   }
 
+  /** True while another live authenticated inbound link states this address or member id. */
+  isHeld(address: string, memberId: string): boolean {
+    const a = this.byAddress.get(address);
+    const m = this.byMember.get(memberId);
+    return (a !== undefined && !a.isClosed) || (m !== undefined && !m.isClosed);
+  }
+
   private accept(call: grpc.ServerDuplexStream<Buffer, Buffer>): void {
-    let accepted = false;
+    const handshake = new ServerHandshake(this, () => peerCertificateOf(call));
+    let open = false;
     const link: StreamLink = new StreamLink(call, 'server', '', {
       onFrame: (l, frame, receivedAt) => {
-        if (accepted) return this.onFrame(l, frame, receivedAt);
+        if (open) return this.onFrame(l, frame, receivedAt);
+        const step = handshake.step(frame);
+        if (step.reply) l.write(encodeFrame(step.reply));
+        if (step.outcome.kind === 'pending') return;
         clearTimeout(timer);
-        accepted = this.onHandshake(l, frame);
+        if (step.outcome.kind === 'refused') return this.refuse(l, step.outcome);
+        open = true;
+        this.opened(l, step.outcome.address, step.outcome.memberId);
       },
       onClose: (l, error) => {
         clearTimeout(timer);
         this.inbound.delete(l);
-        if (accepted) this.endpoints.get(l.peerAddress)?.linkClosed(l, error);
+        if (!open) return;
+        if (this.byAddress.get(l.peerAddress) === l) this.byAddress.delete(l.peerAddress);
+        if (this.byMember.get(l.peerMemberId) === l) this.byMember.delete(l.peerMemberId);
+        this.endpoints.get(l.peerAddress)?.linkClosed(l, error);
       },
       onCorruptFrame: (l, error) => this.onCorruptFrame(l, error),
     });
     if (this.closing) return link.abort(grpc.status.UNAVAILABLE, 'node is shutting down');
     this.inbound.add(link);
     const timer = setTimeout(() => {
+      this.stats.refusedHandshakes++;
       this.logger.warn({ peer: call.getPeer() }, 'remote peer sent no handshake in time; closing');
       link.abort(
         grpc.status.DEADLINE_EXCEEDED,
-        `no handshake within ${this.connectTimeoutMs} ms (connectTimeoutMs)`,
+        `no handshake within ${this.config.handshakeTimeoutMs} ms (handshakeTimeoutMs)`,
       );
-    }, this.connectTimeoutMs);
+    }, this.config.handshakeTimeoutMs);
   }
 
-  private onHandshake(link: StreamLink, frame: WireFrame): boolean {
-    const hs = frame.handshake;
-    const reason = hs ? this.refusalReason(hs) : 'the first frame must be a handshake';
-    if (reason) {
-      this.stats.refusedHandshakes++;
-      this.logger.error(
-        { peer: hs?.address, memberId: hs?.memberId, reason },
-        'remote handshake refused',
-      );
-      link.write(
-        encodeFrame({ handshakeAck: { accepted: false, reason, memberId: '', address: '' } }),
-      );
-      link.abort(grpc.status.PERMISSION_DENIED, `handshake refused: ${reason}`);
-      return false;
-    }
-    link.peerAddress = hs!.address;
-    link.write(
-      encodeFrame({
-        handshakeAck: {
-          accepted: true,
-          reason: '',
-          memberId: this.handshake.memberId,
-          address: this.handshake.address,
-        },
-      }),
+  private refuse(link: StreamLink, outcome: Extract<HandshakeOutcome, { kind: 'refused' }>): void {
+    this.stats.refusedHandshakes++;
+    this.logger.error(
+      {
+        peer: outcome.address,
+        memberId: outcome.memberId,
+        refusal: outcome.refusal,
+        reason: outcome.reason,
+      },
+      'remote handshake refused',
     );
-    this.endpoint(link.peerAddress).attach(link);
-    return true;
+    link.abort(grpc.status.PERMISSION_DENIED, `handshake refused: ${outcome.reason}`);
   }
 
-  private refusalReason(hs: WireHandshake): string | undefined {
-    if (hs.protocolVersion !== PROTOCOL_VERSION) {
-      return `protocol version ${hs.protocolVersion} is not supported (this node speaks ${PROTOCOL_VERSION})`;
-    }
-    if (hs.clusterName !== this.config.clusterName) {
-      return `cluster name '${hs.clusterName}' does not match '${this.config.clusterName}' (clusterName)`;
-    }
-    if (this.config.secret !== undefined && !sameSecret(hs.secret, this.config.secret)) {
-      return 'shared secret does not match (secret)';
-    }
-    if (!hs.address) return 'the handshake has no address';
-    return undefined;
+  /** An authenticated peer: its link carries batches, and may serve as our way to it. */
+  private opened(link: StreamLink, address: string, memberId: string): void {
+    link.peerAddress = address;
+    link.peerMemberId = memberId;
+    this.byAddress.set(address, link);
+    this.byMember.set(memberId, link);
+    this.endpoint(address).attach(link);
   }
 
   private onFrame(link: StreamLink, frame: WireFrame, receivedAt: number): void {
@@ -260,13 +266,14 @@ export class EndpointManager implements EndpointHost {
   }
 }
 
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
 /** `host:port`, with brackets around an IPv6 host. */
 export function hostPort(host: string, port: number): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** The client certificate of a TLS connection, if it presented one that verified. */
+function peerCertificateOf(
+  call: grpc.ServerDuplexStream<Buffer, Buffer>,
+): PeerCertificate | undefined {
+  return call.getAuthContext()?.sslPeerCertificate;
 }

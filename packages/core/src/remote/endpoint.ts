@@ -1,11 +1,11 @@
 import * as grpc from '@grpc/grpc-js';
-import { EndpointUnavailableError, HandshakeError } from '../errors';
+import { EndpointUnavailableError, type HandshakeError } from '../errors';
 import { BatchBuilder } from './internal/batch-builder';
+import { ClientHandshake } from './internal/client-handshake';
 import type { RemoteLogger } from './internal/logger';
 import type { OutboundEnvelope } from './internal/outbound-envelope';
 import type { StreamLinkHandlers } from './internal/stream-link';
 import { StreamLink } from './internal/stream-link';
-import type { WireFrame, WireHandshake } from './internal/wire';
 import { CONNECT_METHOD, encodeFrame } from './internal/wire';
 
 /** Frames above this many payload bytes are sent at once, so one frame stays a few MiB at most. */
@@ -22,7 +22,12 @@ const identity = (bytes: Buffer): Buffer => bytes;
 
 /** Everything an endpoint needs from the node that owns it. */
 export interface EndpointHost {
-  readonly handshake: WireHandshake;
+  /** What this node states in its handshakes. */
+  readonly clusterName: string;
+  readonly memberId: string;
+  readonly address: string;
+  /** The shared secret this node proves (and asks peers to prove). */
+  readonly secret: string | undefined;
   readonly credentials: grpc.ChannelCredentials;
   readonly channelOptions: grpc.ChannelOptions;
   readonly batchSize: number;
@@ -172,17 +177,26 @@ export class Endpoint {
       );
     }
     this.client = client;
-    let acked = false;
+    const handshake = new ClientHandshake(this.host, this.host.secret, this.address);
+    let open = false;
     const link = new StreamLink(stream, 'client', this.address, {
       onFrame: (l, frame, receivedAt) => {
-        if (acked) return this.host.linkHandlers.onFrame(l, frame, receivedAt);
-        acked = true;
+        if (open) return this.host.linkHandlers.onFrame(l, frame, receivedAt);
         // An attempt overtaken by close(), a goodbye or a timeout: not ours to adopt any more.
         if (this.client !== client || this.state !== 'connecting') return l.end();
-        this.onAck(l, frame);
+        const step = handshake.step(frame);
+        if (step.kind === 'pending') {
+          l.write(encodeFrame(step.reply));
+          return;
+        }
+        this.clearTimer();
+        if (step.kind === 'refused') return this.refused(l, step.error);
+        open = true;
+        l.peerMemberId = step.memberId;
+        this.becomeConnected(l);
       },
       onClose: (l, error) => {
-        if (acked) {
+        if (open) {
           this.host.linkHandlers.onClose(l, error);
           this.linkClosed(l, error);
         } else if (this.client === client && this.state === 'connecting') {
@@ -197,7 +211,7 @@ export class Endpoint {
       },
       onCorruptFrame: (l, error) => this.host.linkHandlers.onCorruptFrame(l, error),
     });
-    link.write(encodeFrame({ handshake: this.host.handshake }));
+    link.write(encodeFrame({ handshake: handshake.hello }));
     this.timer = setTimeout(() => {
       if (this.client !== client || this.state !== 'connecting') return;
       // Fail first, so the abort's onClose finds the attempt already over (one down, not two).
@@ -211,20 +225,14 @@ export class Endpoint {
     }, this.host.connectTimeoutMs);
   }
 
-  private onAck(link: StreamLink, frame: WireFrame): void {
-    this.clearTimer();
-    const ack = frame.handshakeAck;
-    if (!ack || !ack.accepted) {
-      const reason = ack ? ack.reason : 'the first frame was not a handshake ack';
-      const error = new HandshakeError(`${this.address} refused our handshake: ${reason}`);
-      this.host.logger.error({ peer: this.address, reason }, 'remote handshake refused by peer');
-      link.abort(grpc.status.PERMISSION_DENIED, error.message);
-      this.connectFailed(
-        new EndpointUnavailableError(this.address, error.message, { cause: error }),
-      );
-      return;
-    }
-    this.becomeConnected(link);
+  private refused(link: StreamLink, error: HandshakeError): void {
+    this.host.logger.error(
+      { peer: this.address, refusal: error.refusal, reason: error.message },
+      'remote handshake refused by peer',
+    );
+    // Fail first, so the abort's onClose finds the attempt already over (one down, not two).
+    this.connectFailed(new EndpointUnavailableError(this.address, error.message, { cause: error }));
+    link.abort(grpc.status.PERMISSION_DENIED, error.message);
   }
 
   private becomeConnected(link: StreamLink): void {

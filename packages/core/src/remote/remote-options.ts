@@ -113,6 +113,12 @@ export interface RemoteOptions {
    * @default 5000
    */
   connectTimeoutMs?: number;
+  /**
+   * How long a peer that dialled this node may take to complete its handshake (hello, then
+   * the proof) before the stream is closed.
+   * @default 5000
+   */
+  handshakeTimeoutMs?: number;
   /** Reconnect policy after a peer went away. */
   reconnect?: ReconnectOptions;
   /**
@@ -131,5 +137,6 @@ export const DEFAULT_REMOTE_OPTIONS = {
   batchSize: 256,
   maxMessageBytes: 4 * 1024 * 1024,
   connectTimeoutMs: 5000,
+  handshakeTimeoutMs: 5000,
   reconnect: { initialDelayMs: 100, maxDelayMs: 5000 },
 } as const satisfies RemoteOptions;

@@ -110,6 +110,7 @@ export class Remote {
     validate(o.batchSize, 'batchSize', 1);
     validate(o.maxMessageBytes, 'maxMessageBytes', 1);
     validate(o.connectTimeoutMs, 'connectTimeoutMs', 1);
+    validate(o.handshakeTimeoutMs, 'handshakeTimeoutMs', 1);
     if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535)
       throw new InvalidOptionError('port', `${o.port} is not a port`);
     const logger = this.system.logger.child({ component: 'remote' });
@@ -127,6 +128,7 @@ export class Remote {
         tls: o.tls,
         batchSize: o.batchSize,
         connectTimeoutMs: o.connectTimeoutMs,
+        handshakeTimeoutMs: o.handshakeTimeoutMs,
         reconnect: o.reconnect,
       },
       {

@@ -3,8 +3,14 @@ import { ActorSystem } from '../../src/actor-system';
 import type { Logger } from '../../src/logger';
 import { Remote } from '../../src/remote/remote';
 import type { RemoteOptions } from '../../src/remote/remote-options';
-import { CONNECT_METHOD, decodeFrame, encodeFrame } from '../../src/remote/internal/wire';
-import type { WireFrame } from '../../src/remote/internal/wire';
+import { newNonce, proofOf } from '../../src/remote/internal/handshake-proof';
+import {
+  CONNECT_METHOD,
+  PROTOCOL_VERSION,
+  decodeFrame,
+  encodeFrame,
+} from '../../src/remote/internal/wire';
+import type { WireFrame, WireHandshake } from '../../src/remote/internal/wire';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Class<T> = abstract new (...args: any[]) => T;
@@ -91,32 +97,103 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
 }
 
 /** A raw Connect stream, for speaking (or breaking) the protocol by hand. */
+export interface RawLink {
+  stream: grpc.ClientDuplexStream<Buffer, Buffer>;
+  /** Every frame received so far. */
+  frames: WireFrame[];
+  /** The stream's final status. */
+  ended: Promise<grpc.StatusObject>;
+  send(frame: WireFrame | Buffer): void;
+  /** The next frame not returned by an earlier `next` (rejects if the stream ends first). */
+  next(): Promise<WireFrame>;
+  close(): void;
+}
+
+/** Opens a raw Connect stream to `address`. */
 export function rawConnect(
   address: string,
   credentials = grpc.credentials.createInsecure(),
   options: grpc.ChannelOptions = {},
-): {
-  stream: grpc.ClientDuplexStream<Buffer, Buffer>;
-  frames: WireFrame[];
-  ended: Promise<grpc.StatusObject>;
-  send(frame: WireFrame | Buffer): void;
-  close(): void;
-} {
-  const client = new grpc.Client(address, credentials, options);
+): RawLink {
+  const client = new grpc.Client(address, credentials, {
+    'grpc.use_local_subchannel_pool': 1,
+    ...options,
+  });
   const id = (b: Buffer): Buffer => b;
   const stream = client.makeBidiStreamRequest(CONNECT_METHOD, id, id);
   const frames: WireFrame[] = [];
-  stream.on('data', (b: Buffer) => frames.push(decodeFrame(b)));
+  let read = 0;
+  let waiter: (() => void) | undefined;
+  let done = false;
+  stream.on('data', (b: Buffer) => {
+    frames.push(decodeFrame(b));
+    waiter?.();
+  });
   stream.on('error', () => undefined);
-  const ended = new Promise<grpc.StatusObject>((resolve) => stream.on('status', resolve));
+  const ended = new Promise<grpc.StatusObject>((resolve) =>
+    stream.on('status', (s: grpc.StatusObject) => {
+      done = true;
+      waiter?.();
+      resolve(s);
+    }),
+  );
+  const next = async (): Promise<WireFrame> => {
+    while (read >= frames.length) {
+      if (done) throw new Error('the stream ended before the next frame');
+      await new Promise<void>((resolve) => (waiter = resolve));
+    }
+    return frames[read++]!;
+  };
   return {
     stream,
     frames,
     ended,
+    next,
     send: (frame) => stream.write(Buffer.isBuffer(frame) ? frame : encodeFrame(frame)),
     close: () => {
       stream.cancel();
       client.close();
     },
   };
+}
+
+/** A client hello as a node would send it (override any field). */
+export function helloFrame(fields: Partial<WireHandshake> = {}): WireFrame {
+  return {
+    handshake: {
+      clusterName: 'granary',
+      memberId: fields.address ?? '127.0.0.1:9',
+      address: '127.0.0.1:9',
+      protocolVersion: PROTOCOL_VERSION,
+      nonce: newNonce(),
+      ...fields,
+    },
+  };
+}
+
+/**
+ * Runs the whole client handshake by hand on a raw link (hello, challenge, proof) and resolves
+ * with the server's final frame (its ack, accepted or not).
+ */
+export async function rawHandshake(
+  raw: RawLink,
+  fields: Partial<WireHandshake> = {},
+  secret?: string,
+): Promise<WireFrame> {
+  const hello = helloFrame(fields);
+  raw.send(hello);
+  const challenge = await raw.next();
+  if (!challenge.challenge) return challenge;
+  const hs = hello.handshake!;
+  const proof = proofOf(secret, 'client', {
+    clusterName: hs.clusterName,
+    clientNonce: hs.nonce,
+    serverNonce: challenge.challenge.nonce,
+    clientMemberId: hs.memberId,
+    clientAddress: hs.address,
+    serverMemberId: challenge.challenge.memberId,
+    serverAddress: challenge.challenge.address,
+  });
+  raw.send({ proof: { proof } });
+  return raw.next();
 }

@@ -4,13 +4,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
-import { EndpointUnavailableError } from '../../src/errors';
+import { EndpointUnavailableError, HandshakeError } from '../../src/errors';
 import { PID } from '../../src/pid';
 import { Props } from '../../src/props';
 import type { RemoteTlsOptions } from '../../src/remote/remote-options';
 import type { TestNode } from './helpers';
-import { rawConnect, rejectionOf, startNode, stopNodes } from './helpers';
-import { PROTOCOL_VERSION } from '../../src/remote/internal/wire';
+import { helloFrame, rawConnect, rejectionOf, startNode, stopNodes } from './helpers';
 
 interface Pki {
   ca: string;
@@ -18,14 +17,25 @@ interface Pki {
   key: string;
   rogueCert: string;
   rogueKey: string;
+  /** Same CA, names only member id `member-7`. */
+  memberCert: string;
+  memberKey: string;
+  /** Same CA, names only `elsewhere.example`. */
+  elsewhereCert: string;
+  elsewhereKey: string;
 }
 
-/** A throwaway CA and node certificate (SAN 127.0.0.1, localhost), plus one from another CA. */
+/**
+ * A throwaway CA and node certificate (SAN 127.0.0.1, localhost), one from another CA, and two
+ * more of the CA that name neither loopback host: one a member id, one another host.
+ */
 function makePki(dir: string): Pki {
   const run = (...args: string[]): void =>
     void execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   fs.writeFileSync(path.join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  fs.writeFileSync(path.join(dir, 'member.ext'), 'subjectAltName=DNS:member-7\n');
+  fs.writeFileSync(path.join(dir, 'elsewhere.ext'), 'subjectAltName=DNS:elsewhere.example\n');
   for (const name of ['ca', 'rogue-ca']) {
     run(
       'req',
@@ -41,11 +51,13 @@ function makePki(dir: string): Pki {
       `/CN=${name}`,
     );
   }
-  for (const [name, ca] of [
-    ['node', 'ca'],
-    ['rogue', 'rogue-ca'],
+  for (const [name, ca, ext, cn] of [
+    ['node', 'ca', 'san.ext', 'localhost'],
+    ['rogue', 'rogue-ca', 'san.ext', 'localhost'],
+    ['member', 'ca', 'member.ext', 'member-7'],
+    ['elsewhere', 'ca', 'elsewhere.ext', 'elsewhere.example'],
   ]) {
-    run('req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', '/CN=localhost');
+    run('req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
     run(
       'x509',
       '-req',
@@ -61,7 +73,7 @@ function makePki(dir: string): Pki {
       '-days',
       '1',
       '-extfile',
-      'san.ext',
+      ext!,
     );
   }
   const read = (f: string): string => fs.readFileSync(path.join(dir, f), 'utf8');
@@ -71,6 +83,10 @@ function makePki(dir: string): Pki {
     key: read('node.key'),
     rogueCert: read('rogue.crt'),
     rogueKey: read('rogue.key'),
+    memberCert: read('member.crt'),
+    memberKey: read('member.key'),
+    elsewhereCert: read('elsewhere.crt'),
+    elsewhereKey: read('elsewhere.key'),
   };
 }
 
@@ -122,6 +138,26 @@ describe('Remote TLS', function () {
     ).to.equal('mutual');
   });
 
+  it('accepts under mutual TLS a client whose certificate names its member id', async () => {
+    const server = {
+      ca: pki.ca,
+      cert: pki.cert,
+      key: pki.key,
+      requireClientCert: true,
+      serverNameOverride: 'localhost',
+    };
+    const b = await node(server);
+    b.system.root.spawnNamed(echo, 'echo');
+    const a = await startNode({
+      memberId: 'member-7',
+      tls: { ...server, cert: pki.memberCert, key: pki.memberKey },
+    });
+    nodes.push(a);
+    expect(
+      await a.system.root.request(new PID(b.address, 'echo'), 'named', { timeoutMs: 5000 }),
+    ).to.equal('named');
+  });
+
   describe('refuses under mutual TLS', () => {
     let b: TestNode;
     let delivered: number;
@@ -148,15 +184,7 @@ describe('Remote TLS', function () {
       const raw = rawConnect(b.address, grpc.credentials.createSsl(Buffer.from(pki.ca)), {
         'grpc.ssl_target_name_override': 'localhost',
       });
-      raw.send({
-        handshake: {
-          clusterName: 'granary',
-          memberId: 'x',
-          address: '127.0.0.1:9',
-          protocolVersion: PROTOCOL_VERSION,
-          secret: '',
-        },
-      });
+      raw.send(helloFrame({ memberId: 'x' }));
       const status = await raw.ended;
       raw.close();
       expect(status.code).to.equal(grpc.status.UNAVAILABLE);
@@ -175,6 +203,15 @@ describe('Remote TLS', function () {
         }),
       ],
       ['a plaintext peer', () => undefined],
+      [
+        'a peer whose certificate of the CA covers neither its address nor its member id',
+        () => ({
+          ca: pki.ca,
+          cert: pki.elsewhereCert,
+          key: pki.elsewhereKey,
+          serverNameOverride: 'localhost',
+        }),
+      ],
     ];
     for (const [name, tls] of cases) {
       it(name, async () => {
@@ -187,5 +224,22 @@ describe('Remote TLS', function () {
         expect(delivered).to.equal(0);
       });
     }
+
+    it('names the certificate in the refusal of an uncovered identity', async () => {
+      const a = await startNode({
+        tls: {
+          ca: pki.ca,
+          cert: pki.elsewhereCert,
+          key: pki.elsewhereKey,
+          serverNameOverride: 'localhost',
+        },
+      });
+      nodes.push(a);
+      const err = await rejectionOf(
+        a.system.root.request(new PID(b.address, 'echo'), 'x', { timeoutMs: 10000 }),
+      );
+      expect(((err as Error).cause as HandshakeError).refusal).to.equal('certificate');
+      expect(b.remote.stats.refusedHandshakes).to.equal(1);
+    });
   });
 });

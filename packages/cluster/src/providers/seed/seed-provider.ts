@@ -309,8 +309,14 @@ export class SeedProvider implements ClusterProvider {
   }
 }
 
-/** A refused remote handshake (cluster name or secret): retrying cannot help. */
+/**
+ * A refused remote handshake that retrying cannot help (cluster name, secret, certificate);
+ * a `duplicate` refusal (our previous link still looks alive at the seed) may pass later.
+ */
 function isHandshakeRefusal(err: unknown): boolean {
-  const e = err as { name?: string; cause?: { name?: string } } | undefined;
-  return e?.name === 'HandshakeError' || e?.cause?.name === 'HandshakeError';
+  const e = err as { cause?: unknown } | undefined;
+  for (const x of [e, e?.cause] as Array<{ name?: string; retryable?: boolean } | undefined>) {
+    if (x?.name === 'HandshakeError' && x.retryable !== true) return true;
+  }
+  return false;
 }

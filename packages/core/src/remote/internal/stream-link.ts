@@ -30,6 +30,8 @@ const MAX_QUEUED_FRAMES = 64;
 export class StreamLink {
   /** The peer's address once its handshake told us (server side) or we dialled it (client). */
   peerAddress: string;
+  /** The member id the peer stated in its handshake (once authenticated). */
+  peerMemberId = '';
   private closed = false;
   /** Frames waiting for their own event-loop turn (see `receive`), with their arrival times. */
   private readonly inbox: Buffer[] = [];

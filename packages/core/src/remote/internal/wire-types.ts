@@ -6,13 +6,20 @@ export interface WirePid {
   id: string;
 }
 
-/** Decoded Handshake frame. */
+/** Decoded Handshake frame (the client's first). */
 export interface WireHandshake {
   clusterName: string;
   memberId: string;
   address: string;
   protocolVersion: number;
-  secret: string;
+  nonce: Uint8Array;
+}
+
+/** Decoded Challenge frame (the server's answer to an acceptable handshake). */
+export interface WireChallenge {
+  nonce: Uint8Array;
+  memberId: string;
+  address: string;
 }
 
 /** Decoded HandshakeAck frame. */
@@ -21,6 +28,9 @@ export interface WireHandshakeAck {
   reason: string;
   memberId: string;
   address: string;
+  /** What was refused (see remote.proto); empty when accepted. */
+  refusal: string;
+  proof: Uint8Array;
 }
 
 /**
@@ -57,6 +67,8 @@ export interface WireFrame {
   handshakeAck?: WireHandshakeAck;
   batch?: WireBatch;
   goodbye?: { address: string };
+  challenge?: WireChallenge;
+  proof?: { proof: Uint8Array };
 }
 
 /** SystemMessage as encoded / decoded. */

@@ -5,7 +5,7 @@ import { decodeBatchFrame } from './batch-decoder';
 import type { WireBatch, WireEnvelope, WireFrame } from './wire-types';
 
 /** Bumped on any incompatible change to remote.proto; peers with another version are refused. */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
 /** The gRPC method both ends of a node pair talk over. */
 export const CONNECT_METHOD = '/granary.remote.Remoting/Connect';
@@ -33,6 +33,7 @@ export function registerWireTypes(registry: SerializationRegistry): void {
 
 export type {
   WireBatch,
+  WireChallenge,
   WireEnvelope,
   WireFrame,
   WireHandshake,
@@ -68,7 +69,9 @@ export function decodeFrame(bytes: Uint8Array): WireFrame {
     (frame.handshake ? 1 : 0) +
     (frame.handshakeAck ? 1 : 0) +
     (frame.batch ? 1 : 0) +
-    (frame.goodbye ? 1 : 0);
+    (frame.goodbye ? 1 : 0) +
+    (frame.challenge ? 1 : 0) +
+    (frame.proof ? 1 : 0);
   if (kinds !== 1) throw new Error(`frame carries ${kinds} kinds, expected exactly one`);
   if (frame.batch) {
     // protobufjs gave each envelope its own payload array: point the envelope at it.
