@@ -96,8 +96,12 @@ export async function measure(benchmark: Benchmark): Promise<BenchResult> {
     }
     return values;
   };
+  // BENCH_NO_PEERS=1 measures only our own cases (an old-vs-new comparison needs no peers).
+  const cases = process.env.BENCH_NO_PEERS
+    ? benchmark.cases.filter((c) => !c.peer)
+    : benchmark.cases;
   try {
-    for (const c of benchmark.cases) {
+    for (const c of cases) {
       try {
         samples.set(c.id, await runCase(c));
       } catch (err) {
@@ -113,7 +117,7 @@ export async function measure(benchmark: Benchmark): Promise<BenchResult> {
   return {
     bench: benchmark.name,
     node: process.version,
-    cases: benchmark.cases.map((c) => {
+    cases: cases.map((c) => {
       const values = samples.get(c.id)!;
       const base = c.baseline ? medians.get(c.baseline) : undefined;
       const m = medians.get(c.id)!;

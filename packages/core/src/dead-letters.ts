@@ -3,7 +3,8 @@ import type { EventStream } from './event-stream';
 import type { Logger } from './logger';
 import { Stop, Terminated, Unwatch, Watch } from './messages';
 import type { PID } from './pid';
-import type { MessageEnvelope, Process } from './process';
+import { entryMessage, entryOf, entrySender } from './entry';
+import type { Entry, Process } from './process';
 import { FUTURE_PREFIX, type ProcessRegistry } from './process-registry';
 
 /** Published on the event stream for every message that could not be delivered. */
@@ -67,7 +68,7 @@ export class DeadLetters {
       const failure = error ?? new DeadLetterError(pid.toString(), reason);
       // An Error as a reply rejects the future; a future that gave up dead-letters it
       // (reason late-reply), which cannot recurse because that reply has no sender.
-      this.registry.get(sender).sendUserMessage(sender, { message: failure });
+      this.registry.get(sender).post(sender, entryOf(failure), false);
     }
   }
 
@@ -107,8 +108,9 @@ export class DeadLetterProcess implements Process {
     private readonly registry: () => ProcessRegistry,
   ) {}
 
-  sendUserMessage(pid: PID, envelope: MessageEnvelope): void {
-    this.deadLetters.publish(pid, envelope.message, envelope.sender, 'not-found');
+  post(pid: PID, entry: Entry): boolean {
+    this.deadLetters.publish(pid, entryMessage(entry), entrySender(entry), 'not-found');
+    return true;
   }
 
   sendSystemMessage(pid: PID, message: unknown): void {

@@ -1,9 +1,10 @@
 import { AbortError, InvalidOptionError, TimeoutError } from './errors';
-import { Envelope, messageOf } from './internal/envelope';
+import { entryMessage } from './entry';
+import { Envelope } from './internal/envelope';
 import type { Runtime } from './internal/runtime';
 import { Terminated, Watch } from './messages';
 import type { PID } from './pid';
-import type { LocalProcess, MessageEnvelope } from './process';
+import type { Entry, LocalProcess } from './process';
 import type { ProcessRegistry, SequencedProcess } from './process-registry';
 import type { TimerHandle, TimerTarget } from './timer-wheel';
 
@@ -167,13 +168,10 @@ export class FutureProcess<T = unknown>
     return Infinity;
   }
 
-  post(entry: unknown): boolean {
-    this.complete(messageOf(entry));
+  /** A reply: settles the request (never refused). */
+  post(_pid: PID, entry: Entry): boolean {
+    this.complete(entryMessage(entry));
     return true;
-  }
-
-  sendUserMessage(_pid: PID, envelope: MessageEnvelope): void {
-    this.complete(envelope.message);
   }
 
   sendSystemMessage(_pid: PID, message: unknown): void {

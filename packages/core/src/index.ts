@@ -64,21 +64,14 @@ export {
 export {
   makeReceiveChain,
   makeSenderChain,
+  type MessageEnvelope,
   type ReceiveMiddleware,
   type SenderFunc,
   type SenderMiddleware,
 } from './middleware';
 export { PID } from './pid';
-export {
-  entryDeadline,
-  entryHeader,
-  entryMessage,
-  entrySender,
-  laneEntry,
-  type LocalProcess,
-  type MessageEnvelope,
-  type Process,
-} from './process';
+export { entryDeadline, entryHeader, entryMessage, entryOf, entrySender } from './entry';
+export type { Entry, LocalProcess, Process } from './process';
 export {
   FUTURE_PREFIX,
   NONHOST,

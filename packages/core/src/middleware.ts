@@ -1,7 +1,23 @@
 import type { ReceiveFunc } from './actor';
 import type { SenderContext } from './context';
 import type { PID } from './pid';
-import type { MessageEnvelope } from './process';
+
+/** A user message with its metadata, as sender middleware sees it. */
+export interface MessageEnvelope {
+  message: unknown;
+  /** Who to reply to; a request's sender is its future process. */
+  sender?: PID;
+  /** String headers, carried across nodes. */
+  header?: Record<string, string>;
+  /** `'urgent'` uses the target's urgent lane, drained before ordinary user messages. */
+  priority?: 'urgent';
+  /**
+   * A request's deadline, epoch ms: the requester stops waiting then. Set from the request's
+   * `timeoutMs` and carried across nodes (as the remaining time, so clocks need not agree), so
+   * the target can see it as `ctx.deadline`.
+   */
+  deadline?: number;
+}
 
 /** Wraps an actor's receive: may act before and after `next(ctx)`, or not call it. */
 export type ReceiveMiddleware = (next: ReceiveFunc) => ReceiveFunc;

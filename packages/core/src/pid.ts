@@ -1,5 +1,3 @@
-import type { LocalProcess } from './process';
-
 /**
  * The address of a process (an actor, a request's future, a remote actor): `address` is the
  * node (`'nonhost'` until remoting starts, then `host:port`), `id` is unique on that node.
@@ -10,11 +8,13 @@ import type { LocalProcess } from './process';
  */
 export class PID {
   /**
-   * The local process this PID resolved to, so sends skip the registry lookup. Checked against
-   * its owner and liveness before every use (see ProcessRegistry.get).
+   * The local process this PID resolved to (a `LocalProcess`), so sends skip the registry
+   * lookup. Checked against its owner and liveness before every use (see ProcessRegistry.get).
+   * Typed `unknown` so this file imports no process type (they import PID); the registry and
+   * `deliver` read it as a LocalProcess.
    * @internal
    */
-  _p: LocalProcess | undefined = undefined;
+  _p: unknown = undefined;
 
   constructor(
     readonly address: string,

@@ -67,7 +67,7 @@ export class ProcessRegistry {
     }
     this.local.set(id, process);
     const pid = new PID(this.address, id);
-    if ((process as LocalProcess).owner === this) pid._p = process as LocalProcess;
+    if ((process as LocalProcess).owner === this) pid._p = process;
     return pid;
   }
 
@@ -113,22 +113,17 @@ export class ProcessRegistry {
   /**
    * Routes every local id that starts with `prefix` and is not registered itself to `process`
    * (a grain kind's router takes `$g/<kind>/<identity>`: one process for any number of
-   * virtual ids, each reachable from other nodes by its PID). The process gets the PID in
-   * `sendUserMessage`; it is never cached on PIDs, since `post` would not tell it the id.
+   * virtual ids, each reachable from other nodes by its PID). `post` gets the PID, so a route
+   * that is a LocalProcess of this registry is cached on the PIDs it takes like any local
+   * process (it sets `dead` when it goes away, and cached PIDs then miss).
    * @throws NameExistsError if the prefix is taken
-   * @throws InvalidOptionError for an empty or reserved prefix, or a LocalProcess of this registry
+   * @throws InvalidOptionError for an empty or reserved prefix
    */
   addPrefix(prefix: string, process: Process): void {
     if (prefix.length === 0 || prefix.startsWith(FUTURE_PREFIX)) {
       throw new InvalidOptionError(
         'prefix',
         `must be non-empty and not start with ${FUTURE_PREFIX}`,
-      );
-    }
-    if ((process as LocalProcess).owner === this) {
-      throw new InvalidOptionError(
-        'process',
-        'a prefix route must not be a LocalProcess of this registry: post would not get the id',
       );
     }
     if (this.prefixed.some((r) => r.prefix === prefix)) throw new NameExistsError(prefix);
@@ -152,13 +147,15 @@ export class ProcessRegistry {
 
   /** The process for `pid`; never undefined (dead-letter process as the last resort). */
   get(pid: PID): Process {
-    const cached = pid._p;
+    const cached = pid._p as LocalProcess | undefined;
     if (cached !== undefined && cached.owner === this && !cached.dead) return cached;
     if (this.isLocal(pid)) {
       const id = pid.id;
-      const p = id.startsWith(FUTURE_PREFIX) ? this.getFuture(id) : this.local.get(id);
-      if (p === undefined) return this.byPrefix(id) ?? this.deadLetter;
-      if ((p as LocalProcess).owner === this) pid._p = p as LocalProcess;
+      const p =
+        (id.startsWith(FUTURE_PREFIX) ? this.getFuture(id) : this.local.get(id)) ??
+        this.byPrefix(id);
+      if (p === undefined) return this.deadLetter;
+      if ((p as LocalProcess).owner === this) pid._p = p;
       return p;
     }
     for (const resolve of this.resolvers) {
@@ -174,7 +171,7 @@ export class ProcessRegistry {
     return this.local.get(id) ?? this.byPrefix(id);
   }
 
-  /** The prefix route of `id`; never cached on a PID (its `post` would not get the id). */
+  /** The prefix route of `id`, if any. */
   private byPrefix(id: string): Process | undefined {
     for (const r of this.prefixed) if (id.startsWith(r.prefix)) return r.process;
     return undefined;

@@ -3,10 +3,12 @@ import type { SendOptions, SenderContext, SpawnerContext } from './context';
 import type { ReplySink, RequestOptions } from './future-process';
 import { spawnActor } from './internal/actor-context';
 import type { Runtime } from './internal/runtime';
-import { deliver, entryOf, requestEntry, requestToSink, sendEntry } from './internal/send';
+import { entryOf } from './entry';
+import { deliver, sendEntry } from './internal/deliver';
+import { requestEntry, requestToSink } from './internal/send';
 import { POISON_PILL, Terminated, Unwatch, Watch } from './messages';
 import type { PID } from './pid';
-import type { LocalProcess, MessageEnvelope } from './process';
+import type { Entry, LocalProcess } from './process';
 import type { ProcessRegistry } from './process-registry';
 import type { Props } from './props';
 
@@ -22,7 +24,6 @@ class RootWatcher implements LocalProcess {
   post(): boolean {
     return true;
   }
-  sendUserMessage(_pid: PID, _envelope: MessageEnvelope): void {}
   sendSystemMessage(_pid: PID, message: unknown): void {
     if (!(message instanceof Terminated) || this.dead) return;
     this.dead = true;
@@ -51,7 +52,8 @@ export class RootContext implements SenderContext, SpawnerContext {
   }
 
   send(pid: PID, message: unknown, options?: SendOptions): void {
-    if (options === undefined) sendEntry(this.runtime, pid, message, false);
+    // A bare message is its own entry.
+    if (options === undefined) sendEntry(this.runtime, pid, message as Entry, false);
     else {
       const entry = entryOf(message, options.sender, options.header);
       sendEntry(this.runtime, pid, entry, options.priority === 'urgent');
@@ -60,7 +62,7 @@ export class RootContext implements SenderContext, SpawnerContext {
 
   trySend(pid: PID, message: unknown, options?: SendOptions): boolean {
     const entry = entryOf(message, options?.sender, options?.header);
-    return deliver(this.runtime, pid, entry, options?.priority === 'urgent');
+    return deliver(this.runtime.registry, pid, entry, options?.priority === 'urgent') === undefined;
   }
 
   request<T = unknown>(pid: PID, message: unknown, options?: RequestOptions): Promise<T> {
@@ -91,7 +93,7 @@ export class RootContext implements SenderContext, SpawnerContext {
   }
 
   poison(pid: PID): void {
-    sendEntry(this.runtime, pid, POISON_PILL, false);
+    sendEntry(this.runtime, pid, entryOf(POISON_PILL), false);
   }
 
   /** Resolves with `Terminated { who, why }` when `pid` stops (at once if it does not exist). */

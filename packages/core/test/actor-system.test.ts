@@ -99,7 +99,7 @@ describe('ActorSystem', () => {
 
     it('rejects pending requests with SystemShutdownError', async () => {
       // A resolver that accepts and never answers, like a slow remote node.
-      const blackHole = { sendUserMessage() {}, sendSystemMessage() {}, stop() {} };
+      const blackHole = { post: () => true, sendSystemMessage() {}, stop() {} };
       system.registry.addAddressResolver(() => blackHole);
       const pending = system.root.request(new PID('10.0.0.1:4000', 'x'), 'q').catch((e) => e);
       await system.shutdown();

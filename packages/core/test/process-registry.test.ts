@@ -5,18 +5,38 @@ import {
   PID,
   Props,
   Watch,
+  entryHeader,
+  entryMessage,
+  entryOf,
+  entrySender,
   type ActorSystem,
-  type MessageEnvelope,
+  type Entry,
+  type LocalProcess,
   type Process,
 } from '../src/index';
 import { testSystem } from './support';
 
+/** What a RecordingProcess was posted: the entry read back with core's readers. */
+interface Posted {
+  message: unknown;
+  sender: PID | undefined;
+  header: Record<string, string> | undefined;
+  urgent: boolean;
+}
+
 /** A stand-in for remoting: records what it is asked to deliver. */
 class RecordingProcess implements Process {
-  user: [PID, MessageEnvelope][] = [];
+  user: [PID, Posted][] = [];
   system: [PID, unknown][] = [];
-  sendUserMessage(pid: PID, envelope: MessageEnvelope): void {
-    this.user.push([pid, envelope]);
+  post(pid: PID, entry: Entry, urgent: boolean): boolean {
+    const posted = {
+      message: entryMessage(entry),
+      sender: entrySender(entry),
+      header: entryHeader(entry),
+      urgent,
+    };
+    this.user.push([pid, posted]);
+    return true;
   }
   sendSystemMessage(pid: PID, message: unknown): void {
     this.system.push([pid, message]);
@@ -44,7 +64,7 @@ describe('ProcessRegistry', () => {
         ['$grains/counter/c-1', 'inc', { trace: 't' }],
         ['$grains/counter/c-1', 'inc', undefined],
       ]);
-      // Never cached on the PID: a cached process would be posted to without its id.
+      // Not a LocalProcess of this registry: never cached on the PID.
       expect(pid._p).to.equal(undefined);
     });
 
@@ -62,14 +82,23 @@ describe('ProcessRegistry', () => {
       expect(route.user).to.have.length(0);
     });
 
-    it('refuse a local process of this registry (its post would not get the id)', () => {
-      const local = Object.assign(new RecordingProcess(), {
+    it('cache a local process of this registry on the PIDs it takes (post gets the id)', () => {
+      const ids: string[] = [];
+      const local: LocalProcess = {
         owner: system.registry,
         dead: false,
         capacity: Infinity,
-        post: () => true,
-      });
-      expect(() => system.registry.addPrefix('$grains/k/', local)).to.throw(InvalidOptionError);
+        post: (pid) => ids.push(pid.id) > 0,
+        sendSystemMessage: () => {},
+        stop: () => {},
+      };
+      system.registry.addPrefix('$grains/k/', local);
+      const a = new PID(system.address, '$grains/k/a');
+      system.root.send(a, 'one');
+      expect(a._p).to.equal(local);
+      system.root.send(a, 'two');
+      system.root.send(new PID(system.address, '$grains/k/b'), 'three');
+      expect(ids).to.deep.equal(['$grains/k/a', '$grains/k/a', '$grains/k/b']);
     });
 
     it('reject a taken or invalid prefix', () => {
@@ -98,7 +127,7 @@ describe('ProcessRegistry', () => {
     );
     await system.root.request(watcher, 'watch');
     expect(remote.user).to.have.length(1);
-    expect(remote.user[0]![1]).to.deep.include({ message: 'hi', priority: 'urgent' });
+    expect(remote.user[0]![1]).to.deep.include({ message: 'hi', urgent: true });
     expect(remote.user[0]![1].header).to.deep.equal({ a: 'b' });
     expect(remote.system[0]![1]).to.be.instanceOf(Watch);
   });
@@ -111,7 +140,7 @@ describe('ProcessRegistry', () => {
     expect(sender.id).to.match(/^f\$\d+$/);
     // A reply arriving from the network names the future by address and id only.
     const fromWire = new PID(sender.address, sender.id);
-    system.registry.get(fromWire).sendUserMessage(fromWire, { message: 'answer' });
+    system.registry.get(fromWire).post(fromWire, entryOf('answer'), false);
     expect(await pending).to.equal('answer');
   });
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ActorSystem, PID, silentLogger, type Process } from '@granary/core';
+import { ActorSystem, PID, entryOf, silentLogger, type Process } from '@granary/core';
 import { spawnPool } from '../src/pool';
 import { behavior, deadLetters, Recorder, until, type Seen } from './pool-support';
 
@@ -58,11 +58,7 @@ describe('Pool fast path (the router as a LocalProcess)', () => {
     await system.root.request(pool, 'warm-up');
     const sender = new PID(system.registry.address, 'some-remote-caller');
     const fresh = new PID(pool.address, pool.id); // as decoded from the wire: nothing cached
-    system.registry.get(fresh).sendUserMessage(fresh, {
-      message: 'from-afar',
-      sender,
-      header: { hop: '1' },
-    });
+    system.registry.get(fresh).post(fresh, entryOf('from-afar', sender, { hop: '1' }), false);
     await until(() => log.length === 2);
     expect(log[1]!.message).to.equal('from-afar');
     expect(log[1]!.sender!.equals(sender)).to.equal(true);
@@ -79,7 +75,7 @@ describe('Pool fast path (the router as a LocalProcess)', () => {
         { handleMessage: (_pool, message) => void admin.push(message) },
       ),
     );
-    system.registry.get(pool).sendUserMessage(pool, { message: 'admin', priority: 'urgent' });
+    system.registry.get(pool).post(pool, entryOf('admin'), true);
     await until(() => admin.length === 1);
     expect(admin).to.deep.equal(['admin']);
     expect(log).to.have.length(0);

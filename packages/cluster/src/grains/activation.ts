@@ -9,7 +9,9 @@ import {
   Terminated,
   type Actor,
   type Context,
+  type Entry,
   type LocalProcess,
+  type PID,
 } from '@granary/core';
 import type { DeactivationReason, Grain } from './grain';
 import { GrainTurnContext } from './grain-context';
@@ -19,7 +21,7 @@ import type { KindSlot } from './internal/kind-slot';
 /** A message held for an activation that is deactivating (delivered to the next one). */
 export interface HeldMessage {
   /** The call's core lane entry (message, sender, headers). */
-  entry: unknown;
+  entry: Entry;
   /** A send: acknowledged once accepted; the grain sees its `sender` option as the sender. */
   ack: boolean;
 }
@@ -93,6 +95,8 @@ export class Activation implements Actor {
   state: 'active' | 'deactivating' = 'active';
   /** The core actor running the grain: calls are posted into its mailbox without a lookup. */
   proc!: LocalProcess;
+  /** That actor's PID (what `proc.post` is told it delivers to). */
+  pid!: PID;
   /** The grain instance (made when Started runs). */
   private grain: Grain | undefined = undefined;
   /** Messages posted to the actor and not yet finished. */

@@ -2,10 +2,11 @@ import {
   entryDeadline,
   entryHeader,
   entryMessage,
+  entryOf,
   entrySender,
-  laneEntry,
   Props,
   type ActorSystem,
+  type Entry,
   type LocalProcess,
 } from '@granary/core';
 import { Activation, Deactivate, idleClock } from './activation';
@@ -51,7 +52,7 @@ export class Activator {
     identity: string,
     shard: number,
     hash: number,
-    entry: unknown,
+    entry: Entry,
     ack: boolean,
   ): void {
     let a = slot.get(shard, identity, hash);
@@ -88,7 +89,7 @@ export class Activator {
     a.state = 'deactivating';
     a.slot.idle?.remove(a);
     // A full bounded mailbox refuses it: posted again when the next turn ends (one is queued).
-    if (!a.proc.post(new Deactivate(reason), false)) a.deferDeactivate(reason);
+    if (!a.proc.post(a.pid, entryOf(new Deactivate(reason)), false)) a.deferDeactivate(reason);
   }
 
   /** A turn finished. */
@@ -96,7 +97,7 @@ export class Activator {
     a.inflight--;
     if (influencing) this.touch(a);
     const deferred = a.deferredDeactivate;
-    if (deferred !== undefined && a.proc.post(new Deactivate(deferred), false)) {
+    if (deferred !== undefined && a.proc.post(a.pid, entryOf(new Deactivate(deferred)), false)) {
       a.deferDeactivate(undefined);
     }
   }
@@ -147,6 +148,7 @@ export class Activator {
     const system = this.deps.system;
     const pid = system.root.spawn((slot.props ??= this.propsOf(slot)));
     // Just spawned here, so the registry answers with its actor (a LocalProcess).
+    a.pid = pid;
     a.proc = system.registry.get(pid) as LocalProcess;
     this.next = undefined;
     if (Number.isFinite(slot.def.idleTimeoutMs)) {
@@ -158,7 +160,7 @@ export class Activator {
     return a;
   }
 
-  private post(a: Activation, entry: unknown, ack: boolean): void {
+  private post(a: Activation, entry: Entry, ack: boolean): void {
     const host = this.deps.host;
     const proc = a.proc;
     if (proc.dead) {
@@ -171,7 +173,8 @@ export class Activator {
     // A send: the grain sees its `sender` option as the sender; the caller gets ACK.
     const header = ack ? entryHeader(entry) : undefined;
     const ok = proc.post(
-      ack ? laneEntry(messageOf(entry), replyToOf(header), header, entryDeadline(entry)) : entry,
+      a.pid,
+      ack ? entryOf(messageOf(entry), replyToOf(header), header, entryDeadline(entry)) : entry,
       false,
     );
     if (!ok) {

@@ -2,9 +2,8 @@ import {
   entryHeader,
   entryMessage,
   entrySender,
-  laneEntry,
+  type Entry,
   type LocalProcess,
-  type MessageEnvelope,
   type PID,
   type Process,
   type ProcessRegistry,
@@ -60,12 +59,10 @@ export class GrainRouter implements LocalProcess {
   ) {
     this.prefixLength = grainPrefixOf(slot.def.name).length;
     this.byGrainId = {
-      sendEntry: (pid, entry) => this.route(entry, pid.id.slice(this.prefixLength)),
-      sendUserMessage: (pid, envelope) =>
-        this.route(
-          laneEntry(envelope.message, envelope.sender, envelope.header, envelope.deadline),
-          pid.id.slice(this.prefixLength),
-        ),
+      post: (pid, entry) => {
+        this.route(entry, pid.id.slice(this.prefixLength));
+        return true;
+      },
       sendSystemMessage: () => {},
       stop: () => {},
     };
@@ -75,25 +72,17 @@ export class GrainRouter implements LocalProcess {
     return this.deps.registry;
   }
 
-  /** A local call (or any local send to the router). Never refuses. */
-  post(entry: unknown): boolean {
+  /** A local call (or any send to the router's own id): the identity is in the `g` header. */
+  post(_pid: PID, entry: Entry): boolean {
     this.route(entry, headerOf(entry)?.[H_IDENTITY]);
     return true;
-  }
-
-  /** The registry path to the router's own id (the identity in the `g` header). */
-  sendUserMessage(_pid: PID, envelope: MessageEnvelope): void {
-    this.route(
-      laneEntry(envelope.message, envelope.sender, envelope.header, envelope.deadline),
-      envelope.header?.[H_IDENTITY],
-    );
   }
 
   sendSystemMessage(): void {}
 
   stop(): void {}
 
-  private route(entry: unknown, identity: string | undefined): void {
+  private route(entry: Entry, identity: string | undefined): void {
     if (identity === undefined) return this.deps.deadLetter(messageOf(entry), entrySender(entry));
     const slot = this.slot;
     const host = this.deps.host;

@@ -1,7 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Actor } from '../actor';
 import { DEAD, IDLE, RUNNING, type Schedulable } from '../dispatcher';
-import { MailboxFullError } from '../errors';
 import { Mailbox } from '../mailbox';
 import {
   isNotInfluencing,
@@ -18,14 +17,13 @@ import {
   type TerminatedReason,
 } from '../messages';
 import type { PID } from '../pid';
-import type { LocalProcess, MessageEnvelope } from '../process';
+import type { Entry, LocalProcess } from '../process';
 import type { ProcessRegistry } from '../process-registry';
 import type { Props } from '../props';
 import { CellExtras } from './cell-extras';
 import { F_STOPPING, F_SUSPENDED, PAUSED } from './cell-flags';
 import { Envelope } from './envelope';
 import type { Runtime } from './runtime';
-import { entryOf } from './send';
 import { Continuation, Failure, Restart, ResumeMailbox } from './system-messages';
 
 function isPromise(value: unknown): value is Promise<unknown> {
@@ -84,25 +82,12 @@ export abstract class ActorCell extends Mailbox implements LocalProcess, Schedul
     return this.sched === DEAD;
   }
 
-  post(entry: unknown, urgent: boolean): boolean {
+  post(_pid: PID, entry: Entry, urgent: boolean): boolean {
     const ok = urgent ? this.pushUrgent(entry) : this.pushUser(entry);
     if (ok && this.sched === IDLE && (this.flags & PAUSED) === 0) {
       this.runtime.dispatcher.wake(this);
     }
     return ok;
-  }
-
-  sendUserMessage(_pid: PID, envelope: MessageEnvelope): void {
-    const entry = entryOf(envelope.message, envelope.sender, envelope.header, envelope.deadline);
-    if (this.post(entry, envelope.priority === 'urgent')) return;
-    const error = new MailboxFullError(this.self.toString(), this.capacity);
-    this.runtime.deadLetters.publish(
-      this.self,
-      envelope.message,
-      envelope.sender,
-      'mailbox-full',
-      error,
-    );
   }
 
   sendSystemMessage(_pid: PID, message: unknown): void {

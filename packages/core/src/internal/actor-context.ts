@@ -6,20 +6,19 @@ import { InvalidOptionError, SystemShutdownError } from '../errors';
 import { FutureProcess, type RequestOptions } from '../future-process';
 import { POISON_PILL, RECEIVE_TIMEOUT, STARTED, Unwatch, Watch } from '../messages';
 import type { PID } from '../pid';
-import type { MessageEnvelope } from '../process';
+import { entryOf } from '../entry';
+import type { MessageEnvelope, SenderFunc } from '../middleware';
+import type { Entry } from '../process';
 import type { Props } from '../props';
 import type { TimerWheel } from '../timer-wheel';
 import { ActorLifecycle } from './actor-lifecycle';
 import { Envelope } from './envelope';
 import type { Runtime } from './runtime';
-import { deliver, entryOf, requestEntry, sendEntry } from './send';
+import { deliver, sendEntry } from './deliver';
+import { requestEntry } from './send';
 import { Continuation } from './system-messages';
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
-
-/** Set while trySend runs a sender-middleware chain: the chain's last step reports back. */
-let trying = false;
-let tryAccepted = true;
 
 /**
  * Starts an actor: registers it (taken name → NameExistsError), links it to its parent, and
@@ -97,7 +96,8 @@ export class ActorContext extends ActorLifecycle implements Context {
       chain(this, pid, { message, ...options });
       return;
     }
-    if (options === undefined) sendEntry(this.runtime, pid, message, false);
+    // A bare message is its own entry.
+    if (options === undefined) sendEntry(this.runtime, pid, message as Entry, false);
     else {
       const entry = entryOf(message, options.sender, options.header);
       sendEntry(this.runtime, pid, entry, options.priority === 'urgent');
@@ -106,26 +106,37 @@ export class ActorContext extends ActorLifecycle implements Context {
 
   trySend(pid: PID, message: unknown, options?: SendOptions): boolean {
     const chain = this.props.senderChain;
-    if (chain !== undefined) {
-      trying = true;
-      tryAccepted = true;
-      try {
-        chain(this, pid, { message, ...options });
-      } finally {
-        trying = false;
-      }
-      return tryAccepted;
-    }
+    if (chain !== undefined) return this.tryThrough(chain, pid, { message, ...options });
     const entry = entryOf(message, options?.sender, options?.header);
-    return deliver(this.runtime, pid, entry, options?.priority === 'urgent');
+    const urgent = options?.priority === 'urgent';
+    return deliver(this.runtime.registry, pid, entry, urgent) === undefined;
+  }
+
+  /**
+   * trySend through sender middleware, which returns nothing: the chain's last step
+   * (deliverEnvelope) leaves whether the target took the message in this actor's extras
+   * (`tried`, undefined while no trySend runs), read back here.
+   */
+  private tryThrough(chain: SenderFunc, pid: PID, envelope: MessageEnvelope): boolean {
+    const x = this.extras();
+    const outer = x.tried;
+    x.tried = true;
+    try {
+      chain(this, pid, envelope);
+      return x.tried;
+    } finally {
+      x.tried = outer;
+    }
   }
 
   /** The last step of the sender-middleware chain. @internal */
   deliverEnvelope(_ctx: SenderContext, target: PID, envelope: MessageEnvelope): void {
     const entry = entryOf(envelope.message, envelope.sender, envelope.header, envelope.deadline);
     const urgent = envelope.priority === 'urgent';
-    if (trying) tryAccepted = deliver(this.runtime, target, entry, urgent);
-    else sendEntry(this.runtime, target, entry, urgent);
+    const x = this.ext;
+    if (x !== null && x.tried !== undefined) {
+      x.tried = deliver(this.runtime.registry, target, entry, urgent) === undefined;
+    } else sendEntry(this.runtime, target, entry, urgent);
   }
 
   request<T = unknown>(pid: PID, message: unknown, options?: RequestOptions): Promise<T> {
@@ -184,7 +195,7 @@ export class ActorContext extends ActorLifecycle implements Context {
   }
 
   poison(pid: PID): void {
-    sendEntry(this.runtime, pid, POISON_PILL, false);
+    sendEntry(this.runtime, pid, entryOf(POISON_PILL), false);
   }
 
   watch(pid: PID): void {

@@ -26,6 +26,8 @@ export class CellExtras {
   firedAt = 0;
   /** Bound once per actor that uses receive timeouts. */
   onReceiveTimer: (() => void) | undefined = undefined;
+  /** While trySend runs sender middleware: whether the target took the message (see tryThrough). */
+  tried: boolean | undefined = undefined;
   /** User-visible system deliveries (ReceiveTimeout, watched Terminated) held while suspended. */
   deferred: unknown[] | undefined = undefined;
 

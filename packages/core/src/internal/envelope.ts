@@ -1,7 +1,7 @@
 import type { PID } from '../pid';
 
 /**
- * How a user message with a sender or headers sits in a lane. A message without either is
+ * How a user message with a sender, headers or a deadline sits in a lane (an `Entry`). A message without either is
  * enqueued bare, so a plain tell allocates nothing; `instanceof Envelope` tells them apart
  * (a user's own object can never be an instance of this private class).
  */
@@ -30,9 +30,4 @@ export class Envelope {
   get deadline(): number | undefined {
     return this.due;
   }
-}
-
-/** The message inside a lane entry. */
-export function messageOf(entry: unknown): unknown {
-  return entry instanceof Envelope ? entry.message : entry;
 }

@@ -1,6 +1,7 @@
 import { UnknownKindError } from '../errors';
 import type { PID } from '../pid';
-import type { MessageEnvelope, Process } from '../process';
+import { entryMessage, entryOf, entrySender } from '../entry';
+import type { Entry, Process } from '../process';
 import type { Props } from '../props';
 import type { ProcessRegistry } from '../process-registry';
 import { TYPE_NAME } from '../serialization/type-name';
@@ -29,12 +30,17 @@ export class RemoteActivator implements Process {
     private readonly kinds: ReadonlyMap<string, Props>,
   ) {}
 
-  sendUserMessage(_pid: PID, envelope: MessageEnvelope): void {
-    const reply = (message: unknown): void => {
-      const sender = envelope.sender;
-      if (sender) this.registry.get(sender).sendUserMessage(sender, { message });
+  /** A spawn request (never refused: it is answered, with an error if need be). */
+  post(_pid: PID, entry: Entry): boolean {
+    this.spawnFor(entryMessage(entry), entrySender(entry));
+    return true;
+  }
+
+  private spawnFor(message: unknown, sender: PID | undefined): void {
+    const reply = (answer: unknown): void => {
+      if (sender) this.registry.get(sender).post(sender, entryOf(answer), false);
     };
-    const request = envelope.message as {
+    const request = message as {
       kind?: unknown;
       name?: unknown;
       [TYPE_NAME]?: string;

@@ -2,14 +2,8 @@ import { FUTURE_PREFIX } from '../process-registry';
 import { MessageTooLargeError } from '../errors';
 import { PoisonPill, Stop, Terminated, Unwatch, Watch } from '../messages';
 import { PID } from '../pid';
-import {
-  entryDeadline,
-  entryHeader,
-  entryMessage,
-  entrySender,
-  type MessageEnvelope,
-  type Process,
-} from '../process';
+import { entryDeadline, entryHeader, entryMessage, entryOf, entrySender } from '../entry';
+import type { Entry, Process } from '../process';
 import { NONHOST } from '../process-registry';
 import type { WireMessage } from '../serialization/serialization-registry';
 import { SerializationFormat } from '../serialization/serialization-registry';
@@ -38,41 +32,14 @@ export class RemoteProcess implements Process {
     readonly endpoint: Endpoint,
   ) {}
 
-  sendUserMessage(pid: PID, envelope: MessageEnvelope): void {
-    this.send(
-      pid,
-      envelope.message,
-      envelope.sender,
-      envelope.header,
-      envelope.priority === 'urgent',
-      envelope.deadline,
-      envelope,
-    );
-  }
-
-  /** A lane entry as it is (a request's future is its own envelope): no MessageEnvelope. */
-  sendEntry(pid: PID, entry: unknown, urgent: boolean): void {
-    this.send(
-      pid,
-      entryMessage(entry),
-      entrySender(entry),
-      entryHeader(entry),
-      urgent,
-      entryDeadline(entry),
-      undefined,
-    );
-  }
-
-  private send(
-    pid: PID,
-    message: unknown,
-    from: PID | undefined,
-    header: Record<string, string> | undefined,
-    urgent: boolean,
-    deadline: number | undefined,
-    envelope: MessageEnvelope | undefined,
-  ): void {
+  /**
+   * Serializes the entry and queues it on the endpoint (a request's future is its own
+   * envelope: it goes as it is). Never refuses: a full send queue is the endpoint's to handle.
+   */
+  post(pid: PID, entry: Entry, urgent: boolean): boolean {
     const { state } = this;
+    const message = entryMessage(entry);
+    const from = entrySender(entry);
     let wire: WireMessage;
     try {
       wire =
@@ -80,16 +47,15 @@ export class RemoteProcess implements Process {
           ? POISON_PILL_WIRE
           : state.serialization.serializeForWire(message);
     } catch (err) {
-      return this.fail(pid, envelope ?? { message, sender: from, header }, err as Error);
+      this.fail(pid, message, from, err as Error);
+      return true;
     }
     const text = wire.text;
     const payloadLength = text === undefined ? wire.bytes!.byteLength : utf8Length(text);
     if (payloadLength > state.maxMessageBytes) {
-      return this.fail(
-        pid,
-        envelope ?? { message, sender: from, header },
-        new MessageTooLargeError(wire.typeName, payloadLength, state.maxMessageBytes),
-      );
+      const error = new MessageTooLargeError(wire.typeName, payloadLength, state.maxMessageBytes);
+      this.fail(pid, message, from, error);
+      return true;
     }
     const sender = from === undefined ? undefined : this.localize(from);
     this.endpoint.send({
@@ -99,11 +65,12 @@ export class RemoteProcess implements Process {
       payload: text ?? wire.bytes!,
       payloadLength,
       sender,
-      header,
+      header: entryHeader(entry),
       urgent,
-      deadline,
+      deadline: entryDeadline(entry),
       message,
     });
+    return true;
   }
 
   sendSystemMessage(pid: PID, message: unknown): void {
@@ -150,10 +117,9 @@ export class RemoteProcess implements Process {
    * to a remote requester sends it the error instead, so it fails fast; a plain send throws it
    * to the caller, who still holds the message.
    */
-  private fail(pid: PID, envelope: MessageEnvelope, error: Error): void {
-    const sender = envelope.sender;
+  private fail(pid: PID, message: unknown, sender: PID | undefined, error: Error): void {
     if (sender !== undefined && sender.id.startsWith(FUTURE_PREFIX)) {
-      this.state.deadLetters.publish(pid, envelope.message, sender, reasonOf(error), error);
+      this.state.deadLetters.publish(pid, message, sender, reasonOf(error), error);
       return;
     }
     if (pid.id.startsWith(FUTURE_PREFIX)) {
@@ -161,7 +127,7 @@ export class RemoteProcess implements Process {
         { target: pid.toString(), err: error.message },
         'reply could not be sent; the requester gets the error',
       );
-      this.sendUserMessage(pid, { message: error });
+      this.post(pid, entryOf(error), false);
       return;
     }
     throw error;

@@ -1,6 +1,6 @@
 import {
   FUTURE_PREFIX,
-  laneEntry,
+  entryOf,
   Restarting,
   Started,
   Stopped,
@@ -45,7 +45,7 @@ export class PoolActor implements Actor {
     const router = this.router;
     if (router.state === 'suspended' && !isLifecycle(m)) router.resume();
     if (m instanceof PendingMessage) {
-      router.route(laneEntry(m.message, ctx.sender, m.header, m.deadline));
+      router.route(entryOf(m.message, ctx.sender, m.header, m.deadline));
     } else if (m instanceof UrgentMessage) return this.urgent(ctx, m.message);
     else if (m instanceof Terminated) router.onTerminated(m.who);
     else if (m instanceof DrainPool) router.drain();

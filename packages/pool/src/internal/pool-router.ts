@@ -7,11 +7,10 @@ import {
   entryHeader,
   entryMessage,
   entrySender,
-  laneEntry,
   type ActorSystem,
   type Context,
+  type Entry,
   type LocalProcess,
-  type MessageEnvelope,
   type PID,
   type ProcessRegistry,
   type RootContext,
@@ -148,8 +147,11 @@ export class PoolRouter implements LocalProcess, PoolContext, WorkerLoad {
 
   // ── Process: what reaches the pool's PID ───────────────────────────────────────────────
 
-  /** The fast path of every local send (and of `trySend`, which is then always true). */
-  post(entry: unknown, urgent: boolean): boolean {
+  /**
+   * Every user message to the pool's PID: a local send (the router is cached on the PID) and
+   * remote inbound delivery alike. `trySend` is then always true.
+   */
+  post(_pid: PID, entry: Entry, urgent: boolean): boolean {
     const message = messageOf(entry);
     // Hot path: plain user-lane work while running goes straight to a worker.
     if (
@@ -163,19 +165,13 @@ export class PoolRouter implements LocalProcess, PoolContext, WorkerLoad {
     return true;
   }
 
-  /** The registry path: remote inbound delivery and any caller without the cached process. */
-  sendUserMessage(_pid: PID, envelope: MessageEnvelope): void {
-    const entry = laneEntry(envelope.message, envelope.sender, envelope.header, envelope.deadline);
-    this.post(entry, envelope.priority === 'urgent');
-  }
-
   /** Urgent, marked urgent, PoisonPill, with headers, or not running. */
   private receiveOther(
     message: unknown,
     sender: PID | undefined,
     header: Record<string, string> | undefined,
     urgent: boolean,
-    entry: unknown,
+    entry: Entry,
   ): void {
     if (urgent || header?.[POOL_PRIORITY_HEADER] === 'urgent') {
       this.root.send(this.actor, new UrgentMessage(message, header, entryDeadline(entry)), {
@@ -220,7 +216,7 @@ export class PoolRouter implements LocalProcess, PoolContext, WorkerLoad {
    * Forwards one user-lane message to a worker, keeping its sender and headers: `entry` is a
    * core lane entry (see LocalProcess), put into the worker's mailbox as it is.
    */
-  route(entry: unknown): void {
+  route(entry: Entry): void {
     const n = this.slots.length;
     const strategy = this.strategy;
     if (strategy.broadcast) return this.broadcast(entry);
@@ -237,7 +233,7 @@ export class PoolRouter implements LocalProcess, PoolContext, WorkerLoad {
     this.saturated(entry, tries);
   }
 
-  private broadcast(entry: unknown): void {
+  private broadcast(entry: Entry): void {
     let accepted = 0;
     for (const slot of this.slots) {
       if (this.deliver(slot, entry)) accepted++;
@@ -251,17 +247,17 @@ export class PoolRouter implements LocalProcess, PoolContext, WorkerLoad {
   }
 
   /** Seed step 3: a dead worker is replaced and gets the message; false when it is full. */
-  private deliver(slot: Slot, entry: unknown): boolean {
+  private deliver(slot: Slot, entry: Entry): boolean {
     // The worker's own process (its mailbox), as a cached send would reach it; once the
     // worker is gone (stopped and unregistered), a replacement is spawned into the slot.
     if (slot.process.dead && !this.replace(slot)) return false;
-    const ok = slot.process.post(entry, false);
+    const ok = slot.process.post(slot.pid, entry, false);
     if (ok && this.factory.tracksLoad) slot.load++;
     return ok;
   }
 
   /** No worker took it: a request rejects at once, a send is dead-lettered; both counted. */
-  private saturated(entry: unknown, tried: number): void {
+  private saturated(entry: Entry, tried: number): void {
     this.unhandled++;
     const error = new PoolSaturatedError(this.self.toString(), tried, this.factory.mailboxSize);
     const { deadLetters } = this.system;

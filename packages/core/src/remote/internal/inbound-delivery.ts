@@ -1,8 +1,8 @@
 import * as protobuf from 'protobufjs';
-import { MailboxFullError } from '../../errors';
 import { POISON_PILL, Terminated } from '../../messages';
 import { PID } from '../../pid';
-import { laneEntry, type LocalProcess } from '../../process';
+import { entryOf } from '../../entry';
+import { sendEntry } from '../../internal/deliver';
 import type { SerializationFormat } from '../../serialization/serialization-registry';
 import type { UndecodableMessage } from '../remote-events';
 import { POISON_PILL_TYPE_NAME, reasonOf } from '../remote-process';
@@ -12,9 +12,10 @@ import type { WireBatch } from './wire';
 import { SYSTEM_FORMAT, payloadOf } from './wire';
 
 /**
- * Hands every envelope of a batch from `from` to its local target. Undecodable messages are
- * dead-lettered (a request's remote future gets the error); a missing target dead-letters as
- * locally, which rejects a remote requester with DeadLetterError.
+ * Hands every envelope of a batch from `from` to its local target, through the same dispatch
+ * as a local send (`sendEntry`): a full mailbox or a missing target dead-letters as locally,
+ * which rejects a remote requester with MailboxFullError or DeadLetterError. Undecodable
+ * messages are dead-lettered (a request's remote future gets the error).
  */
 export function deliverBatch(
   state: RemoteState,
@@ -22,7 +23,6 @@ export function deliverBatch(
   from: string,
   receivedAt: number,
 ): void {
-  const { registry } = state;
   // One reader per frame: payloads are decoded where they lie (no view, no reader per message).
   let reader: protobuf.Reader | undefined;
   // One PID per distinct target in the batch: the registry caches the process on it, so a
@@ -62,27 +62,7 @@ export function deliverBatch(
     }
     const header = env.header && Object.keys(env.header).length > 0 ? env.header : undefined;
     const deadline = env.timeoutMs > 0 ? receivedAt + env.timeoutMs : undefined;
-    const process = registry.get(target);
-    if ((process as LocalProcess).owner !== registry) {
-      if (process.sendEntry !== undefined) {
-        process.sendEntry(target, laneEntry(message, sender, header, deadline), env.urgent);
-        continue;
-      }
-      process.sendUserMessage(target, {
-        message,
-        sender,
-        header,
-        priority: env.urgent ? 'urgent' : undefined,
-        deadline,
-      });
-      continue;
-    }
-    // A local process takes a lane entry (a reply is the bare message): no MessageEnvelope.
-    const local = process as LocalProcess;
-    if (!local.post(laneEntry(message, sender, header, deadline), env.urgent)) {
-      const error = new MailboxFullError(target.toString(), local.capacity);
-      state.deadLetters.publish(target, message, sender, 'mailbox-full', error);
-    }
+    sendEntry(state, target, entryOf(message, sender, header, deadline), env.urgent);
   }
 }
 
