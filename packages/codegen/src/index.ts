@@ -9,7 +9,8 @@ export {
   StreamingRpcError,
   UnsupportedProtoError,
 } from './errors';
-export { generate } from './generator/generate';
+export { generate, generateModules, warningLine } from './generator/generate';
+export type { GenerateResult } from './generator/generate';
 export { DEFAULT_GENERATOR_OPTIONS } from './generator/options';
 export type { GeneratorOptions } from './generator/options';
 export { modelFromDescriptors } from './model/from-descriptors';
@@ -18,7 +19,9 @@ export { loadProtoFiles } from './model/from-proto-files';
 export type { LoadProtoFilesOptions } from './model/from-proto-files';
 export type {
   CodegenRequest,
+  DefaultValue,
   EnumModel,
+  ExtensionModel,
   FieldModel,
   FileModel,
   GeneratedFile,

@@ -1,18 +1,22 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  NameClashError,
-  ProtoParseError,
-  StreamingRpcError,
-  UnsupportedProtoError,
-} from '../src/errors';
+import { NameClashError, ProtoParseError, UnsupportedProtoError } from '../src/errors';
 import { generate } from '../src/generator/generate';
 import { modelFromDescriptors } from '../src/model/from-descriptors';
 import { loadProtoFiles } from '../src/model/from-proto-files';
-import { CLI_BIN, PLUGIN_BIN, PROTOC, PROTOS_DIR, requireProtoc } from './helpers/paths';
+import { PLUGIN_BIN, PROTOC, PROTOS_DIR, requireProtoc } from './helpers/paths';
+
+/** protoc with the plugin on `name` in `dir`. */
+function protocPlugin(dir: string, name: string): { status: number | null; stderr: string } {
+  return spawnSync(
+    PROTOC,
+    [`--plugin=protoc-gen-granary=${PLUGIN_BIN}`, `--granary_out=${dir}`, `-I${dir}`, name],
+    { encoding: 'utf8', cwd: dir },
+  );
+}
 
 /** Runs both front ends' model + generate on one source, returning what it throws. */
 function generateFrom(dir: string, name: string): unknown {
@@ -31,52 +35,6 @@ describe('errors', () => {
     dir = mkdtempSync(join(tmpdir(), 'granary-codegen-err-'));
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
-  describe('streaming rpcs', () => {
-    it('granary-codegen throws StreamingRpcError naming the rpc and the file', () => {
-      const err = generateFrom(PROTOS_DIR, 'errors/streaming.proto');
-      expect(err).to.be.instanceOf(StreamingRpcError);
-      const e = err as StreamingRpcError;
-      expect(e.code).to.equal('ERR_STREAMING_RPC');
-      expect(e.rpc).to.equal('granary.test.errors.Clock.Watch');
-      expect(e.file).to.equal('errors/streaming.proto');
-      expect(e.message)
-        .to.contain('granary.test.errors.Clock.Watch')
-        .and.contain('errors/streaming.proto');
-    });
-
-    it('protoc fails with the plugin error naming the rpc and file, and no stack trace', () => {
-      const result = spawnSync(
-        PROTOC,
-        [
-          `--plugin=protoc-gen-granary=${PLUGIN_BIN}`,
-          `--granary_out=${dir}`,
-          `-I${PROTOS_DIR}`,
-          join(PROTOS_DIR, 'errors', 'streaming.proto'),
-        ],
-        { encoding: 'utf8' },
-      );
-      expect(result.status).to.not.equal(0);
-      expect(result.stderr).to.contain('ERR_STREAMING_RPC');
-      expect(result.stderr).to.contain('granary.test.errors.Clock.Watch');
-      expect(result.stderr).to.contain('errors/streaming.proto');
-      expect(result.stderr).to.not.match(/\n\s+at /);
-      expect(readdirSync(dir)).to.deep.equal([]);
-    });
-
-    it('granary-codegen exits 1 with one error line and writes nothing', () => {
-      const out = join(dir, 'out');
-      const result = spawnSync(
-        process.execPath,
-        [CLI_BIN, join(PROTOS_DIR, 'errors', 'streaming.proto'), '-I', PROTOS_DIR, '--out', out],
-        { encoding: 'utf8' },
-      );
-      expect(result.status).to.equal(1);
-      expect(result.stderr.trim().split('\n')).to.have.length(1);
-      expect(result.stderr).to.contain('ERR_STREAMING_RPC').and.contain('Clock.Watch');
-      expect(readdirSync(dir)).to.deep.equal([]);
-    });
-  });
 
   it('a syntax error is a ProtoParseError that names the file', () => {
     writeFileSync(join(dir, 'bad.proto'), 'syntax = "proto3";\nmessage A { int32 x = ; }\n');
@@ -102,7 +60,7 @@ describe('errors', () => {
       .that.contains('--proto_path');
   });
 
-  it('an unsupported google/protobuf import is an UnsupportedProtoError', () => {
+  it('a field of a descriptor.proto type is refused the same way by both commands', () => {
     writeFileSync(
       join(dir, 'a.proto'),
       'syntax = "proto3";\nimport "google/protobuf/descriptor.proto";\n' +
@@ -110,22 +68,12 @@ describe('errors', () => {
     );
     const err = generateFrom(dir, 'a.proto');
     expect(err).to.be.instanceOf(UnsupportedProtoError);
-    expect((err as Error).message).to.contain('google/protobuf/descriptor.proto');
-  });
-
-  it('protoc reports an unsupported google/protobuf type through the plugin', () => {
-    writeFileSync(
-      join(dir, 'a.proto'),
-      'syntax = "proto3";\nimport "google/protobuf/descriptor.proto";\n' +
-        'message A { google.protobuf.FileDescriptorProto f = 1; }\n',
-    );
-    const result = spawnSync(
-      PROTOC,
-      [`--plugin=protoc-gen-granary=${PLUGIN_BIN}`, `--granary_out=${dir}`, `-I${dir}`, 'a.proto'],
-      { encoding: 'utf8', cwd: dir },
-    );
-    expect(result.status).to.not.equal(0);
-    expect(result.stderr).to.contain('ERR_UNSUPPORTED_PROTO').and.contain('FileDescriptorProto');
+    expect((err as Error).message)
+      .to.contain('google.protobuf.FileDescriptorProto')
+      .and.contain('google/protobuf/descriptor.proto');
+    const viaProtoc = protocPlugin(dir, 'a.proto');
+    expect(viaProtoc.status).to.not.equal(0);
+    expect(viaProtoc.stderr).to.contain(`ERR_UNSUPPORTED_PROTO: ${(err as Error).message}`);
   });
 
   it('two rpcs that map to one method name are a NameClashError', () => {
@@ -157,25 +105,44 @@ describe('errors', () => {
     ).to.throw(UnsupportedProtoError, /ed.proto/);
   });
 
-  it('a proto2 group is an UnsupportedProtoError naming the field', () => {
-    writeFileSync(
-      join(dir, 'g.proto'),
-      'syntax = "proto2";\nmessage A { optional group Inner = 1 { optional int32 x = 2; } }\n',
-    );
-    const err = generateFrom(dir, 'g.proto');
+  it('a 64-bit [default] beyond 2^53 is refused the same way by both commands', () => {
+    const source =
+      'syntax = "proto2";\npackage d;\nmessage A { optional uint64 n = 1 [default = 9007199254740993]; }\n';
+    writeFileSync(join(dir, 'd.proto'), source);
+    const err = generateFrom(dir, 'd.proto');
     expect(err).to.be.instanceOf(UnsupportedProtoError);
-    expect((err as Error).message).to.match(/group/i);
-    expect(() =>
-      modelFromDescriptors(
-        [
-          {
-            name: 'g.proto',
-            syntax: 'proto2',
-            messageType: [{ name: 'A', field: [{ name: 'inner', number: 1, type: 'TYPE_GROUP' }] }],
-          },
-        ],
-        ['g.proto'],
-      ),
-    ).to.throw(UnsupportedProtoError, /A.inner in g.proto/);
+    expect((err as Error).message)
+      .to.contain('d.A.n in d.proto')
+      .and.contain('2^53');
+    const viaProtoc = protocPlugin(dir, 'd.proto');
+    expect(viaProtoc.status).to.not.equal(0);
+    expect(viaProtoc.stderr).to.contain((err as Error).message);
+  });
+
+  it('a bytes [default] with bytes above 0x7f is refused the same way by both commands', () => {
+    writeFileSync(
+      join(dir, 'b.proto'),
+      'syntax = "proto2";\nmessage B { optional bytes raw = 1 [default = "a\\377"]; }\n',
+    );
+    const err = generateFrom(dir, 'b.proto');
+    expect(err).to.be.instanceOf(UnsupportedProtoError);
+    expect((err as Error).message)
+      .to.contain('B.raw in b.proto')
+      .and.contain('0x7f');
+    const viaProtoc = protocPlugin(dir, 'b.proto');
+    expect(viaProtoc.status).to.not.equal(0);
+    expect(viaProtoc.stderr).to.contain((err as Error).message);
+  });
+
+  it('granary-codegen refuses the identifier it parses __proto__ as, naming the file', () => {
+    writeFileSync(
+      join(dir, 'p.proto'),
+      'syntax = "proto3";\nmessage __granary_proto__ { int32 x = 1; }\n',
+    );
+    const err = generateFrom(dir, 'p.proto');
+    expect(err).to.be.instanceOf(ProtoParseError);
+    expect((err as Error).message)
+      .to.contain('p.proto')
+      .and.contain('__granary_proto__');
   });
 });

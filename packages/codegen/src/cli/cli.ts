@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { CodegenError, InvalidOptionError } from '../errors';
-import { generate } from '../generator/generate';
+import { generateModules, warningLine } from '../generator/generate';
 import { loadProtoFiles } from '../model/from-proto-files';
 import { checkImportExtension } from '../plugin/plugin';
 
@@ -68,7 +68,10 @@ export function runCli(argv: readonly string[], output: CliOutput): number {
   try {
     const args = parseCliArguments(argv);
     const request = loadProtoFiles(args.files, { includeDirs: args.includeDirs });
-    const files = generate(request, { importExtension: args.importExtension });
+    const { files, warnings } = generateModules(request, {
+      importExtension: args.importExtension,
+    });
+    for (const warning of warnings) output.err(warningLine(warning));
     for (const file of files) {
       const path = join(args.outDir, file.name);
       mkdirSync(dirname(path), { recursive: true });

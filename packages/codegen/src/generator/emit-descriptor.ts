@@ -1,29 +1,44 @@
-import type { EnumModel, FieldModel, FileModel, MessageModel } from '../model/model';
-import { propertyName } from './names';
+import type {
+  EnumModel,
+  ExtensionModel,
+  FieldModel,
+  FileModel,
+  MessageModel,
+} from '../model/model';
+import { propertyName, runtimeFullName, runtimeName } from './names';
 
 /** A protobufjs JSON namespace (what `Root.addJSON` takes). */
 type JsonNamespace = Record<string, unknown>;
 
 /**
- * The protobufjs JSON descriptor of a file's own messages and enums, embedded in the generated
- * module so no .proto is read at run time. Field and oneof names are the TypeScript property
- * names; types are fully qualified (`.pkg.Msg`), so references resolve from any module.
+ * The protobufjs JSON descriptor of a file's own messages, enums and extensions, embedded in
+ * the generated module so no .proto is read at run time. Field and oneof names are the
+ * TypeScript property names; types are fully qualified (`.pkg.Msg`), so references resolve from
+ * any module; names go through `runtimeName` (protobufjs cannot hold `__proto__`).
  */
 export function descriptorOf(file: FileModel): JsonNamespace {
-  let nested: JsonNamespace = typesOf(file.messages, file.enums, file.syntax);
+  let nested: JsonNamespace = typesOf(file.messages, file.enums, file.extensions, file.syntax);
   const parts = file.package === '' ? [] : file.package.split('.');
-  for (const part of parts.reverse()) nested = { [part]: { nested } };
+  for (const part of parts.reverse()) nested = { [runtimeName(part)]: { nested } };
   return nested;
 }
 
 function typesOf(
   messages: readonly MessageModel[],
   enums: readonly EnumModel[],
+  extensions: readonly ExtensionModel[],
   edition: string,
 ): JsonNamespace {
   const out: JsonNamespace = {};
-  for (const message of messages) out[message.name] = messageJson(message, edition);
-  for (const e of enums) out[e.name] = enumJson(e, edition);
+  for (const message of messages) out[runtimeName(message.name)] = messageJson(message, edition);
+  for (const e of enums) out[runtimeName(e.name)] = enumJson(e, edition);
+  // protobufjs adds each to its extendee as a field named by its full name ('.pkg.name').
+  for (const ext of extensions) {
+    out[propertyName(ext.name)] = {
+      ...fieldJson(ext),
+      extend: `.${runtimeFullName(ext.extendee)}`,
+    };
+  }
   return out;
 }
 
@@ -40,9 +55,10 @@ function messageJson(message: MessageModel, edition: string): JsonNamespace {
   }
   const json: JsonNamespace = { edition, fields };
   if (Object.keys(oneofs).length > 0) json.oneofs = oneofs;
-  if (message.messages.length + message.enums.length > 0) {
-    json.nested = typesOf(message.messages, message.enums, edition);
+  if (message.messages.length + message.enums.length + message.extensions.length > 0) {
+    json.nested = typesOf(message.messages, message.enums, message.extensions, edition);
   }
+  if (message.group) json.group = true;
   return json;
 }
 
@@ -50,14 +66,23 @@ function fieldJson(field: FieldModel): JsonNamespace {
   const json: JsonNamespace = {};
   if (field.label === 'repeated' || field.label === 'required') json.rule = field.label;
   if (field.label === 'map') json.keyType = field.mapKey;
-  json.type = field.type.kind === 'scalar' ? field.type.scalar : `.${field.type.fullName}`;
+  json.type =
+    field.type.kind === 'scalar' ? field.type.scalar : `.${runtimeFullName(field.type.fullName)}`;
   json.id = field.number;
-  if (field.proto3Optional) json.options = { proto3_optional: true };
+  const options: JsonNamespace = {};
+  if (field.proto3Optional) options.proto3_optional = true;
+  if (field.packed !== undefined) options.packed = field.packed;
+  if (field.defaultValue !== undefined) {
+    // Enum defaults are value names, which go through runtimeName like the enum's own values.
+    options.default =
+      field.type.kind === 'enum' ? runtimeName(String(field.defaultValue)) : field.defaultValue;
+  }
+  if (Object.keys(options).length > 0) json.options = options;
   return json;
 }
 
 function enumJson(e: EnumModel, edition: string): JsonNamespace {
   const values: Record<string, number> = {};
-  for (const v of e.values) values[v.name] = v.number;
+  for (const v of e.values) values[runtimeName(v.name)] = v.number;
   return { edition, values };
 }

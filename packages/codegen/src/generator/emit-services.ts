@@ -1,19 +1,33 @@
-import { NameClashError, StreamingRpcError } from '../errors';
-import type { FileModel, ServiceModel } from '../model/model';
+import { NameClashError } from '../errors';
+import type { FileModel, MethodModel, ServiceModel } from '../model/model';
 import type { FileScope } from './file-scope';
 import { kindHelperName, methodName, quote } from './names';
 
-/** Rejects streaming rpcs of a file, naming the rpc and the file. */
-export function checkUnary(file: FileModel): void {
-  for (const service of file.services) {
-    for (const m of service.methods) {
-      if (m.clientStreaming || m.serverStreaming) {
-        const direction =
-          m.clientStreaming && m.serverStreaming ? 'bidi' : m.clientStreaming ? 'client' : 'server';
-        throw new StreamingRpcError(`${service.fullName}.${m.name}`, file.name, direction);
-      }
-    }
-  }
+/** The kind of streaming of an rpc, or undefined for a unary one. */
+function streaming(m: MethodModel): string | undefined {
+  if (m.clientStreaming && m.serverStreaming) return 'bidi streaming';
+  if (m.clientStreaming) return 'client streaming';
+  if (m.serverStreaming) return 'server streaming';
+  return undefined;
+}
+
+/**
+ * The one warning about a file's streaming rpcs (every one named), or undefined when it has
+ * none. Both commands print exactly this text.
+ */
+export function streamingWarning(file: FileModel): string | undefined {
+  const rpcs = file.services.flatMap((s) =>
+    s.methods.flatMap((m) => {
+      const kind = streaming(m);
+      return kind === undefined ? [] : [`${s.fullName}.${m.name} (${kind})`];
+    }),
+  );
+  if (rpcs.length === 0) return undefined;
+  return (
+    `${file.name}: ${rpcs.length === 1 ? 'streaming rpc' : `${rpcs.length} streaming rpcs`} ` +
+    `left out of the generated grain and client (grain calls are unary; a call answers ` +
+    `UnimplementedError): ${rpcs.join(', ')}`
+  );
 }
 
 /** Dispatch table, grain base class, client class and kind helper of one service. */
@@ -22,15 +36,18 @@ export function emitService(service: ServiceModel, scope: FileScope): string[] {
   const client = scope.declare(`${service.name}Client`, `service ${service.fullName}`);
   const helper = scope.declare(kindHelperName(service.name), `service ${service.fullName}`);
   const table = `$${service.name}Service`;
-  const methods = service.methods.map((m) => ({
-    model: m,
-    path: `${service.fullName}/${m.name}`,
-    name: methodName(m.name),
-    req: scope.typeRef(m.inputType),
-    res: scope.typeRef(m.outputType),
-    reqCodec: scope.codecRef(m.inputType),
-    resCodec: scope.codecRef(m.outputType),
-  }));
+  const omitted = service.methods.filter((m) => streaming(m) !== undefined).map((m) => m.name);
+  const methods = service.methods
+    .filter((m) => streaming(m) === undefined)
+    .map((m) => ({
+      model: m,
+      path: `${service.fullName}/${m.name}`,
+      name: methodName(m.name),
+      req: scope.typeRef(m.inputType),
+      res: scope.typeRef(m.outputType),
+      reqCodec: scope.codecRef(m.inputType),
+      resCodec: scope.codecRef(m.outputType),
+    }));
   const names = new Set<string>();
   for (const m of methods) {
     if (names.has(m.name)) {
@@ -53,6 +70,11 @@ export function emitService(service: ServiceModel, scope: FileScope): string[] {
     ` * Grain base class of service \`${service.fullName}\`: extend it, override the rpcs, and`,
     ` * register it with \`${helper}(() => new My${service.name}())\`. An rpc left out answers`,
     ' * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.',
+    ...(omitted.length === 0
+      ? []
+      : [
+          ` * Streaming rpcs, left out (a call answers \`UnimplementedError\`): ${omitted.join(', ')}.`,
+        ]),
     ' */',
     `export abstract class ${grain} extends $rt.GrainBase<$GrainContext> {`,
     '  /** The kind name grains of this service are registered under. */',
@@ -61,7 +83,7 @@ export function emitService(service: ServiceModel, scope: FileScope): string[] {
     ...methods.flatMap((m) => [
       '',
       `  /** rpc \`${m.model.name}\` (\`${m.path}\`). */`,
-      `  ${m.name}(_request: ${m.req}, _ctx: $GrainContext): Promise<${m.res}> | ${m.res} {`,
+      `  ${m.name}(_request: ${m.req}, _ctx: $GrainContext): Promise<$rt.MessageInit<${m.res}>> | $rt.MessageInit<${m.res}> {`,
       `    return $rt.unimplemented(${quote(m.path)});`,
       '  }',
     ]),
@@ -69,17 +91,22 @@ export function emitService(service: ServiceModel, scope: FileScope): string[] {
     '',
     '/**',
     ` * Typed client of service \`${service.fullName}\`:`,
-    ` * \`${client}.get(cluster, identity).${methods[0]?.name ?? 'method'}(request, { timeoutMs, signal, retries })\`.`,
+    ` * \`${client}.for(cluster, identity).${methods[0]?.name ?? 'method'}(request, { timeoutMs, idempotent })\`.`,
     ' */',
     `export class ${client} extends $rt.GrainClient {`,
     '  /** A client of grain `identity` (of kind `kindName`); creating one sends nothing. */',
+    `  static for(cluster: $rt.ClusterLike, identity: string, kindName: string = ${table}.kindName): ${client} {`,
+    `    return new ${client}(cluster, kindName, identity);`,
+    '  }',
+    '',
+    `  /** @deprecated Use \`${client}.for\` (same arguments). */`,
     `  static get(cluster: $rt.ClusterLike, identity: string, kindName: string = ${table}.kindName): ${client} {`,
     `    return new ${client}(cluster, kindName, identity);`,
     '  }',
     ...methods.flatMap((m) => [
       '',
       `  /** rpc \`${m.model.name}\` (\`${m.path}\`). */`,
-      `  ${m.name}(request: ${m.req}, options?: $rt.CallOptions): Promise<${m.res}> {`,
+      `  ${m.name}(request: $rt.MessageInit<${m.req}>, options?: $rt.CallOptions): Promise<${m.res}> {`,
       `    return this.$invoke(${quote(m.path)}, ${m.reqCodec}, ${m.resCodec}, request, options);`,
       '  }',
     ]),

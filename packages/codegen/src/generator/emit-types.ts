@@ -1,8 +1,21 @@
 import { NameClashError } from '../errors';
-import type { EnumModel, FieldModel, MessageModel, ScalarType, TypeRef } from '../model/model';
+import type {
+  EnumModel,
+  ExtensionModel,
+  FieldModel,
+  MessageModel,
+  ScalarType,
+  TypeRef,
+} from '../model/model';
 import type { FileScope } from './file-scope';
 import { allMessages } from './file-scope';
-import { propertyName, quote } from './names';
+import {
+  enumMemberName,
+  extensionPropertyName,
+  propertyName,
+  quote,
+  runtimeFullName,
+} from './names';
 
 /**
  * The TypeScript type of each scalar. 64-bit integers are decimal strings: exact for the
@@ -26,17 +39,35 @@ const SCALAR_TS: Record<ScalarType, string> = {
   bytes: 'Uint8Array',
 };
 
-/** Interfaces, enums and codec constants of every message and enum of the file. */
+/**
+ * Interfaces, enums and codec constants of every message and enum of the file, then the
+ * extensions this file adds to messages of other files (as module augmentations).
+ */
 export function emitTypes(scope: FileScope): string[] {
   const out: string[] = [];
   const messages = allMessages(scope.file.messages);
   const enums = [...scope.file.enums, ...messages.flatMap((m) => m.enums)];
-  for (const message of messages) out.push(...emitMessage(message, scope));
+  const extensions = [...scope.file.extensions, ...messages.flatMap((m) => m.extensions)];
+  const local = new Set(messages.map((m) => m.fullName));
+  for (const message of messages) {
+    const own = extensions.filter((e) => e.extendee === message.fullName);
+    out.push(...emitMessage(message, own, scope));
+  }
   for (const e of enums) out.push(...emitEnum(e, scope));
+  out.push(
+    ...emitAugmentations(
+      extensions.filter((e) => !local.has(e.extendee)),
+      scope,
+    ),
+  );
   return out;
 }
 
-function emitMessage(message: MessageModel, scope: FileScope): string[] {
+function emitMessage(
+  message: MessageModel,
+  extensions: readonly ExtensionModel[],
+  scope: FileScope,
+): string[] {
   const name = scope.declare(scope.localName(message.fullName), `message ${message.fullName}`);
   const lines = [`/** Message \`${message.fullName}\`. */`];
   const members = new Set<string>();
@@ -64,14 +95,18 @@ function emitMessage(message: MessageModel, scope: FileScope): string[] {
     const optional = hasPresence(field, scope.file.syntax) ? '?' : '';
     body.push(`  ${prop}${optional}: ${fieldType(field, scope)};`);
   }
-  if (body.length === 0) {
+  for (const ext of extensions) body.push(...extensionMember(ext, scope));
+  if (body.length === 0 && message.extendable) {
+    // Other files may add extension properties to it (module augmentation needs an interface).
+    lines.push(`export interface ${name} {}`);
+  } else if (body.length === 0) {
     lines.push(`export type ${name} = Record<string, never>;`);
   } else {
     lines.push(`export interface ${name} {`, ...body, '}');
   }
   lines.push(
     `/** Codec of \`${message.fullName}\`, registered with the serialization registry. */`,
-    `export const ${name}: $rt.MessageCodec<${name}> = $file.codec(${quote(message.fullName)});`,
+    `export const ${name}: $rt.MessageCodec<${name}> = $file.codec(${quote(runtimeFullName(message.fullName))});`,
     '',
   );
   return lines;
@@ -79,18 +114,64 @@ function emitMessage(message: MessageModel, scope: FileScope): string[] {
 
 function emitEnum(e: EnumModel, scope: FileScope): string[] {
   const name = scope.declare(scope.localName(e.fullName), `enum ${e.fullName}`);
+  const members = new Set<string>();
+  const values = e.values.map((v) => {
+    const member = enumMemberName(v.name);
+    if (members.has(member)) {
+      throw new NameClashError(
+        `value ${v.name} of enum ${e.fullName} in ${scope.file.name} clashes with another value named ${member}`,
+      );
+    }
+    members.add(member);
+    return `  ${member} = ${v.number},`;
+  });
+  return [`/** Enum \`${e.fullName}\`. */`, `export enum ${name} {`, ...values, '}', ''];
+}
+
+/**
+ * Extensions of messages declared in other modules: merged into their interfaces by module
+ * augmentation, grouped by module and message.
+ */
+function emitAugmentations(extensions: readonly ExtensionModel[], scope: FileScope): string[] {
+  const byModule = new Map<string, Map<string, ExtensionModel[]>>();
+  for (const ext of extensions) {
+    const target = scope.augmentationTarget(ext.extendee);
+    const messages = byModule.get(target.specifier) ?? new Map<string, ExtensionModel[]>();
+    messages.set(target.name, [...(messages.get(target.name) ?? []), ext]);
+    byModule.set(target.specifier, messages);
+  }
+  const out: string[] = [];
+  for (const [specifier, messages] of byModule) {
+    out.push(`/** Extension fields this file adds to messages of ${specifier}. */`);
+    out.push(`declare module ${quote(specifier)} {`);
+    for (const [name, exts] of messages) {
+      out.push(
+        `  interface ${name} {`,
+        ...exts.flatMap((e) => extensionMember(e, scope, '  ')),
+        '  }',
+      );
+    }
+    out.push('}', '');
+  }
+  return out;
+}
+
+/**
+ * An extension as a property of its extendee, named by its full name as protobufjs names it
+ * (`'.pkg.name'`); optional like every extension (set on decoded messages only when present).
+ */
+function extensionMember(ext: ExtensionModel, scope: FileScope, indent = ''): string[] {
   return [
-    `/** Enum \`${e.fullName}\`. */`,
-    `export enum ${name} {`,
-    ...e.values.map((v) => `  ${v.name} = ${v.number},`),
-    '}',
-    '',
+    `${indent}  /** Extension \`${ext.fullName}\` (field ${ext.number}). */`,
+    `${indent}  ${quote(extensionPropertyName(ext.fullName))}?: ${fieldType(ext, scope)};`,
   ];
 }
 
 /** Whether a field may be absent: `?` in the interface. */
 function hasPresence(field: FieldModel, syntax: 'proto2' | 'proto3'): boolean {
   if (field.label !== 'optional') return false;
+  // A proto2 default is what an unset field decodes to: such a field is never absent.
+  if (field.defaultValue !== undefined && field.oneof === undefined) return false;
   return (
     field.type.kind === 'message' ||
     field.proto3Optional ||

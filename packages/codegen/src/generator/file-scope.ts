@@ -12,6 +12,8 @@ export class FileScope {
   /** Imported .proto file → namespace alias. */
   private readonly imports = new Map<string, string>();
   private readonly aliases = new Set<string>();
+  /** Imported files whose namespace alias the code uses (the others get a bare import only). */
+  private readonly referenced = new Set<string>();
   /** Well-known message types used as rpc request/response (need a codec constant). */
   private readonly wellKnownCodecs = new Set<string>();
   private readonly declared = new Map<string, string>();
@@ -45,6 +47,7 @@ export class FileScope {
     if (location.file === this.file.name) return this.localName(fullName);
     if (WELL_KNOWN_FILES.includes(location.file))
       return `$rt.${typeNameInFile(fullName, location.package)}`;
+    this.referenced.add(location.file);
     return `${this.importOf(location.file)}.${typeNameInFile(fullName, location.package)}`;
   }
 
@@ -58,13 +61,30 @@ export class FileScope {
     return this.typeRef(fullName);
   }
 
-  /** Imported .proto files with their aliases, sorted by file name. */
-  importedFiles(): [file: string, alias: string, specifier: string][] {
+  /**
+   * The module and interface name of message `fullName` declared in another file, for a module
+   * augmentation that adds this file's extensions to it (the module is imported too, so its
+   * types are in the shared root before this file's extensions are added).
+   */
+  augmentationTarget(fullName: string): { specifier: string; name: string } {
+    const location = this.locate(fullName);
+    this.importOf(location.file);
+    return {
+      specifier: relativeImport(this.file.name, location.file, this.options.importExtension),
+      name: typeNameInFile(fullName, location.package),
+    };
+  }
+
+  /**
+   * Imported .proto files, sorted by file name, with their namespace alias (undefined when
+   * nothing refers to it: the module is imported for its extendees only) and specifier.
+   */
+  importedFiles(): [file: string, alias: string | undefined, specifier: string][] {
     return [...this.imports.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([file, alias]) => [
         file,
-        alias,
+        this.referenced.has(file) ? alias : undefined,
         relativeImport(this.file.name, file, this.options.importExtension),
       ]);
   }

@@ -1,6 +1,6 @@
 import type { CodegenRequest, FileModel, GeneratedFile, TypeLocation } from '../model/model';
 import { descriptorOf } from './emit-descriptor';
-import { checkUnary, emitService } from './emit-services';
+import { emitService, streamingWarning } from './emit-services';
 import { emitTypes } from './emit-types';
 import { FileScope } from './file-scope';
 import { outputFileName, quote } from './names';
@@ -10,24 +10,52 @@ import type { GeneratorOptions } from './options';
 /** Module specifier of the runtime every generated module imports. */
 const RUNTIME_MODULE = '@granary/codegen/runtime';
 
+/** What `generateModules` produces: the modules and the warnings to print. */
+export interface GenerateResult {
+  readonly files: GeneratedFile[];
+  /** One line per file with streaming rpcs (left out), the same text from both commands. */
+  readonly warnings: string[];
+}
+
 /**
  * Generates one TypeScript module per requested file (`x/y.proto` → `x/y.granary.ts`). Both
- * commands call this with the same model, so their output is byte-identical. Every file is
- * checked before any output is produced: a streaming rpc anywhere fails the whole request.
+ * commands call this with the same model, so their output is byte-identical. Streaming rpcs are
+ * left out of the grain and client, with one warning per file naming each of them.
  *
  * @example
- * const files = generate(await loadProtoFiles(['ponger.proto'], { includeDirs: ['protos'] }));
+ * const { files, warnings } = generateModules(
+ *   loadProtoFiles(['ponger.proto'], { includeDirs: ['protos'] }),
+ * );
+ */
+export function generateModules(
+  request: CodegenRequest,
+  options: Partial<GeneratorOptions> = {},
+): GenerateResult {
+  const opts: GeneratorOptions = { ...DEFAULT_GENERATOR_OPTIONS, ...options };
+  const files = request.files.map((file) => ({
+    name: outputFileName(file.name),
+    content: generateFile(file, request.types, opts),
+  }));
+  const warnings = request.files.flatMap((file) => streamingWarning(file) ?? []);
+  return { files, warnings };
+}
+
+/** A warning as both commands print it: one line, the same text. */
+export function warningLine(warning: string): string {
+  return `granary: warning: ${warning}\n`;
+}
+
+/**
+ * The modules of `generateModules`, without its warnings.
+ *
+ * @example
+ * const files = generate(loadProtoFiles(['ponger.proto'], { includeDirs: ['protos'] }));
  */
 export function generate(
   request: CodegenRequest,
   options: Partial<GeneratorOptions> = {},
 ): GeneratedFile[] {
-  const opts: GeneratorOptions = { ...DEFAULT_GENERATOR_OPTIONS, ...options };
-  for (const file of request.files) checkUnary(file);
-  return request.files.map((file) => ({
-    name: outputFileName(file.name),
-    content: generateFile(file, request.types, opts),
-  }));
+  return generateModules(request, options).files;
 }
 
 function generateFile(
@@ -55,7 +83,7 @@ function generateFile(
     // The bare import keeps the module loaded (its types must be in the shared root first)
     // even when TypeScript elides the namespace import because only types are used.
     lines.push(`import ${quote(specifier)};`);
-    lines.push(`import * as ${alias} from ${quote(specifier)};`);
+    if (alias !== undefined) lines.push(`import * as ${alias} from ${quote(specifier)};`);
   }
   // A file without messages still registers (the grain-call envelope, well-known types), but
   // binds no `$file`, so projects with noUnusedLocals compile it.

@@ -20,11 +20,22 @@ const RESERVED_TYPE_NAMES = new Set([
 ]); // prettier-ignore
 
 /**
- * Member names an rpc method must not take: the constructor, the lifecycle hooks of `Grain`,
- * and the `identity` / `kind` getters of the client.
+ * Names with a meaning to JavaScript itself on any object: `then` (an object with it is a
+ * thenable, so `await` calls it), every member of `Object.prototype` (`constructor`,
+ * `__proto__`, `toString`, `valueOf`, `hasOwnProperty`...), `toJSON` (JSON.stringify calls it)
+ * and `prototype`. No generated property, method, enum member or export takes one of them.
+ */
+const OBJECT_MEMBER_NAMES = new Set([
+  'then', 'constructor', '__proto__', 'prototype', 'toString', 'toLocaleString', 'valueOf',
+  'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable', 'toJSON', '__defineGetter__',
+  '__defineSetter__', '__lookupGetter__', '__lookupSetter__',
+]); // prettier-ignore
+
+/**
+ * Member names an rpc method must not take besides those: the lifecycle hooks of `Grain` and
+ * the `identity` / `kind` getters of the client.
  */
 const RESERVED_METHOD_NAMES = new Set([
-  'constructor',
   'identity',
   'kind',
   'receive',
@@ -33,9 +44,32 @@ const RESERVED_METHOD_NAMES = new Set([
   'onDeactivate',
 ]);
 
-/** `Name` → `Name_` when it is reserved as a declaration name in TypeScript. */
+/** The escape rule: a reserved name gets a trailing `_` (`then` → `then_`). */
+function escape(name: string, ...reserved: ReadonlySet<string>[]): string {
+  return reserved.some((set) => set.has(name)) ? `${name}_` : name;
+}
+
+/** `Name` → `Name_` when it is reserved as a declaration name in TypeScript or JavaScript. */
 export function safeTypeName(name: string): string {
-  return RESERVED_TYPE_NAMES.has(name) ? `${name}_` : name;
+  return escape(name, RESERVED_TYPE_NAMES, OBJECT_MEMBER_NAMES);
+}
+
+/** The member name of an enum value: as in the .proto, escaped when JavaScript gives it a meaning. */
+export function enumMemberName(protoName: string): string {
+  return escape(protoName, OBJECT_MEMBER_NAMES);
+}
+
+/**
+ * A name segment in the protobufjs descriptor embedded in a generated module. protobufjs holds
+ * declarations in plain objects, where `__proto__` cannot be a key; every other name is kept.
+ */
+export function runtimeName(protoName: string): string {
+  return protoName === '__proto__' ? '__proto___' : protoName;
+}
+
+/** A full name (`pkg.Msg`) with each segment through `runtimeName`. */
+export function runtimeFullName(fullName: string): string {
+  return fullName.split('.').map(runtimeName).join('.');
 }
 
 /**
@@ -48,20 +82,38 @@ export function typeNameInFile(fullName: string, pkg: string): string {
 }
 
 /**
- * The property name of a field: protobufjs's camelCase (`order_id` → `orderId`), which is
- * also the field name in the embedded descriptor, so objects and codecs agree.
+ * The property name of a field or oneof: protobufjs's camelCase (`order_id` → `orderId`),
+ * escaped when JavaScript gives it a meaning, as written or camel-cased (`__proto__` →
+ * `__proto___`, `to_string` → `toString_`). It is also the
+ * field name in the embedded descriptor, so objects and codecs agree.
  */
 export function propertyName(protoName: string): string {
-  return (
+  // Reserved as written (`__proto__`): escaped as written, not camel-cased first.
+  if (OBJECT_MEMBER_NAMES.has(protoName)) return `${protoName}_`;
+  const camel =
     protoName.charAt(0) +
-    protoName.slice(1).replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase())
-  );
+    protoName.slice(1).replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
+  return escape(camel, OBJECT_MEMBER_NAMES);
 }
 
-/** The method name of an rpc on the client and grain classes: `GetOrder` → `getOrder`. */
+/**
+ * The property of an extension on its extendee: protobufjs names the field it adds there by the
+ * extension's full name with a leading dot (`pkg.Scope.ext_name` → `.pkg.Scope.extName`).
+ */
+export function extensionPropertyName(fullName: string): string {
+  const dot = fullName.lastIndexOf('.');
+  const scope = dot < 0 ? '' : runtimeFullName(fullName.slice(0, dot));
+  return `${scope === '' ? '' : `.${scope}`}.${propertyName(fullName.slice(dot + 1))}`;
+}
+
+/**
+ * The method name of an rpc on the client and grain classes: `GetOrder` → `getOrder`, escaped
+ * when it is a member every object has (`Then` → `then_`: a client is never a thenable) or one
+ * of the base classes'.
+ */
 export function methodName(rpcName: string): string {
   const name = rpcName.charAt(0).toLowerCase() + rpcName.slice(1);
-  return RESERVED_METHOD_NAMES.has(name) ? `${name}_` : name;
+  return escape(name, OBJECT_MEMBER_NAMES, RESERVED_METHOD_NAMES);
 }
 
 /** `Ponger` → `pongerKind`: the kind helper's name. */

@@ -1,9 +1,11 @@
-import { Enum, MapField, Service, Type } from 'protobufjs';
-import type { Field } from 'protobufjs';
+import { Enum, Field, MapField, Service, Type } from 'protobufjs';
+import type { ReflectionObject } from 'protobufjs';
 import { UnsupportedProtoError } from '../errors';
-import { SCALAR_TYPES } from '../model/model';
+import { defaultFromProtobufjs } from '../model/defaults';
+import { SCALAR_TYPES, isOptionExtendee } from '../model/model';
 import type {
   EnumModel,
+  ExtensionModel,
   FieldModel,
   MessageModel,
   ScalarType,
@@ -18,82 +20,125 @@ import type {
  */
 
 /** A message type and its nested types. */
-export function messageModel(type: Type, fileName: string): MessageModel {
-  if ((type as { group?: boolean }).group === true) {
-    throw new UnsupportedProtoError(
-      `${strip(type.fullName)} in ${fileName} is a group; groups are not supported, use a message field`,
-    );
-  }
+export function messageModel(type: Type, fileName: string, unescape: Unescape): MessageModel {
   const fields = type.fieldsArray.filter(
     (f) => f.declaringField === null && f.extend === undefined,
   );
+  const nested = type.nestedArray;
   return {
-    name: type.name,
-    fullName: strip(type.fullName),
-    fields: fields.map((f) => fieldModel(f, type, fileName)),
+    name: unescape(type.name),
+    fullName: unescapeFullName(type.fullName, unescape),
+    fields: fields.map((f) => fieldModel(f, type, fileName, unescape)),
     oneofs: type.oneofsArray
       .filter((o) => !o.fieldsArray.every(isProto3Optional))
-      .map((o) => o.name),
-    messages: type.nestedArray
+      .map((o) => unescape(o.name)),
+    messages: nested
       .filter((n): n is Type => n instanceof Type)
-      .map((n) => messageModel(n, fileName)),
-    enums: type.nestedArray.filter((n): n is Enum => n instanceof Enum).map(enumModel),
+      .map((n) => messageModel(n, fileName, unescape)),
+    enums: nested.filter((n): n is Enum => n instanceof Enum).map((e) => enumModel(e, unescape)),
+    extensions: extensionModels(nested, type.fullName, fileName, unescape),
+    extendable: (type.extensions ?? []).length > 0,
+    group: isGroup(type),
   };
+}
+
+/** Extension fields among `objects` (declared in `scope`), descriptor options left out. */
+export function extensionModels(
+  objects: readonly ReflectionObject[],
+  scope: string,
+  fileName: string,
+  unescape: Unescape,
+): ExtensionModel[] {
+  return objects
+    .filter((o): o is Field => o instanceof Field && o.extend !== undefined)
+    .map((f) => {
+      f.resolve();
+      const extendee = f.extensionField?.parent ?? f.parent?.lookup(f.extend ?? '');
+      return { f, extendee: unescapeFullName(extendee?.fullName ?? f.extend ?? '', unescape) };
+    })
+    .filter(({ extendee }) => !isOptionExtendee(extendee))
+    .map(({ f, extendee }) => ({
+      ...fieldModel(f, undefined, fileName, unescape, unescapeFullName(scope, unescape)),
+      fullName: unescapeFullName(`${scope}.${f.name}`, unescape),
+      extendee,
+    }));
+}
+
+/** protobufjs marks a group's type with `group` (in its JSON and on the object, not its typings). */
+function isGroup(type: Type): boolean {
+  return (type as Type & { group?: boolean }).group === true;
 }
 
 function isProto3Optional(f: Field): boolean {
   return (f.options as Record<string, unknown> | undefined)?.proto3_optional === true;
 }
 
-function fieldModel(f: Field, owner: Type, fileName: string): FieldModel {
+function fieldModel(
+  f: Field,
+  owner: Type | undefined,
+  fileName: string,
+  unescape: Unescape,
+  scope = unescapeFullName(owner?.fullName ?? '', unescape),
+): FieldModel {
   f.resolve();
+  const name = unescape(f.name);
+  const where = `${scope}.${name} in ${fileName}`;
   const proto3Optional = isProto3Optional(f);
   const base = {
-    name: f.name,
+    name,
     number: f.id,
     proto3Optional,
-    oneof: f.partOf !== null && !proto3Optional ? f.partOf.name : undefined,
+    oneof: f.partOf !== null && !proto3Optional ? unescape(f.partOf.name) : undefined,
   };
-  const type = typeRef(f, owner, fileName);
+  const type = typeRef(f, where, unescape);
   if (f instanceof MapField) {
     return { ...base, label: 'map', mapKey: f.keyType as ScalarType, type };
   }
   const label = f.repeated ? 'repeated' : f.rule === 'required' ? 'required' : 'optional';
-  return { ...base, label, type };
+  const model: { -readonly [K in keyof FieldModel]: FieldModel[K] } = { ...base, label, type };
+  const options = (f.options ?? {}) as Record<string, unknown>;
+  if (typeof options.packed === 'boolean') model.packed = options.packed;
+  if (options.default !== undefined) {
+    model.defaultValue = defaultFromProtobufjs(options.default, type, where);
+  }
+  if (f.resolvedType instanceof Type && isGroup(f.resolvedType)) model.group = true;
+  return model;
 }
 
-function typeRef(f: Field, owner: Type, fileName: string): TypeRef {
+function typeRef(f: Field, where: string, unescape: Unescape): TypeRef {
   const resolved = f.resolvedType;
-  if (resolved instanceof Type) return { kind: 'message', fullName: strip(resolved.fullName) };
-  if (resolved instanceof Enum) return { kind: 'enum', fullName: strip(resolved.fullName) };
+  if (resolved instanceof Type) {
+    return { kind: 'message', fullName: unescapeFullName(resolved.fullName, unescape) };
+  }
+  if (resolved instanceof Enum) {
+    return { kind: 'enum', fullName: unescapeFullName(resolved.fullName, unescape) };
+  }
   if (!SCALAR_TYPES.includes(f.type as ScalarType)) {
-    throw new UnsupportedProtoError(
-      `field ${strip(owner.fullName)}.${f.name} in ${fileName} has unresolved type ${f.type}`,
-    );
+    throw new UnsupportedProtoError(`field ${where} has unresolved type ${f.type}`);
   }
   return { kind: 'scalar', scalar: f.type as ScalarType };
 }
 
 /** An enum type. */
-export function enumModel(e: Enum): EnumModel {
+export function enumModel(e: Enum, unescape: Unescape): EnumModel {
   return {
-    name: e.name,
-    fullName: strip(e.fullName),
-    values: Object.entries(e.values).map(([name, number]) => ({ name, number })),
+    name: unescape(e.name),
+    fullName: unescapeFullName(e.fullName, unescape),
+    values: Object.entries(e.values).map(([name, number]) => ({ name: unescape(name), number })),
   };
 }
 
 /** A service and its rpcs. */
-export function serviceModel(s: Service): ServiceModel {
+export function serviceModel(s: Service, unescape: Unescape): ServiceModel {
   return {
-    name: s.name,
-    fullName: strip(s.fullName),
+    name: unescape(s.name),
+    fullName: unescapeFullName(s.fullName, unescape),
     methods: s.methodsArray.map((m) => {
       m.resolve();
       return {
-        name: m.name,
-        inputType: strip(m.resolvedRequestType?.fullName ?? m.requestType),
-        outputType: strip(m.resolvedResponseType?.fullName ?? m.responseType),
+        name: unescape(m.name),
+        inputType: unescapeFullName(m.resolvedRequestType?.fullName ?? m.requestType, unescape),
+        outputType: unescapeFullName(m.resolvedResponseType?.fullName ?? m.responseType, unescape),
         clientStreaming: m.requestStream === true,
         serverStreaming: m.responseStream === true,
       };
@@ -104,4 +149,12 @@ export function serviceModel(s: Service): ServiceModel {
 /** `.pkg.Msg` → `pkg.Msg`. */
 export function strip(fullName: string): string {
   return fullName.replace(/^\./, '');
+}
+
+/** Maps one identifier as protobufjs parsed it back to the .proto name (see proto-source.ts). */
+export type Unescape = (name: string) => string;
+
+/** `.pkg.Msg` → `pkg.Msg`, each segment unescaped. */
+export function unescapeFullName(fullName: string, unescape: Unescape): string {
+  return strip(fullName).split('.').map(unescape).join('.');
 }

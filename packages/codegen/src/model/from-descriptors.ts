@@ -1,8 +1,10 @@
 import { UnsupportedProtoError } from '../errors';
-import { SCALAR_TYPES } from './model';
+import { defaultFromProtoc } from './defaults';
+import { SCALAR_TYPES, isOptionExtendee } from './model';
 import type {
   CodegenRequest,
   EnumModel,
+  ExtensionModel,
   FieldModel,
   FileModel,
   MessageModel,
@@ -24,6 +26,7 @@ export interface FileDescriptorObject {
   messageType?: DescriptorObject[];
   enumType?: EnumDescriptorObject[];
   service?: ServiceDescriptorObject[];
+  extension?: FieldDescriptorObject[];
 }
 
 /** DescriptorProto (a message type). */
@@ -34,6 +37,8 @@ export interface DescriptorObject {
   enumType?: EnumDescriptorObject[];
   oneofDecl?: { name?: string }[];
   options?: { mapEntry?: boolean };
+  extension?: FieldDescriptorObject[];
+  extensionRange?: unknown[];
 }
 
 /** FieldDescriptorProto. */
@@ -45,6 +50,9 @@ export interface FieldDescriptorObject {
   typeName?: string;
   oneofIndex?: number;
   proto3Optional?: boolean;
+  defaultValue?: string;
+  extendee?: string;
+  options?: { packed?: boolean };
 }
 
 /** EnumDescriptorProto. */
@@ -121,66 +129,82 @@ function fileModel(file: FileDescriptorObject, maps: MapEntries): FileModel {
     );
   }
   const pkg = file.package ?? '';
+  const ctx: Ctx = { fileName: name, maps };
   return {
     name,
     package: pkg,
     syntax,
     messages: (file.messageType ?? [])
       .filter((m) => m.options?.mapEntry !== true)
-      .map((m) => messageModel(m, pkg, name, maps)),
+      .map((m) => messageModel(m, pkg, ctx, false)),
     enums: (file.enumType ?? []).map((e) => enumModel(e, pkg)),
     services: (file.service ?? []).map((s) => serviceModel(s, pkg)),
+    extensions: extensionModels(file.extension, pkg, ctx),
   };
 }
 
-function messageModel(
-  m: DescriptorObject,
-  scope: string,
-  fileName: string,
-  maps: MapEntries,
-): MessageModel {
+/** What every field of one file needs to know. */
+interface Ctx {
+  readonly fileName: string;
+  readonly maps: MapEntries;
+}
+
+function messageModel(m: DescriptorObject, scope: string, ctx: Ctx, group: boolean): MessageModel {
   const fullName = join(scope, m.name);
   const fields = m.field ?? [];
   const decls = m.oneofDecl ?? [];
   const isReal = (i: number) => fields.some((f) => f.oneofIndex === i && f.proto3Optional !== true);
+  const groups = new Set(
+    fields.filter((f) => f.type === 'TYPE_GROUP').map((f) => strip(f.typeName)),
+  );
   return {
     name: m.name ?? '',
     fullName,
-    fields: fields.map((f) => fieldModel(f, decls, fullName, fileName, maps)),
+    fields: fields.map((f) => fieldModel(f, decls, fullName, ctx)),
     oneofs: decls.filter((_d, i) => isReal(i)).map((d) => d.name ?? ''),
     messages: (m.nestedType ?? [])
       .filter((n) => n.options?.mapEntry !== true)
-      .map((n) => messageModel(n, fullName, fileName, maps)),
+      .map((n) => messageModel(n, fullName, ctx, groups.has(join(fullName, n.name)))),
     enums: (m.enumType ?? []).map((e) => enumModel(e, fullName)),
+    extensions: extensionModels(m.extension, fullName, ctx),
+    extendable: (m.extensionRange ?? []).length > 0,
+    group,
   };
+}
+
+/** Extensions declared in `scope`, leaving out descriptor options (`extend google.protobuf.*`). */
+function extensionModels(
+  fields: FieldDescriptorObject[] | undefined,
+  scope: string,
+  ctx: Ctx,
+): ExtensionModel[] {
+  return (fields ?? [])
+    .filter((f) => !isOptionExtendee(strip(f.extendee)))
+    .map((f) => ({
+      ...fieldModel(f, [], scope, ctx),
+      fullName: join(scope, f.name),
+      extendee: strip(f.extendee),
+    }));
 }
 
 function fieldModel(
   f: FieldDescriptorObject,
   decls: { name?: string }[],
   owner: string,
-  fileName: string,
-  maps: MapEntries,
+  ctx: Ctx,
 ): FieldModel {
   const proto3Optional = f.proto3Optional === true;
   const oneof =
     f.oneofIndex !== undefined && !proto3Optional ? (decls[f.oneofIndex]?.name ?? '') : undefined;
+  const where = `${owner}.${f.name ?? ''} in ${ctx.fileName}`;
   const base = { name: f.name ?? '', number: f.number ?? 0, proto3Optional, oneof };
-  const entry = f.type === 'TYPE_MESSAGE' ? maps.get(strip(f.typeName)) : undefined;
+  const entry = f.type === 'TYPE_MESSAGE' ? ctx.maps.get(strip(f.typeName)) : undefined;
   if (entry !== undefined) {
     const [key, value] = [entry.field?.[0], entry.field?.[1]];
-    const keyType = typeRef(key ?? {}, owner, fileName);
-    if (keyType.kind !== 'scalar') {
-      throw new UnsupportedProtoError(
-        `map key of ${owner}.${f.name} in ${fileName} is not a scalar`,
-      );
-    }
-    return {
-      ...base,
-      label: 'map',
-      mapKey: keyType.scalar,
-      type: typeRef(value ?? {}, owner, fileName),
-    };
+    const keyType = typeRef(key ?? {}, where);
+    if (keyType.kind !== 'scalar')
+      throw new UnsupportedProtoError(`map key of ${where} is not a scalar`);
+    return { ...base, label: 'map', mapKey: keyType.scalar, type: typeRef(value ?? {}, where) };
   }
   const label =
     f.label === 'LABEL_REPEATED'
@@ -188,21 +212,26 @@ function fieldModel(
       : f.label === 'LABEL_REQUIRED'
         ? 'required'
         : 'optional';
-  return { ...base, label, type: typeRef(f, owner, fileName) };
+  const type = typeRef(f, where);
+  const model: { -readonly [K in keyof FieldModel]: FieldModel[K] } = { ...base, label, type };
+  if (f.options?.packed !== undefined) model.packed = f.options.packed;
+  if (f.defaultValue !== undefined)
+    model.defaultValue = defaultFromProtoc(f.defaultValue, type, where);
+  if (f.type === 'TYPE_GROUP') model.group = true;
+  return model;
 }
 
-function typeRef(f: FieldDescriptorObject, owner: string, fileName: string): TypeRef {
-  if (f.type === 'TYPE_MESSAGE') return { kind: 'message', fullName: strip(f.typeName) };
+function typeRef(f: FieldDescriptorObject, where: string): TypeRef {
+  if (f.type === 'TYPE_MESSAGE' || f.type === 'TYPE_GROUP') {
+    return { kind: 'message', fullName: strip(f.typeName) };
+  }
   if (f.type === 'TYPE_ENUM') return { kind: 'enum', fullName: strip(f.typeName) };
   const scalar = (f.type ?? '').replace(/^TYPE_/, '').toLowerCase() as ScalarType;
   if (!SCALAR_TYPES.includes(scalar)) {
-    throw new UnsupportedProtoError(
-      `field ${owner}.${f.name} in ${fileName} has type ${f.type}; groups are not supported, use a message field`,
-    );
+    throw new UnsupportedProtoError(`field ${where} has type ${f.type}, which is not supported`);
   }
   return { kind: 'scalar', scalar };
 }
-
 function enumModel(e: EnumDescriptorObject, scope: string): EnumModel {
   return {
     name: e.name ?? '',

@@ -1,10 +1,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { Enum, Namespace, Root, Service, Type, parse } from 'protobufjs';
-import type { ReflectionObject } from 'protobufjs';
+import { Enum, Field, Namespace, Root, Service, Type, common, parse } from 'protobufjs';
+import type { IParserResult, ReflectionObject } from 'protobufjs';
 import { ProtoParseError, UnsupportedProtoError } from '../errors';
-import { enumModel, messageModel, serviceModel, strip } from '../internal/reflection-to-model';
-import { WELL_KNOWN_FILES } from '../runtime/well-known';
+import { escapeProtoSource, unescapeIdentifier } from '../internal/proto-source';
+import {
+  enumModel,
+  extensionModels,
+  messageModel,
+  serviceModel,
+  unescapeFullName,
+} from '../internal/reflection-to-model';
 import type { CodegenRequest, FileModel, TypeLocation } from './model';
 
 /** Options of `loadProtoFiles`. */
@@ -41,7 +47,9 @@ const WELL_KNOWN_FILE_OF: Record<string, string> = {
 
 /**
  * Parses .proto files with protobufjs (no protoc) into the model `generate` reads: the files
- * given are generated, the files they import are indexed for type references.
+ * given are generated, the files they import are indexed for type references. Imports resolve
+ * like protoc's: against the include directories, and `google/protobuf/*.proto` from the copies
+ * protobufjs bundles (the well-known types and descriptor.proto, so custom options load).
  *
  * @example
  * const request = loadProtoFiles(['protos/shop/orders.proto'], { includeDirs: ['protos'] });
@@ -60,60 +68,98 @@ export function loadProtoFiles(
       `${absolute} is not inside any include directory (--proto_path): ${includeDirs.join(', ')}`,
     );
   };
-  const inputs = paths.map((p) => resolve(p));
-  const names = inputs.map(nameOf);
-
+  const names = paths.map((p) => nameOf(resolve(p)));
   const root = new Root();
-  root.resolvePath = (origin, target) => {
-    if (origin === '') return target;
-    if (target.startsWith('google/protobuf/')) {
-      // Bundled well-known files never reach here (protobufjs resolves them itself).
-      throw new UnsupportedProtoError(
-        `${nameOf(origin)} imports ${target}; the supported google/protobuf files are ` +
-          WELL_KNOWN_FILES.join(', '),
-      );
+  const loaded = new Map<string, string>(); // name → package
+  const syntaxes = new Map<string, string>();
+  const load = (name: string, importer: string | undefined): void => {
+    if (loaded.has(name)) return;
+    const bundled = common.get(name);
+    if (bundled !== null) {
+      loaded.set(name, 'google.protobuf');
+      root.addJSON(bundled.nested ?? {});
+      return;
     }
-    for (const dir of includeDirs) {
-      if (existsSync(resolve(dir, target))) return resolve(dir, target);
+    const path = locate(name, importer, includeDirs);
+    const source = escapeProtoSource(readFileSync(path, 'utf8'), name);
+    syntaxes.set(name, syntaxOf(source));
+    let parsed: IParserResult;
+    try {
+      // The parser stamps this on every declaration: the include-relative name, as protoc has it.
+      (parse as typeof parse & { filename: string | null }).filename = name;
+      parsed = parse(source, root, { keepCase: true });
+    } catch (err) {
+      throw new ProtoParseError(`cannot parse ${name}: ${(err as Error).message}`, { cause: err });
     }
-    throw new ProtoParseError(
-      `import "${target}" of ${nameOf(origin)} not found in ${includeDirs.join(', ')}`,
-    );
+    loaded.set(name, parsed.package ?? '');
+    for (const dep of [...(parsed.imports ?? []), ...(parsed.weakImports ?? [])]) load(dep, name);
   };
+  for (const name of names) load(name, undefined);
   try {
-    root.loadSync(inputs, { keepCase: true });
     root.resolveAll();
   } catch (err) {
-    if (err instanceof ProtoParseError || err instanceof UnsupportedProtoError) throw err;
-    throw new ProtoParseError(`cannot parse ${names.join(', ')}: ${(err as Error).message}`, {
+    throw new ProtoParseError(`cannot resolve ${names.join(', ')}: ${(err as Error).message}`, {
       cause: err,
     });
   }
 
   const decls = new Map<string, ReflectionObject[]>();
   const types = new Map<string, TypeLocation>();
-  collect(root, '', decls, types, nameOf);
+  collect(root, '', decls, types);
   return {
     types,
-    files: inputs.map((absolute, i) => fileModel(absolute, names[i], decls.get(absolute) ?? [])),
+    files: names.map((name) =>
+      fileModel(
+        name,
+        loaded.get(name) ?? '',
+        syntaxes.get(name) ?? 'proto2',
+        decls.get(name) ?? [],
+      ),
+    ),
   };
 }
 
-/** Groups top-level declarations by file and indexes every message and enum. */
+/** The file behind import `name`: an include directory's, or the copy protobufjs bundles. */
+function locate(name: string, importer: string | undefined, includeDirs: string[]): string {
+  for (const dir of includeDirs) {
+    if (existsSync(resolve(dir, name))) return resolve(dir, name);
+  }
+  const bundled = name.startsWith('google/protobuf/') ? bundledProto(name) : undefined;
+  if (bundled !== undefined) return bundled;
+  throw new ProtoParseError(
+    importer === undefined
+      ? `${name} not found in ${includeDirs.join(', ')}`
+      : `import "${name}" of ${importer} not found in ${includeDirs.join(', ')}`,
+  );
+}
+
+/** protobufjs's copy of a google/protobuf file (descriptor.proto, api.proto...), if it has one. */
+function bundledProto(name: string): string | undefined {
+  try {
+    return require.resolve(`protobufjs/${name}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Groups top-level declarations (types, services, file-scope extensions) by file and indexes
+ * every message and enum.
+ */
 function collect(
   ns: Namespace,
   pkg: string,
   decls: Map<string, ReflectionObject[]>,
   types: Map<string, TypeLocation>,
-  nameOf: (absolute: string) => string,
 ): void {
   for (const obj of ns.nestedArray) {
-    if (obj instanceof Type || obj instanceof Enum || obj instanceof Service) {
+    const isExtension = obj instanceof Field && obj.extend !== undefined;
+    if (obj instanceof Type || obj instanceof Enum || obj instanceof Service || isExtension) {
       const file = obj.filename ?? null;
       if (file !== null) decls.set(file, [...(decls.get(file) ?? []), obj]);
-      if (!(obj instanceof Service)) index(obj, pkg, file === null ? null : nameOf(file), types);
+      if (obj instanceof Type || obj instanceof Enum) index(obj, pkg, file, types);
     } else if (obj instanceof Namespace) {
-      collect(obj, strip(obj.fullName), decls, types, nameOf);
+      collect(obj, unescapeFullName(obj.fullName, unescapeIdentifier), decls, types);
     }
   }
 }
@@ -124,7 +170,7 @@ function index(
   file: string | null,
   types: Map<string, TypeLocation>,
 ) {
-  const fullName = strip(obj.fullName);
+  const fullName = unescapeFullName(obj.fullName, unescapeIdentifier);
   const wellKnown = pkg === 'google.protobuf' ? WELL_KNOWN_FILE_OF[obj.name] : undefined;
   const fileName = file ?? (wellKnown !== undefined ? `google/protobuf/${wellKnown}.proto` : '');
   types.set(fullName, {
@@ -140,28 +186,38 @@ function index(
   }
 }
 
-function fileModel(absolute: string, name: string, objects: ReflectionObject[]): FileModel {
-  const source = readFileSync(absolute, 'utf8');
-  const parsed = parse(source, { keepCase: true });
-  const syntax = syntaxOf(source, name);
-  return {
-    name,
-    package: parsed.package ?? '',
-    syntax,
-    messages: objects.filter((o): o is Type => o instanceof Type).map((t) => messageModel(t, name)),
-    enums: objects.filter((o): o is Enum => o instanceof Enum).map(enumModel),
-    services: objects.filter((o): o is Service => o instanceof Service).map(serviceModel),
-  };
-}
-
-/** The `syntax` statement (comments stripped); protoc's default is proto2. */
-function syntaxOf(source: string, name: string): 'proto2' | 'proto3' {
-  const code = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
-  if (/^\s*edition\s*=/m.test(code)) {
+function fileModel(
+  name: string,
+  pkg: string,
+  syntax: string,
+  objects: ReflectionObject[],
+): FileModel {
+  if (syntax !== 'proto2' && syntax !== 'proto3') {
     throw new UnsupportedProtoError(
       `${name} uses editions; granary-codegen supports proto2 and proto3 files`,
     );
   }
+  const u = unescapeIdentifier;
+  const scope = pkg === '' ? '' : `.${pkg}`;
+  return {
+    name,
+    package: unescapeFullName(pkg, u),
+    syntax,
+    messages: objects
+      .filter((o): o is Type => o instanceof Type)
+      .map((t) => messageModel(t, name, u)),
+    enums: objects.filter((o): o is Enum => o instanceof Enum).map((e) => enumModel(e, u)),
+    services: objects
+      .filter((o): o is Service => o instanceof Service)
+      .map((s) => serviceModel(s, u)),
+    extensions: extensionModels(objects, scope, name, u),
+  };
+}
+
+/** The `syntax` statement (comments stripped): proto2 (protoc's default), proto3 or editions. */
+function syntaxOf(source: string): string {
+  const code = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+  if (/^\s*edition\s*=/m.test(code)) return 'editions';
   const match = /^\s*syntax\s*=\s*["'](proto[23])["']/m.exec(code);
-  return match === null ? 'proto2' : (match[1] as 'proto2' | 'proto3');
+  return match === null ? 'proto2' : match[1];
 }

@@ -62,6 +62,27 @@ export interface FieldModel {
   readonly oneof?: string;
   /** `optional` on a proto3 scalar: explicit presence. */
   readonly proto3Optional: boolean;
+  /** The `packed` option when the .proto sets it (proto2 `[packed = true]`, proto3 `false`). */
+  readonly packed?: boolean;
+  /** `[default = ...]` of a proto2 scalar or enum field, normalized (see `DefaultValue`). */
+  readonly defaultValue?: DefaultValue;
+  /** A proto2 group: `type` is the group's nested message, encoded start/end-group delimited. */
+  readonly group?: boolean;
+}
+
+/**
+ * A proto2 default as both front ends normalize it: `bool` a boolean, `string` the text, `bytes`
+ * base64, enums the value's name, 32-bit numbers and finite floats a number, 64-bit integers a
+ * decimal string, non-finite floats `'inf'`, `'-inf'` or `'nan'`.
+ */
+export type DefaultValue = string | number | boolean;
+
+/** An extension field (`extend Base { ... }`) of a message that is not a descriptor option. */
+export interface ExtensionModel extends FieldModel {
+  /** `package.Scope.name`: where it is declared (file package or enclosing message). */
+  readonly fullName: string;
+  /** Full name of the message it extends. */
+  readonly extendee: string;
 }
 
 /** A message type, with its nested types (map entry types are not listed: maps are fields). */
@@ -73,6 +94,12 @@ export interface MessageModel {
   readonly oneofs: readonly string[];
   readonly messages: readonly MessageModel[];
   readonly enums: readonly EnumModel[];
+  /** Extensions declared inside this message (`message M { extend Base { ... } }`). */
+  readonly extensions: readonly ExtensionModel[];
+  /** Declares `extensions N to M;`: other files may add fields to it. */
+  readonly extendable: boolean;
+  /** The nested type of a proto2 group field (start/end-group delimited on the wire). */
+  readonly group: boolean;
 }
 
 /** An enum type. */
@@ -109,6 +136,8 @@ export interface FileModel {
   readonly messages: readonly MessageModel[];
   readonly enums: readonly EnumModel[];
   readonly services: readonly ServiceModel[];
+  /** Extensions declared at file scope (descriptor options excluded: they are never generated). */
+  readonly extensions: readonly ExtensionModel[];
 }
 
 /** Where a named type is declared: what the generator needs to import it from another module. */
@@ -132,4 +161,13 @@ export interface GeneratedFile {
   /** Relative to the output directory, `/` separators. */
   readonly name: string;
   readonly content: string;
+}
+
+/**
+ * True for the messages of google/protobuf/descriptor.proto (`FileOptions`, `MethodOptions`,
+ * `FieldOptions`...): extending them declares a custom option (`google.api.http`, gogoproto,
+ * validate rules), which protoc reads and generated code never needs.
+ */
+export function isOptionExtendee(fullName: string): boolean {
+  return fullName.startsWith('google.protobuf.');
 }

@@ -9,6 +9,6 @@ export function main(): void {
   const chunks: Buffer[] = [];
   process.stdin.on('data', (chunk: Buffer) => chunks.push(chunk));
   process.stdin.on('end', () => {
-    process.stdout.write(runPlugin(Buffer.concat(chunks)));
+    process.stdout.write(runPlugin(Buffer.concat(chunks), (line) => process.stderr.write(line)));
   });
 }

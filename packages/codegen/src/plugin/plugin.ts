@@ -1,5 +1,5 @@
 import { InvalidOptionError } from '../errors';
-import { generate } from '../generator/generate';
+import { generateModules, warningLine } from '../generator/generate';
 import type { GeneratorOptions } from '../generator/options';
 import { modelFromDescriptors } from '../model/from-descriptors';
 import type { FileDescriptorObject } from '../model/from-descriptors';
@@ -15,12 +15,16 @@ interface RequestObject {
 }
 
 /**
- * The whole plugin as a pure function: CodeGeneratorRequest bytes in, CodeGeneratorResponse
- * bytes out. Every failure (bad parameter, streaming rpc, unsupported construct, even a
- * malformed request) becomes the response's `error`, which protoc prints with the file name;
- * nothing throws.
+ * The whole plugin as a function: CodeGeneratorRequest bytes in, CodeGeneratorResponse bytes
+ * out, warnings (streaming rpcs left out) to `warn`, one line each, as the bin prints them on
+ * stderr (protoc shows a plugin's stderr). Every failure (bad parameter, unsupported construct,
+ * even a malformed request) becomes the response's `error`, which protoc prints with the file
+ * name; nothing throws.
  */
-export function runPlugin(input: Uint8Array): Uint8Array {
+export function runPlugin(
+  input: Uint8Array,
+  warn: (line: string) => void = () => undefined,
+): Uint8Array {
   const { request, response } = pluginMessages();
   let body: Record<string, unknown>;
   try {
@@ -31,9 +35,11 @@ export function runPlugin(input: Uint8Array): Uint8Array {
     }) as RequestObject;
     const options = parsePluginParameter(req.parameter ?? '');
     const model = modelFromDescriptors(req.protoFile ?? [], req.fileToGenerate ?? []);
+    const { files, warnings } = generateModules(model, options);
+    for (const warning of warnings) warn(warningLine(warning));
     body = {
       supportedFeatures: FEATURE_PROTO3_OPTIONAL,
-      file: generate(model, options).map((f) => ({ name: f.name, content: f.content })),
+      file: files.map((f) => ({ name: f.name, content: f.content })),
     };
   } catch (err) {
     body = { supportedFeatures: FEATURE_PROTO3_OPTIONAL, error: errorText(err) };

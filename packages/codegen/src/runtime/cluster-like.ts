@@ -1,36 +1,28 @@
+import type { GrainCallOptions } from '@granary/cluster';
+
 /**
  * The parts of @granary/cluster generated code talks to, typed structurally so the runtime and
  * generated modules type-check against any cluster with these members (the real `Cluster`, or
  * an in-memory one in unit tests).
  */
 
-/** Per-call options of a grain call. */
-export interface CallOptions {
+/**
+ * Per-call options of a generated client's rpc: the cluster's own `GrainCallOptions`
+ * (`timeoutMs`, `signal`, `idempotent`, and whatever else the cluster offers), passed through
+ * to `cluster.request` / `ctx.request` as they are, plus `retries`.
+ */
+export type CallOptions = GrainCallOptions & {
   /**
-   * Deadline of one attempt, in milliseconds; past it the call fails with the cluster's
-   * `DeadlineExceededError`.
-   * @default the cluster's request timeout
-   */
-  timeoutMs?: number;
-  /**
-   * Aborts the call (and any retry wait) when signalled.
-   * @default none
-   */
-  signal?: AbortSignal;
-  /**
-   * How many more attempts to make after a timeout, placement or transport failure. Errors
-   * thrown by grain code are never retried. A retried call may run twice on the grain when the
-   * first attempt timed out after the grain had handled it, so retry only idempotent methods.
+   * How many more calls to make after the cluster gave up on one with a timeout, placement or
+   * transport failure (each with its own `timeoutMs`). Errors thrown by grain code are never
+   * retried. A call that timed out may have run on the grain, so retry only idempotent methods.
    * @default 0
    */
   retries?: number;
-}
+};
 
-/** Options passed through to `cluster.request`. */
-export interface ClusterRequestOptions {
-  timeoutMs?: number;
-  signal?: AbortSignal;
-}
+/** @deprecated The options `ClusterLike.request` takes are the cluster's `GrainCallOptions`. */
+export type ClusterRequestOptions = GrainCallOptions;
 
 /** What a generated client needs from a cluster: `request` and `send` by kind and identity. */
 export interface ClusterLike {
@@ -38,7 +30,7 @@ export interface ClusterLike {
     kind: string,
     identity: string,
     message: unknown,
-    options?: ClusterRequestOptions,
+    options?: GrainCallOptions,
   ): Promise<T>;
   send(kind: string, identity: string, message: unknown): void;
 }

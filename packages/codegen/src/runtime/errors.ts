@@ -38,6 +38,20 @@ export class PayloadDecodeError extends GranaryError {
   }
 }
 
+/**
+ * `MessageCodec.from()` got a message of another type: a protobufjs message whose type has
+ * another name, or a value tagged with another type name.
+ */
+export class WrongMessageTypeError extends GranaryError {
+  override readonly name = 'WrongMessageTypeError';
+  constructor(
+    readonly expected: string,
+    readonly actual: string,
+  ) {
+    super(`expected a ${expected} message, got a ${actual}`, 'ERR_WRONG_MESSAGE_TYPE');
+  }
+}
+
 /** A grain rpc method that returned (or resolved) `undefined` or `null` instead of its response. */
 export class MissingResponseError extends GranaryError {
   override readonly name = 'MissingResponseError';

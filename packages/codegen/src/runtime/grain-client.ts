@@ -1,7 +1,8 @@
-import type { CallOptions, ClusterLike, ClusterRequestOptions } from './cluster-like';
+import type { GrainCallOptions } from '@granary/cluster';
+import type { CallOptions, ClusterLike } from './cluster-like';
 import { InvalidReplyError, UnimplementedError } from './errors';
 import { grainInvoke, isGrainInvokeResult, payloadOf } from './grain-invoke';
-import type { MessageCodec } from './message-codec';
+import type { MessageCodec, MessageInit } from './message-codec';
 
 /** First wait before a retry; doubled per attempt so a failing node is not hammered. */
 const RETRY_BACKOFF_MS = 20;
@@ -59,20 +60,19 @@ export abstract class GrainClient {
     this.$cluster.send(this.$kind, this.$identity, message);
   }
 
-  /** One rpc: encode, request (retrying what `CallOptions.retries` allows), decode. */
+  /**
+   * One rpc: encode, request, decode. The options go to the cluster as the caller gave them
+   * (every `GrainCallOptions` field), except `retries`, which this loop spends.
+   */
   protected async $invoke<Req, Res>(
     path: string,
     requestCodec: MessageCodec<Req>,
     responseCodec: MessageCodec<Res>,
-    request: Req,
+    request: MessageInit<Req>,
     options: CallOptions = {},
   ): Promise<Res> {
-    const retries = options.retries ?? DEFAULT_CALL_OPTIONS.retries;
+    const { retries = DEFAULT_CALL_OPTIONS.retries, ...requestOptions } = options;
     const message = grainInvoke(path, requestCodec.encode(request));
-    // Only the keys the caller set, so the cluster's own defaults apply to the rest.
-    const requestOptions: ClusterRequestOptions = {};
-    if (options.timeoutMs !== undefined) requestOptions.timeoutMs = options.timeoutMs;
-    if (options.signal !== undefined) requestOptions.signal = options.signal;
     for (let attempt = 0; ; attempt++) {
       let reply: unknown;
       try {
@@ -80,7 +80,7 @@ export abstract class GrainClient {
           this.$kind,
           this.$identity,
           message,
-          requestOptions,
+          requestOptions satisfies GrainCallOptions,
         );
       } catch (err) {
         const mapped = this.$mapError(path, err);

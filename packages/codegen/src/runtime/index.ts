@@ -9,6 +9,7 @@ export {
   MissingResponseError,
   PayloadDecodeError,
   UnimplementedError,
+  WrongMessageTypeError,
 } from './errors';
 export { GrainBase, unimplemented } from './grain-base';
 export { DEFAULT_CALL_OPTIONS, GrainClient } from './grain-client';
@@ -23,7 +24,7 @@ export {
 } from './grain-invoke';
 export type { GrainInvoke, GrainInvokeResult } from './grain-invoke';
 export { ProtobufMessageCodec } from './message-codec';
-export type { MessageCodec } from './message-codec';
+export type { MessageCodec, MessageInit } from './message-codec';
 export { codecOf, defineProtoFile } from './proto-file';
 export type { ProtoFile, TypeRegistry } from './proto-file';
 export { defineService, method } from './service';

@@ -1,7 +1,22 @@
-import { Enum, Type } from 'protobufjs';
-import type { Field, IConversionOptions, Message } from 'protobufjs';
-import { PayloadDecodeError } from './errors';
+import type { IConversionOptions, Message, Type } from 'protobufjs';
+import { complete } from './completion';
+import { PayloadDecodeError, WrongMessageTypeError } from './errors';
 import { tagTypeName, typeNameOf } from './type-tag';
+
+/**
+ * What a message of type `T` may be written as where one is passed in (client requests, grain
+ * responses, `encode`, `create`): any field may be left out, at any depth, and is then its
+ * default (proto3 zero, proto2 `[default]`, empty list or map, absent message).
+ */
+export type MessageInit<T> = T extends Uint8Array
+  ? T
+  : T extends readonly (infer E)[]
+    ? MessageInit<E>[]
+    : T extends object
+      ? string extends keyof T
+        ? { [K in keyof T]: MessageInit<T[K]> } // a map: entries given are entries
+        : { [K in keyof T]?: MessageInit<T[K]> }
+      : T;
 
 /**
  * Encoder and decoder of one message type, as generated modules export it under the message's
@@ -12,20 +27,23 @@ import { tagTypeName, typeNameOf } from './type-tag';
 export interface MessageCodec<T> {
   /** Full protobuf name, no leading dot (`messages.PingMessage`). */
   readonly typeName: string;
-  /** Protobuf binary encoding of `message`. */
-  encode(message: T): Uint8Array;
+  /** Protobuf binary encoding of `message` (fields left out are not on the wire). */
+  encode(message: MessageInit<T>): Uint8Array;
   /** Decodes `bytes`; throws `PayloadDecodeError` when they are not this type. */
   decode(bytes: Uint8Array): T;
   /**
-   * Returns `message` tagged with its type name, so `cluster.send` / `ctx.respond` carry it as
-   * this protobuf type instead of JSON.
+   * A complete message from `init` (defaults filled in as `decode` fills them), tagged with its
+   * type name, so `cluster.send` / `ctx.respond` carry it as this protobuf type, not JSON.
    */
-  create(message: T): T;
+  create(init?: MessageInit<T>): T;
   /** True when `value` carries this type's name (tagged by `create`, or decoded by a registry). */
   is(value: unknown): boolean;
   /**
    * `value` (a message of this type as a registry decoded it, e.g. a protobufjs message with
-   * `Long`s, as `receiveDefault` gets it from another node) in the representation above.
+   * `Long`s, as `receiveDefault` gets it from another node) in the representation above. A
+   * protobufjs message of the same type from another protobufjs root is converted through its
+   * encoding (exact, presence and oneof cases kept); one of another type, or a value tagged
+   * with another type, is refused with `WrongMessageTypeError`.
    */
   from(value: unknown): T;
 }
@@ -44,75 +62,6 @@ const TO_OBJECT: IConversionOptions = {
   oneofs: true,
 };
 
-/** Per message type: scalars to default when absent, and message fields to descend into. */
-interface CompletionPlan {
-  readonly defaults: readonly (readonly [name: string, value: () => unknown])[];
-  readonly messages: readonly {
-    readonly name: string;
-    readonly mode: 'single' | 'repeated' | 'map';
-    readonly type: Type;
-  }[];
-}
-
-const plans = new WeakMap<Type, CompletionPlan>();
-
-/** The zero value of an implicit-presence scalar in the documented representation. */
-function zeroOf(field: Field): () => unknown {
-  if (field.resolvedType instanceof Enum) return () => 0;
-  switch (field.type) {
-    case 'string':
-      return () => '';
-    case 'bool':
-      return () => false;
-    case 'bytes':
-      return () => new Uint8Array(0);
-    case 'int64':
-    case 'uint64':
-    case 'sint64':
-    case 'fixed64':
-    case 'sfixed64':
-      return () => '0';
-    default:
-      return () => 0;
-  }
-}
-
-function planOf(type: Type): CompletionPlan {
-  let plan = plans.get(type);
-  if (plan === undefined) {
-    const fields = type.fieldsArray.map((f) => f.resolve());
-    const isMessage = (f: Field) => f.resolvedType instanceof Type;
-    plan = {
-      defaults: fields
-        .filter((f) => !f.repeated && !f.map && !f.hasPresence && !isMessage(f))
-        .map((f) => [f.name, zeroOf(f)] as const),
-      messages: fields.filter(isMessage).map((f) => ({
-        name: f.name,
-        mode: f.map ? ('map' as const) : f.repeated ? ('repeated' as const) : ('single' as const),
-        type: f.resolvedType as Type,
-      })),
-    };
-    plans.set(type, plan);
-  }
-  return plan;
-}
-
-/** Fills implicit-presence scalar defaults at every depth. */
-function complete(type: Type, object: Record<string, unknown>): void {
-  const plan = planOf(type);
-  for (const [name, zero] of plan.defaults) if (object[name] === undefined) object[name] = zero();
-  for (const field of plan.messages) {
-    const value = object[field.name];
-    if (value === undefined || value === null) continue;
-    if (field.mode === 'single') {
-      complete(field.type, value as Record<string, unknown>);
-    } else {
-      const items = field.mode === 'map' ? Object.values(value) : (value as unknown[]);
-      for (const item of items) complete(field.type, item as Record<string, unknown>);
-    }
-  }
-}
-
 /** A `MessageCodec` over a resolved protobufjs type. */
 export class ProtobufMessageCodec<T> implements MessageCodec<T> {
   readonly typeName: string;
@@ -121,7 +70,7 @@ export class ProtobufMessageCodec<T> implements MessageCodec<T> {
     this.typeName = type.fullName.replace(/^\./, '');
   }
 
-  encode(message: T): Uint8Array {
+  encode(message: MessageInit<T>): Uint8Array {
     return this.type.encode(this.type.fromObject(message as Record<string, unknown>)).finish();
   }
 
@@ -136,8 +85,8 @@ export class ProtobufMessageCodec<T> implements MessageCodec<T> {
     return object as T;
   }
 
-  create(message: T): T {
-    return tagTypeName(this.typeName, message as object) as T;
+  create(init: MessageInit<T> = {} as MessageInit<T>): T {
+    return tagTypeName(this.typeName, this.from(init) as object) as T;
   }
 
   is(value: unknown): boolean {
@@ -148,12 +97,35 @@ export class ProtobufMessageCodec<T> implements MessageCodec<T> {
     if (typeof value !== 'object' || value === null) {
       throw new PayloadDecodeError(this.typeName, { cause: new TypeError(`got ${typeof value}`) });
     }
-    const message =
-      value instanceof this.type.ctor
-        ? (value as Message)
-        : this.type.fromObject(value as Record<string, unknown>);
+    let message: Message;
+    if (value instanceof this.type.ctor) {
+      message = value as Message;
+    } else if (isProtobufMessage(value)) {
+      // Another root's message: its prototype holds every field's default, which fromObject
+      // would read as set values (all oneof members "set"); its own encoding is exact.
+      const other = value.$type;
+      if (other.fullName !== this.type.fullName) throw this.wrongType(other.fullName);
+      message = this.type.decode(other.encode(value).finish());
+    } else {
+      const tag = typeNameOf(value);
+      if (tag !== undefined && tag !== this.typeName) throw this.wrongType(tag);
+      message = this.type.fromObject(value as Record<string, unknown>);
+    }
     const object = this.type.toObject(message, TO_OBJECT);
     complete(this.type, object);
     return object as T;
   }
+
+  private wrongType(actual: string): WrongMessageTypeError {
+    return new WrongMessageTypeError(this.typeName, actual.replace(/^\./, ''));
+  }
+}
+
+/**
+ * A message built by protobufjs (any root, any copy of protobufjs): it carries its reflected
+ * type. Duck-typed, since a duplicated protobufjs package has its own `Type` class.
+ */
+function isProtobufMessage(value: object): value is Message & { $type: Type } {
+  const type = (value as { $type?: Partial<Type> }).$type;
+  return typeof type?.encode === 'function' && typeof type.fullName === 'string';
 }

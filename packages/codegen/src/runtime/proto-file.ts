@@ -1,5 +1,6 @@
 import { Root, Type } from 'protobufjs';
 import type { INamespace } from 'protobufjs';
+import { resetCompletionPlans } from './completion';
 import { UnimplementedError } from './errors';
 import { GRAIN_INVOKE_DESCRIPTOR } from './grain-invoke';
 import { ProtobufMessageCodec } from './message-codec';
@@ -55,8 +56,9 @@ export function defineProtoFile(
   const nested = descriptor as Record<string, INamespace>;
   let file = files.get(name);
   if (file === undefined) {
-    sharedRoot.addJSON(nested);
+    sharedRoot.addJSON(withNumericDefaults(nested));
     sharedRoot.resolveAll();
+    resetCompletionPlans(); // its extensions may have added fields to types planned before
     file = {
       name,
       messageTypes: messageNames(nested, ''),
@@ -78,6 +80,27 @@ export function defineProtoFile(
 /** The codec of a message type already in the shared root (e.g. a well-known type). */
 export function codecOf<T>(fullName: string): MessageCodec<T> {
   return new ProtobufMessageCodec<T>(sharedRoot.lookupType(fullName));
+}
+
+/** JSON has no Infinity or NaN: generated descriptors write float defaults as these words. */
+const NON_FINITE: Record<string, number> = { inf: Infinity, '-inf': -Infinity, nan: NaN };
+
+/**
+ * `descriptor` with the non-finite float defaults (`'inf'`, `'-inf'`, `'nan'`) as numbers,
+ * which is what protobufjs expects; changed in place (it is the generated module's own literal).
+ */
+function withNumericDefaults(nested: Record<string, INamespace>): Record<string, INamespace> {
+  const visit = (node: unknown): void => {
+    if (typeof node !== 'object' || node === null) return;
+    const field = node as { type?: unknown; options?: { default?: unknown } };
+    const value = field.options?.default;
+    if ((field.type === 'double' || field.type === 'float') && typeof value === 'string') {
+      field.options = { ...field.options, default: NON_FINITE[value] };
+    }
+    for (const child of Object.values(node)) visit(child);
+  };
+  visit(nested);
+  return nested;
 }
 
 /** Full names of every message type in a protobufjs JSON namespace, depth first. */

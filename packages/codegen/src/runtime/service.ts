@@ -1,4 +1,4 @@
-import type { MessageCodec } from './message-codec';
+import type { MessageCodec, MessageInit } from './message-codec';
 
 /** One rpc of a service as the grain base class dispatches it. */
 export interface MethodDefinition<G, Ctx> {
@@ -22,7 +22,7 @@ export function method<G, Ctx, Req, Res>(
   path: string,
   request: MessageCodec<Req>,
   response: MessageCodec<Res>,
-  handler: (grain: G, request: Req, ctx: Ctx) => Promise<Res> | Res,
+  handler: (grain: G, request: Req, ctx: Ctx) => Promise<MessageInit<Res>> | MessageInit<Res>,
 ): MethodDefinition<G, Ctx> {
   return {
     path,

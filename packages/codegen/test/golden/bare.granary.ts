@@ -39,33 +39,38 @@ export abstract class CounterGrain extends $rt.GrainBase<$GrainContext> {
   protected readonly $service = $CounterService;
 
   /** rpc `Add` (`Counter/Add`). */
-  add(_request: Increment, _ctx: $GrainContext): Promise<CounterValue> | CounterValue {
+  add(_request: Increment, _ctx: $GrainContext): Promise<$rt.MessageInit<CounterValue>> | $rt.MessageInit<CounterValue> {
     return $rt.unimplemented('Counter/Add');
   }
 
   /** rpc `Get` (`Counter/Get`). */
-  get(_request: Increment, _ctx: $GrainContext): Promise<CounterValue> | CounterValue {
+  get(_request: Increment, _ctx: $GrainContext): Promise<$rt.MessageInit<CounterValue>> | $rt.MessageInit<CounterValue> {
     return $rt.unimplemented('Counter/Get');
   }
 }
 
 /**
  * Typed client of service `Counter`:
- * `CounterClient.get(cluster, identity).add(request, { timeoutMs, signal, retries })`.
+ * `CounterClient.for(cluster, identity).add(request, { timeoutMs, idempotent })`.
  */
 export class CounterClient extends $rt.GrainClient {
   /** A client of grain `identity` (of kind `kindName`); creating one sends nothing. */
+  static for(cluster: $rt.ClusterLike, identity: string, kindName: string = $CounterService.kindName): CounterClient {
+    return new CounterClient(cluster, kindName, identity);
+  }
+
+  /** @deprecated Use `CounterClient.for` (same arguments). */
   static get(cluster: $rt.ClusterLike, identity: string, kindName: string = $CounterService.kindName): CounterClient {
     return new CounterClient(cluster, kindName, identity);
   }
 
   /** rpc `Add` (`Counter/Add`). */
-  add(request: Increment, options?: $rt.CallOptions): Promise<CounterValue> {
+  add(request: $rt.MessageInit<Increment>, options?: $rt.CallOptions): Promise<CounterValue> {
     return this.$invoke('Counter/Add', Increment, CounterValue, request, options);
   }
 
   /** rpc `Get` (`Counter/Get`). */
-  get(request: Increment, options?: $rt.CallOptions): Promise<CounterValue> {
+  get(request: $rt.MessageInit<Increment>, options?: $rt.CallOptions): Promise<CounterValue> {
     return this.$invoke('Counter/Get', Increment, CounterValue, request, options);
   }
 }

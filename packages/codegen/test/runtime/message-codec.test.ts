@@ -120,7 +120,7 @@ describe('MessageCodec', () => {
     expect(scalars).to.not.have.property('maybeCurrency');
   });
 
-  it('keeps proto2 optional presence and fills nothing for unset proto2 fields', async () => {
+  it('keeps proto2 optional presence, and fills a proto2 [default] when the field is unset', () => {
     const legacy = loadProtoFiles([join(PROTOS_DIR, 'legacy', 'legacy.proto')], {
       includeDirs: [PROTOS_DIR],
     });
@@ -132,17 +132,20 @@ describe('MessageCodec', () => {
     const Account: MessageCodec<Record<string, unknown>> = legacyFile.codec(
       'granary.test.legacy.Account',
     );
+    // level has [default = 3]; balance and flags (messages) stay absent.
     expect(Account.decode(Account.encode({ id: 'a' }))).to.deep.equal({
       id: 'a',
+      level: 3,
       scores: [],
       ledger: [],
     });
+    // flags.frozen has no default (absent); flags.tier has [default = TIER_GOLD] (1).
     expect(Account.decode(Account.encode({ id: 'a', level: 0, flags: {} }))).to.deep.equal({
       id: 'a',
       level: 0,
       scores: [],
       ledger: [],
-      flags: { perRegion: {} },
+      flags: { tier: 1, perRegion: {} },
     });
   });
 

@@ -53,53 +53,58 @@ export abstract class CalculatorGrain extends $rt.GrainBase<$GrainContext> {
   protected readonly $service = $CalculatorService;
 
   /** rpc `Divide` (`granary.test.e2e.Calculator/Divide`). */
-  divide(_request: DivideRequest, _ctx: $GrainContext): Promise<DivideReply> | DivideReply {
+  divide(_request: DivideRequest, _ctx: $GrainContext): Promise<$rt.MessageInit<DivideReply>> | $rt.MessageInit<DivideReply> {
     return $rt.unimplemented('granary.test.e2e.Calculator/Divide');
   }
 
   /** rpc `Sleep` (`granary.test.e2e.Calculator/Sleep`). */
-  sleep(_request: SleepRequest, _ctx: $GrainContext): Promise<$rt.Empty> | $rt.Empty {
+  sleep(_request: SleepRequest, _ctx: $GrainContext): Promise<$rt.MessageInit<$rt.Empty>> | $rt.MessageInit<$rt.Empty> {
     return $rt.unimplemented('granary.test.e2e.Calculator/Sleep');
   }
 
   /** rpc `Square` (`granary.test.e2e.Calculator/Square`). */
-  square(_request: DivideRequest, _ctx: $GrainContext): Promise<DivideReply> | DivideReply {
+  square(_request: DivideRequest, _ctx: $GrainContext): Promise<$rt.MessageInit<DivideReply>> | $rt.MessageInit<DivideReply> {
     return $rt.unimplemented('granary.test.e2e.Calculator/Square');
   }
 
   /** rpc `Relay` (`granary.test.e2e.Calculator/Relay`). */
-  relay(_request: DivideRequest, _ctx: $GrainContext): Promise<DivideReply> | DivideReply {
+  relay(_request: DivideRequest, _ctx: $GrainContext): Promise<$rt.MessageInit<DivideReply>> | $rt.MessageInit<DivideReply> {
     return $rt.unimplemented('granary.test.e2e.Calculator/Relay');
   }
 }
 
 /**
  * Typed client of service `granary.test.e2e.Calculator`:
- * `CalculatorClient.get(cluster, identity).divide(request, { timeoutMs, signal, retries })`.
+ * `CalculatorClient.for(cluster, identity).divide(request, { timeoutMs, idempotent })`.
  */
 export class CalculatorClient extends $rt.GrainClient {
   /** A client of grain `identity` (of kind `kindName`); creating one sends nothing. */
+  static for(cluster: $rt.ClusterLike, identity: string, kindName: string = $CalculatorService.kindName): CalculatorClient {
+    return new CalculatorClient(cluster, kindName, identity);
+  }
+
+  /** @deprecated Use `CalculatorClient.for` (same arguments). */
   static get(cluster: $rt.ClusterLike, identity: string, kindName: string = $CalculatorService.kindName): CalculatorClient {
     return new CalculatorClient(cluster, kindName, identity);
   }
 
   /** rpc `Divide` (`granary.test.e2e.Calculator/Divide`). */
-  divide(request: DivideRequest, options?: $rt.CallOptions): Promise<DivideReply> {
+  divide(request: $rt.MessageInit<DivideRequest>, options?: $rt.CallOptions): Promise<DivideReply> {
     return this.$invoke('granary.test.e2e.Calculator/Divide', DivideRequest, DivideReply, request, options);
   }
 
   /** rpc `Sleep` (`granary.test.e2e.Calculator/Sleep`). */
-  sleep(request: SleepRequest, options?: $rt.CallOptions): Promise<$rt.Empty> {
+  sleep(request: $rt.MessageInit<SleepRequest>, options?: $rt.CallOptions): Promise<$rt.Empty> {
     return this.$invoke('granary.test.e2e.Calculator/Sleep', SleepRequest, $google_protobuf_Empty, request, options);
   }
 
   /** rpc `Square` (`granary.test.e2e.Calculator/Square`). */
-  square(request: DivideRequest, options?: $rt.CallOptions): Promise<DivideReply> {
+  square(request: $rt.MessageInit<DivideRequest>, options?: $rt.CallOptions): Promise<DivideReply> {
     return this.$invoke('granary.test.e2e.Calculator/Square', DivideRequest, DivideReply, request, options);
   }
 
   /** rpc `Relay` (`granary.test.e2e.Calculator/Relay`). */
-  relay(request: DivideRequest, options?: $rt.CallOptions): Promise<DivideReply> {
+  relay(request: $rt.MessageInit<DivideRequest>, options?: $rt.CallOptions): Promise<DivideReply> {
     return this.$invoke('granary.test.e2e.Calculator/Relay', DivideRequest, DivideReply, request, options);
   }
 }

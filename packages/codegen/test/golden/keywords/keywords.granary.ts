@@ -6,14 +6,14 @@ import { kind as $kind } from '@granary/cluster';
 import type { GrainContext as $GrainContext } from '@granary/cluster';
 import * as $rt from '@granary/codegen/runtime';
 
-const $file = $rt.defineProtoFile($serialization, 'keywords/keywords.proto', {"delete":{"nested":{"new":{"nested":{"class":{"edition":"proto3","fields":{"default":{"type":"string","id":1},"function":{"type":"int32","id":2},"typeof":{"type":"bool","id":3},"constructor":{"type":"string","id":4}}},"Promise":{"edition":"proto3","fields":{"in":{"type":".delete.new.class","id":1},"return":{"type":".delete.new.Promise.enum","id":2}},"nested":{"enum":{"edition":"proto3","values":{"enum_UNSPECIFIED":0,"delete":1}}}},"Uint8Array":{"edition":"proto3","fields":{"bytes":{"type":"bytes","id":1}}}}}}}});
+const $file = $rt.defineProtoFile($serialization, 'keywords/keywords.proto', {"delete":{"nested":{"new":{"nested":{"class":{"edition":"proto3","fields":{"default":{"type":"string","id":1},"function":{"type":"int32","id":2},"typeof":{"type":"bool","id":3},"constructor_":{"type":"string","id":4}}},"Promise":{"edition":"proto3","fields":{"in":{"type":".delete.new.class","id":1},"return":{"type":".delete.new.Promise.enum","id":2}},"nested":{"enum":{"edition":"proto3","values":{"enum_UNSPECIFIED":0,"delete":1}}}},"Uint8Array":{"edition":"proto3","fields":{"bytes":{"type":"bytes","id":1}}}}}}}});
 
 /** Message `delete.new.class`. */
 export interface class_ {
   default: string;
   function: number;
   typeof: boolean;
-  constructor: string;
+  constructor_: string;
 }
 /** Codec of `delete.new.class`, registered with the serialization registry. */
 export const class_: $rt.MessageCodec<class_> = $file.codec('delete.new.class');
@@ -58,53 +58,58 @@ export abstract class switchGrain extends $rt.GrainBase<$GrainContext> {
   protected readonly $service = $switchService;
 
   /** rpc `constructor` (`delete.new.switch/constructor`). */
-  constructor_(_request: class_, _ctx: $GrainContext): Promise<Promise_> | Promise_ {
+  constructor_(_request: class_, _ctx: $GrainContext): Promise<$rt.MessageInit<Promise_>> | $rt.MessageInit<Promise_> {
     return $rt.unimplemented('delete.new.switch/constructor');
   }
 
   /** rpc `delete` (`delete.new.switch/delete`). */
-  delete(_request: class_, _ctx: $GrainContext): Promise<Uint8Array_> | Uint8Array_ {
+  delete(_request: class_, _ctx: $GrainContext): Promise<$rt.MessageInit<Uint8Array_>> | $rt.MessageInit<Uint8Array_> {
     return $rt.unimplemented('delete.new.switch/delete');
   }
 
   /** rpc `Receive` (`delete.new.switch/Receive`). */
-  receive_(_request: class_, _ctx: $GrainContext): Promise<Promise_> | Promise_ {
+  receive_(_request: class_, _ctx: $GrainContext): Promise<$rt.MessageInit<Promise_>> | $rt.MessageInit<Promise_> {
     return $rt.unimplemented('delete.new.switch/Receive');
   }
 
   /** rpc `new` (`delete.new.switch/new`). */
-  new(_request: Promise_, _ctx: $GrainContext): Promise<class_> | class_ {
+  new(_request: Promise_, _ctx: $GrainContext): Promise<$rt.MessageInit<class_>> | $rt.MessageInit<class_> {
     return $rt.unimplemented('delete.new.switch/new');
   }
 }
 
 /**
  * Typed client of service `delete.new.switch`:
- * `switchClient.get(cluster, identity).constructor_(request, { timeoutMs, signal, retries })`.
+ * `switchClient.for(cluster, identity).constructor_(request, { timeoutMs, idempotent })`.
  */
 export class switchClient extends $rt.GrainClient {
   /** A client of grain `identity` (of kind `kindName`); creating one sends nothing. */
+  static for(cluster: $rt.ClusterLike, identity: string, kindName: string = $switchService.kindName): switchClient {
+    return new switchClient(cluster, kindName, identity);
+  }
+
+  /** @deprecated Use `switchClient.for` (same arguments). */
   static get(cluster: $rt.ClusterLike, identity: string, kindName: string = $switchService.kindName): switchClient {
     return new switchClient(cluster, kindName, identity);
   }
 
   /** rpc `constructor` (`delete.new.switch/constructor`). */
-  constructor_(request: class_, options?: $rt.CallOptions): Promise<Promise_> {
+  constructor_(request: $rt.MessageInit<class_>, options?: $rt.CallOptions): Promise<Promise_> {
     return this.$invoke('delete.new.switch/constructor', class_, Promise_, request, options);
   }
 
   /** rpc `delete` (`delete.new.switch/delete`). */
-  delete(request: class_, options?: $rt.CallOptions): Promise<Uint8Array_> {
+  delete(request: $rt.MessageInit<class_>, options?: $rt.CallOptions): Promise<Uint8Array_> {
     return this.$invoke('delete.new.switch/delete', class_, Uint8Array_, request, options);
   }
 
   /** rpc `Receive` (`delete.new.switch/Receive`). */
-  receive_(request: class_, options?: $rt.CallOptions): Promise<Promise_> {
+  receive_(request: $rt.MessageInit<class_>, options?: $rt.CallOptions): Promise<Promise_> {
     return this.$invoke('delete.new.switch/Receive', class_, Promise_, request, options);
   }
 
   /** rpc `new` (`delete.new.switch/new`). */
-  new(request: Promise_, options?: $rt.CallOptions): Promise<class_> {
+  new(request: $rt.MessageInit<Promise_>, options?: $rt.CallOptions): Promise<class_> {
     return this.$invoke('delete.new.switch/new', Promise_, class_, request, options);
   }
 }

@@ -8,12 +8,12 @@ import * as $rt from '@granary/codegen/runtime';
 import '../common/types.granary';
 import * as $common_types from '../common/types.granary';
 
-const $file = $rt.defineProtoFile($serialization, 'legacy/legacy.proto', {"granary":{"nested":{"test":{"nested":{"legacy":{"nested":{"Account":{"edition":"proto2","fields":{"id":{"rule":"required","type":"string","id":1},"level":{"type":"int32","id":2},"scores":{"rule":"repeated","type":"int32","id":3},"ledger":{"rule":"repeated","type":"sfixed64","id":4},"balance":{"type":".granary.test.common.Money","id":5},"flags":{"type":".granary.test.legacy.Account.Flags","id":6}},"nested":{"Flags":{"edition":"proto2","fields":{"frozen":{"type":"bool","id":1},"tier":{"type":".granary.test.legacy.Account.Flags.Tier","id":2},"perRegion":{"keyType":"string","type":".granary.test.legacy.Account.Flags.Tier","id":3}},"nested":{"Tier":{"edition":"proto2","values":{"TIER_FREE":0,"TIER_GOLD":1}}}}}}}}}}}}});
+const $file = $rt.defineProtoFile($serialization, 'legacy/legacy.proto', {"granary":{"nested":{"test":{"nested":{"legacy":{"nested":{"Account":{"edition":"proto2","fields":{"id":{"rule":"required","type":"string","id":1},"level":{"type":"int32","id":2,"options":{"default":3}},"scores":{"rule":"repeated","type":"int32","id":3,"options":{"packed":true}},"ledger":{"rule":"repeated","type":"sfixed64","id":4},"balance":{"type":".granary.test.common.Money","id":5},"flags":{"type":".granary.test.legacy.Account.Flags","id":6}},"nested":{"Flags":{"edition":"proto2","fields":{"frozen":{"type":"bool","id":1},"tier":{"type":".granary.test.legacy.Account.Flags.Tier","id":2,"options":{"default":"TIER_GOLD"}},"perRegion":{"keyType":"string","type":".granary.test.legacy.Account.Flags.Tier","id":3}},"nested":{"Tier":{"edition":"proto2","values":{"TIER_FREE":0,"TIER_GOLD":1}}}}}}}}}}}}});
 
 /** Message `granary.test.legacy.Account`. */
 export interface Account {
   id: string;
-  level?: number;
+  level: number;
   scores: number[];
   ledger: string[];
   balance?: $common_types.Money;
@@ -25,7 +25,7 @@ export const Account: $rt.MessageCodec<Account> = $file.codec('granary.test.lega
 /** Message `granary.test.legacy.Account.Flags`. */
 export interface Account_Flags {
   frozen?: boolean;
-  tier?: Account_Flags_Tier;
+  tier: Account_Flags_Tier;
   perRegion: { [key: string]: Account_Flags_Tier };
 }
 /** Codec of `granary.test.legacy.Account.Flags`, registered with the serialization registry. */
@@ -53,23 +53,28 @@ export abstract class AccountsGrain extends $rt.GrainBase<$GrainContext> {
   protected readonly $service = $AccountsService;
 
   /** rpc `Open` (`granary.test.legacy.Accounts/Open`). */
-  open(_request: Account, _ctx: $GrainContext): Promise<Account> | Account {
+  open(_request: Account, _ctx: $GrainContext): Promise<$rt.MessageInit<Account>> | $rt.MessageInit<Account> {
     return $rt.unimplemented('granary.test.legacy.Accounts/Open');
   }
 }
 
 /**
  * Typed client of service `granary.test.legacy.Accounts`:
- * `AccountsClient.get(cluster, identity).open(request, { timeoutMs, signal, retries })`.
+ * `AccountsClient.for(cluster, identity).open(request, { timeoutMs, idempotent })`.
  */
 export class AccountsClient extends $rt.GrainClient {
   /** A client of grain `identity` (of kind `kindName`); creating one sends nothing. */
+  static for(cluster: $rt.ClusterLike, identity: string, kindName: string = $AccountsService.kindName): AccountsClient {
+    return new AccountsClient(cluster, kindName, identity);
+  }
+
+  /** @deprecated Use `AccountsClient.for` (same arguments). */
   static get(cluster: $rt.ClusterLike, identity: string, kindName: string = $AccountsService.kindName): AccountsClient {
     return new AccountsClient(cluster, kindName, identity);
   }
 
   /** rpc `Open` (`granary.test.legacy.Accounts/Open`). */
-  open(request: Account, options?: $rt.CallOptions): Promise<Account> {
+  open(request: $rt.MessageInit<Account>, options?: $rt.CallOptions): Promise<Account> {
     return this.$invoke('granary.test.legacy.Accounts/Open', Account, Account, request, options);
   }
 }

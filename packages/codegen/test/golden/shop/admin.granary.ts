@@ -29,33 +29,38 @@ export abstract class OrderAdminGrain extends $rt.GrainBase<$GrainContext> {
   protected readonly $service = $OrderAdminService;
 
   /** rpc `Inspect` (`granary.test.shop.admin.OrderAdmin/Inspect`). */
-  inspect(_request: $shop_orders.GetOrderRequest, _ctx: $GrainContext): Promise<$shop_orders.Order> | $shop_orders.Order {
+  inspect(_request: $shop_orders.GetOrderRequest, _ctx: $GrainContext): Promise<$rt.MessageInit<$shop_orders.Order>> | $rt.MessageInit<$shop_orders.Order> {
     return $rt.unimplemented('granary.test.shop.admin.OrderAdmin/Inspect');
   }
 
   /** rpc `Purge` (`granary.test.shop.admin.OrderAdmin/Purge`). */
-  purge(_request: $rt.Empty, _ctx: $GrainContext): Promise<$rt.Empty> | $rt.Empty {
+  purge(_request: $rt.Empty, _ctx: $GrainContext): Promise<$rt.MessageInit<$rt.Empty>> | $rt.MessageInit<$rt.Empty> {
     return $rt.unimplemented('granary.test.shop.admin.OrderAdmin/Purge');
   }
 }
 
 /**
  * Typed client of service `granary.test.shop.admin.OrderAdmin`:
- * `OrderAdminClient.get(cluster, identity).inspect(request, { timeoutMs, signal, retries })`.
+ * `OrderAdminClient.for(cluster, identity).inspect(request, { timeoutMs, idempotent })`.
  */
 export class OrderAdminClient extends $rt.GrainClient {
   /** A client of grain `identity` (of kind `kindName`); creating one sends nothing. */
+  static for(cluster: $rt.ClusterLike, identity: string, kindName: string = $OrderAdminService.kindName): OrderAdminClient {
+    return new OrderAdminClient(cluster, kindName, identity);
+  }
+
+  /** @deprecated Use `OrderAdminClient.for` (same arguments). */
   static get(cluster: $rt.ClusterLike, identity: string, kindName: string = $OrderAdminService.kindName): OrderAdminClient {
     return new OrderAdminClient(cluster, kindName, identity);
   }
 
   /** rpc `Inspect` (`granary.test.shop.admin.OrderAdmin/Inspect`). */
-  inspect(request: $shop_orders.GetOrderRequest, options?: $rt.CallOptions): Promise<$shop_orders.Order> {
+  inspect(request: $rt.MessageInit<$shop_orders.GetOrderRequest>, options?: $rt.CallOptions): Promise<$shop_orders.Order> {
     return this.$invoke('granary.test.shop.admin.OrderAdmin/Inspect', $shop_orders.GetOrderRequest, $shop_orders.Order, request, options);
   }
 
   /** rpc `Purge` (`granary.test.shop.admin.OrderAdmin/Purge`). */
-  purge(request: $rt.Empty, options?: $rt.CallOptions): Promise<$rt.Empty> {
+  purge(request: $rt.MessageInit<$rt.Empty>, options?: $rt.CallOptions): Promise<$rt.Empty> {
     return this.$invoke('granary.test.shop.admin.OrderAdmin/Purge', $google_protobuf_Empty, $google_protobuf_Empty, request, options);
   }
 }

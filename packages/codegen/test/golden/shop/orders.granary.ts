@@ -110,43 +110,48 @@ export abstract class OrderServiceGrain extends $rt.GrainBase<$GrainContext> {
   protected readonly $service = $OrderServiceService;
 
   /** rpc `PlaceOrder` (`granary.test.shop.OrderService/PlaceOrder`). */
-  placeOrder(_request: PlaceOrderRequest, _ctx: $GrainContext): Promise<PlaceOrderReply> | PlaceOrderReply {
+  placeOrder(_request: PlaceOrderRequest, _ctx: $GrainContext): Promise<$rt.MessageInit<PlaceOrderReply>> | $rt.MessageInit<PlaceOrderReply> {
     return $rt.unimplemented('granary.test.shop.OrderService/PlaceOrder');
   }
 
   /** rpc `GetOrder` (`granary.test.shop.OrderService/GetOrder`). */
-  getOrder(_request: GetOrderRequest, _ctx: $GrainContext): Promise<Order> | Order {
+  getOrder(_request: GetOrderRequest, _ctx: $GrainContext): Promise<$rt.MessageInit<Order>> | $rt.MessageInit<Order> {
     return $rt.unimplemented('granary.test.shop.OrderService/GetOrder');
   }
 
   /** rpc `Cancel` (`granary.test.shop.OrderService/Cancel`). */
-  cancel(_request: GetOrderRequest, _ctx: $GrainContext): Promise<$rt.Empty> | $rt.Empty {
+  cancel(_request: GetOrderRequest, _ctx: $GrainContext): Promise<$rt.MessageInit<$rt.Empty>> | $rt.MessageInit<$rt.Empty> {
     return $rt.unimplemented('granary.test.shop.OrderService/Cancel');
   }
 }
 
 /**
  * Typed client of service `granary.test.shop.OrderService`:
- * `OrderServiceClient.get(cluster, identity).placeOrder(request, { timeoutMs, signal, retries })`.
+ * `OrderServiceClient.for(cluster, identity).placeOrder(request, { timeoutMs, idempotent })`.
  */
 export class OrderServiceClient extends $rt.GrainClient {
   /** A client of grain `identity` (of kind `kindName`); creating one sends nothing. */
+  static for(cluster: $rt.ClusterLike, identity: string, kindName: string = $OrderServiceService.kindName): OrderServiceClient {
+    return new OrderServiceClient(cluster, kindName, identity);
+  }
+
+  /** @deprecated Use `OrderServiceClient.for` (same arguments). */
   static get(cluster: $rt.ClusterLike, identity: string, kindName: string = $OrderServiceService.kindName): OrderServiceClient {
     return new OrderServiceClient(cluster, kindName, identity);
   }
 
   /** rpc `PlaceOrder` (`granary.test.shop.OrderService/PlaceOrder`). */
-  placeOrder(request: PlaceOrderRequest, options?: $rt.CallOptions): Promise<PlaceOrderReply> {
+  placeOrder(request: $rt.MessageInit<PlaceOrderRequest>, options?: $rt.CallOptions): Promise<PlaceOrderReply> {
     return this.$invoke('granary.test.shop.OrderService/PlaceOrder', PlaceOrderRequest, PlaceOrderReply, request, options);
   }
 
   /** rpc `GetOrder` (`granary.test.shop.OrderService/GetOrder`). */
-  getOrder(request: GetOrderRequest, options?: $rt.CallOptions): Promise<Order> {
+  getOrder(request: $rt.MessageInit<GetOrderRequest>, options?: $rt.CallOptions): Promise<Order> {
     return this.$invoke('granary.test.shop.OrderService/GetOrder', GetOrderRequest, Order, request, options);
   }
 
   /** rpc `Cancel` (`granary.test.shop.OrderService/Cancel`). */
-  cancel(request: GetOrderRequest, options?: $rt.CallOptions): Promise<$rt.Empty> {
+  cancel(request: $rt.MessageInit<GetOrderRequest>, options?: $rt.CallOptions): Promise<$rt.Empty> {
     return this.$invoke('granary.test.shop.OrderService/Cancel', GetOrderRequest, $google_protobuf_Empty, request, options);
   }
 }
@@ -177,43 +182,48 @@ export abstract class InventoryGrain extends $rt.GrainBase<$GrainContext> {
   protected readonly $service = $InventoryService;
 
   /** rpc `GetStock` (`granary.test.shop.Inventory/GetStock`). */
-  getStock(_request: $rt.StringValue, _ctx: $GrainContext): Promise<Stock> | Stock {
+  getStock(_request: $rt.StringValue, _ctx: $GrainContext): Promise<$rt.MessageInit<Stock>> | $rt.MessageInit<Stock> {
     return $rt.unimplemented('granary.test.shop.Inventory/GetStock');
   }
 
   /** rpc `Reserve` (`granary.test.shop.Inventory/Reserve`). */
-  reserve(_request: ReserveRequest, _ctx: $GrainContext): Promise<Stock> | Stock {
+  reserve(_request: ReserveRequest, _ctx: $GrainContext): Promise<$rt.MessageInit<Stock>> | $rt.MessageInit<Stock> {
     return $rt.unimplemented('granary.test.shop.Inventory/Reserve');
   }
 
   /** rpc `Ping` (`granary.test.shop.Inventory/Ping`). */
-  ping(_request: $rt.Empty, _ctx: $GrainContext): Promise<$rt.Empty> | $rt.Empty {
+  ping(_request: $rt.Empty, _ctx: $GrainContext): Promise<$rt.MessageInit<$rt.Empty>> | $rt.MessageInit<$rt.Empty> {
     return $rt.unimplemented('granary.test.shop.Inventory/Ping');
   }
 }
 
 /**
  * Typed client of service `granary.test.shop.Inventory`:
- * `InventoryClient.get(cluster, identity).getStock(request, { timeoutMs, signal, retries })`.
+ * `InventoryClient.for(cluster, identity).getStock(request, { timeoutMs, idempotent })`.
  */
 export class InventoryClient extends $rt.GrainClient {
   /** A client of grain `identity` (of kind `kindName`); creating one sends nothing. */
+  static for(cluster: $rt.ClusterLike, identity: string, kindName: string = $InventoryService.kindName): InventoryClient {
+    return new InventoryClient(cluster, kindName, identity);
+  }
+
+  /** @deprecated Use `InventoryClient.for` (same arguments). */
   static get(cluster: $rt.ClusterLike, identity: string, kindName: string = $InventoryService.kindName): InventoryClient {
     return new InventoryClient(cluster, kindName, identity);
   }
 
   /** rpc `GetStock` (`granary.test.shop.Inventory/GetStock`). */
-  getStock(request: $rt.StringValue, options?: $rt.CallOptions): Promise<Stock> {
+  getStock(request: $rt.MessageInit<$rt.StringValue>, options?: $rt.CallOptions): Promise<Stock> {
     return this.$invoke('granary.test.shop.Inventory/GetStock', $google_protobuf_StringValue, Stock, request, options);
   }
 
   /** rpc `Reserve` (`granary.test.shop.Inventory/Reserve`). */
-  reserve(request: ReserveRequest, options?: $rt.CallOptions): Promise<Stock> {
+  reserve(request: $rt.MessageInit<ReserveRequest>, options?: $rt.CallOptions): Promise<Stock> {
     return this.$invoke('granary.test.shop.Inventory/Reserve', ReserveRequest, Stock, request, options);
   }
 
   /** rpc `Ping` (`granary.test.shop.Inventory/Ping`). */
-  ping(request: $rt.Empty, options?: $rt.CallOptions): Promise<$rt.Empty> {
+  ping(request: $rt.MessageInit<$rt.Empty>, options?: $rt.CallOptions): Promise<$rt.Empty> {
     return this.$invoke('granary.test.shop.Inventory/Ping', $google_protobuf_Empty, $google_protobuf_Empty, request, options);
   }
 }

@@ -1,0 +1,69 @@
+import { ProtoParseError } from '../errors';
+
+/*
+ * protobufjs keeps fields, nested types, enum values and methods in plain objects, so a
+ * declaration named `__proto__` sets the object's prototype instead of adding a member and is
+ * silently lost. granary-codegen therefore renames that one identifier in the source before
+ * protobufjs parses it, and renames it back in the model: both commands see the same names.
+ */
+
+/** The .proto identifier protobufjs cannot hold. */
+const HOSTILE = '__proto__';
+/** What it is parsed as; refused if a .proto uses it itself. */
+const STAND_IN = '__granary_proto__';
+
+/**
+ * The source with every identifier `__proto__` (outside strings and comments) renamed to the
+ * stand-in. Throws `ProtoParseError` when the source already uses the stand-in.
+ */
+export function escapeProtoSource(source: string, file: string): string {
+  if (!source.includes(HOSTILE) && !source.includes(STAND_IN)) return source;
+  let out = '';
+  let i = 0;
+  while (i < source.length) {
+    const c = source[i];
+    const end = skipEnd(source, i);
+    if (end > i) {
+      out += source.slice(i, end);
+      i = end;
+    } else if (/[A-Za-z_]/.test(c)) {
+      const word = /^[A-Za-z_][A-Za-z0-9_]*/.exec(source.slice(i))?.[0] ?? c;
+      if (word === STAND_IN) {
+        throw new ProtoParseError(
+          `${file} uses the identifier ${STAND_IN}, which granary-codegen reserves`,
+        );
+      }
+      out += word === HOSTILE ? STAND_IN : word;
+      i += word.length;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
+
+/** Where a string literal or comment starting at `i` ends (`i` when none starts there). */
+function skipEnd(source: string, i: number): number {
+  const c = source[i];
+  if (c === '"' || c === "'") {
+    let j = i + 1;
+    while (j < source.length && source[j] !== c && source[j] !== '\n')
+      j += source[j] === '\\' ? 2 : 1;
+    return j + 1;
+  }
+  if (c === '/' && source[i + 1] === '/') {
+    const nl = source.indexOf('\n', i);
+    return nl < 0 ? source.length : nl;
+  }
+  if (c === '/' && source[i + 1] === '*') {
+    const close = source.indexOf('*/', i + 2);
+    return close < 0 ? source.length : close + 2;
+  }
+  return i;
+}
+
+/** An identifier as protobufjs parsed it, back to its name in the .proto. */
+export function unescapeIdentifier(name: string): string {
+  return name === STAND_IN ? HOSTILE : name;
+}

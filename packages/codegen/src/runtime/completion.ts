@@ -1,0 +1,119 @@
+import { Enum, Type } from 'protobufjs';
+import type { Field } from 'protobufjs';
+
+/*
+ * Filling in what protobuf leaves off the wire: after protobufjs's `toObject` with
+ * `defaults: false` (which keeps presence), implicit-presence proto3 scalars get their zero
+ * value and proto2 fields with `[default = ...]` their default, at every depth.
+ */
+
+/** Per message type: scalars to default when absent, and message fields to descend into. */
+interface CompletionPlan {
+  readonly defaults: readonly (readonly [name: string, value: () => unknown])[];
+  readonly messages: readonly {
+    readonly name: string;
+    readonly mode: 'single' | 'repeated' | 'map';
+    readonly type: Type;
+  }[];
+}
+
+let plans = new WeakMap<Type, CompletionPlan>();
+
+/**
+ * Forgets every plan: an extension added to the shared root later (another generated module
+ * loading) may add a message field to a type whose plan was already made.
+ */
+export function resetCompletionPlans(): void {
+  plans = new WeakMap();
+}
+
+const LONG_TYPES = new Set(['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64']);
+
+/** The zero value of an implicit-presence scalar in the documented representation. */
+function zeroOf(field: Field): () => unknown {
+  if (field.resolvedType instanceof Enum) return () => 0;
+  if (LONG_TYPES.has(field.type)) return () => '0';
+  switch (field.type) {
+    case 'string':
+      return () => '';
+    case 'bool':
+      return () => false;
+    case 'bytes':
+      return () => new Uint8Array(0);
+    default:
+      return () => 0;
+  }
+}
+
+/**
+ * A proto2 `[default = ...]` in the documented representation. The embedded descriptor holds
+ * it normalized (64-bit as a decimal string, bytes as base64, enums by name, which protobufjs
+ * resolved into `typeDefault`).
+ */
+function explicitDefaultOf(field: Field, value: unknown): () => unknown {
+  if (field.resolvedType instanceof Enum) {
+    const number = field.typeDefault as number;
+    return () => number;
+  }
+  if (LONG_TYPES.has(field.type)) {
+    const text = String(value);
+    return () => text;
+  }
+  if (field.type === 'bytes') {
+    const bytes = Buffer.from(String(value), 'base64');
+    return () => new Uint8Array(bytes);
+  }
+  return () => value;
+}
+
+/**
+ * The default to fill for `field`, or undefined when an absent value stays absent (lists, maps,
+ * messages, fields with presence, and extensions: an extension is there only when set).
+ */
+function fillerOf(field: Field): (() => unknown) | undefined {
+  if (field.repeated || field.map || field.resolvedType instanceof Type) return undefined;
+  if (field.declaringField !== null) return undefined;
+  const explicit = (field.options as Record<string, unknown> | undefined)?.default;
+  if (explicit !== undefined && field.partOf === null) return explicitDefaultOf(field, explicit);
+  return field.hasPresence ? undefined : zeroOf(field);
+}
+
+function planOf(type: Type): CompletionPlan {
+  let plan = plans.get(type);
+  if (plan === undefined) {
+    const fields = type.fieldsArray.map((f) => f.resolve());
+    const defaults: (readonly [string, () => unknown])[] = [];
+    for (const field of fields) {
+      const filler = fillerOf(field);
+      if (filler !== undefined) defaults.push([field.name, filler]);
+    }
+    plan = {
+      defaults,
+      messages: fields
+        .filter((f) => f.resolvedType instanceof Type)
+        .map((f) => ({
+          name: f.name,
+          mode: f.map ? ('map' as const) : f.repeated ? ('repeated' as const) : ('single' as const),
+          type: f.resolvedType as Type,
+        })),
+    };
+    plans.set(type, plan);
+  }
+  return plan;
+}
+
+/** Fills implicit-presence scalar zeros and proto2 defaults of `object` at every depth. */
+export function complete(type: Type, object: Record<string, unknown>): void {
+  const plan = planOf(type);
+  for (const [name, fill] of plan.defaults) if (object[name] === undefined) object[name] = fill();
+  for (const field of plan.messages) {
+    const value = object[field.name];
+    if (value === undefined || value === null) continue;
+    if (field.mode === 'single') {
+      complete(field.type, value as Record<string, unknown>);
+    } else {
+      const items = field.mode === 'map' ? Object.values(value) : (value as unknown[]);
+      for (const item of items) complete(field.type, item as Record<string, unknown>);
+    }
+  }
+}
