@@ -32,12 +32,11 @@ function typesOf(
   const out: JsonNamespace = {};
   for (const message of messages) out[runtimeName(message.name)] = messageJson(message, edition);
   for (const e of enums) out[runtimeName(e.name)] = enumJson(e, edition);
-  // protobufjs adds each to its extendee as a field named by its full name ('.pkg.name').
+  // protobufjs adds each to its extendee as a field named by its full name ('.pkg.name'); the
+  // edition makes it read `packed` as the .proto's syntax does.
   for (const ext of extensions) {
-    out[propertyName(ext.name)] = {
-      ...fieldJson(ext),
-      extend: `.${runtimeFullName(ext.extendee)}`,
-    };
+    const extend = `.${runtimeFullName(ext.extendee)}`;
+    out[propertyName(ext.name)] = { edition, ...fieldJson(ext), extend };
   }
   return out;
 }

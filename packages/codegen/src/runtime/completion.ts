@@ -4,15 +4,20 @@ import type { Field } from 'protobufjs';
 /*
  * Filling in what protobuf leaves off the wire: after protobufjs's `toObject` with
  * `defaults: false` (which keeps presence), implicit-presence proto3 scalars get their zero
- * value and proto2 fields with `[default = ...]` their default, at every depth.
+ * value and proto2 fields with `[default = ...]` their default, at every depth. Bytes come back
+ * as plain `Uint8Array` views (protobufjs reads them as Node `Buffer`s, whose JSON, equality and
+ * `toString` differ from the `Uint8Array` the interfaces declare).
  */
+
+type Mode = 'single' | 'repeated' | 'map';
 
 /** Per message type: scalars to default when absent, and message fields to descend into. */
 interface CompletionPlan {
   readonly defaults: readonly (readonly [name: string, value: () => unknown])[];
+  readonly bytes: readonly { readonly name: string; readonly mode: Mode }[];
   readonly messages: readonly {
     readonly name: string;
-    readonly mode: 'single' | 'repeated' | 'map';
+    readonly mode: Mode;
     readonly type: Type;
   }[];
 }
@@ -87,15 +92,15 @@ function planOf(type: Type): CompletionPlan {
       const filler = fillerOf(field);
       if (filler !== undefined) defaults.push([field.name, filler]);
     }
+    const modeOf = (f: Field): Mode => (f.map ? 'map' : f.repeated ? 'repeated' : 'single');
     plan = {
       defaults,
+      bytes: fields
+        .filter((f) => f.type === 'bytes')
+        .map((f) => ({ name: f.name, mode: modeOf(f) })),
       messages: fields
         .filter((f) => f.resolvedType instanceof Type)
-        .map((f) => ({
-          name: f.name,
-          mode: f.map ? ('map' as const) : f.repeated ? ('repeated' as const) : ('single' as const),
-          type: f.resolvedType as Type,
-        })),
+        .map((f) => ({ name: f.name, mode: modeOf(f), type: f.resolvedType as Type })),
     };
     plans.set(type, plan);
   }
@@ -106,6 +111,15 @@ function planOf(type: Type): CompletionPlan {
 export function complete(type: Type, object: Record<string, unknown>): void {
   const plan = planOf(type);
   for (const [name, fill] of plan.defaults) if (object[name] === undefined) object[name] = fill();
+  for (const { name, mode } of plan.bytes) {
+    const value = object[name];
+    if (value === undefined || value === null) continue;
+    if (mode === 'single') object[name] = plain(value as Uint8Array);
+    else if (mode === 'repeated') object[name] = (value as Uint8Array[]).map(plain);
+    else
+      for (const [k, v] of Object.entries(value))
+        (value as Record<string, unknown>)[k] = plain(v as Uint8Array);
+  }
   for (const field of plan.messages) {
     const value = object[field.name];
     if (value === undefined || value === null) continue;
@@ -116,4 +130,11 @@ export function complete(type: Type, object: Record<string, unknown>): void {
       for (const item of items) complete(field.type, item as Record<string, unknown>);
     }
   }
+}
+
+/** A plain `Uint8Array` over the same memory (no copy) when `bytes` is a subclass (`Buffer`). */
+function plain(bytes: Uint8Array): Uint8Array {
+  return bytes.constructor === Uint8Array
+    ? bytes
+    : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

@@ -1,4 +1,4 @@
-import { Root, Type } from 'protobufjs';
+import { Namespace, Root, Type } from 'protobufjs';
 import type { INamespace } from 'protobufjs';
 import { resetCompletionPlans } from './completion';
 import { UnimplementedError } from './errors';
@@ -56,7 +56,7 @@ export function defineProtoFile(
   const nested = descriptor as Record<string, INamespace>;
   let file = files.get(name);
   if (file === undefined) {
-    sharedRoot.addJSON(withNumericDefaults(nested));
+    addNested(sharedRoot, withNumericDefaults(nested));
     sharedRoot.resolveAll();
     resetCompletionPlans(); // its extensions may have added fields to types planned before
     file = {
@@ -80,6 +80,24 @@ export function defineProtoFile(
 /** The codec of a message type already in the shared root (e.g. a well-known type). */
 export function codecOf<T>(fullName: string): MessageCodec<T> {
   return new ProtobufMessageCodec<T>(sharedRoot.lookupType(fullName));
+}
+
+/**
+ * Adds a module's namespaces to the shared root, descending into the package namespaces that
+ * already exist instead of letting `addJSON` replace them: protobufjs merges a re-declared
+ * namespace by moving every object into a new one, which drops the resolved features of the
+ * extension fields it moves (a packed extension would then encode unpacked).
+ */
+function addNested(ns: Namespace, nested: Record<string, INamespace>): void {
+  for (const [name, json] of Object.entries(nested)) {
+    const isPackage = !('fields' in json || 'values' in json || 'methods' in json || 'id' in json);
+    const existing = ns.get(name);
+    if (isPackage && (existing === null || existing.constructor === Namespace)) {
+      addNested(existing === null ? ns.define(name) : (existing as Namespace), json.nested ?? {});
+    } else {
+      ns.addJSON({ [name]: json });
+    }
+  }
 }
 
 /** JSON has no Infinity or NaN: generated descriptors write float defaults as these words. */

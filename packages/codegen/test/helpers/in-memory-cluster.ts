@@ -1,12 +1,21 @@
 import type { Type } from 'protobufjs';
-import type { ClusterLike, ClusterRequestOptions, InvokeContext } from '../../src/runtime';
+import type { GrainCallOptions } from '@granary/cluster';
+import type { ClusterLike, InvokeContext } from '../../src/runtime';
 import { typeNameOf } from '../../src/runtime';
 
+/** Where the in-memory cluster finds a message's protobuf type (core's registry has `lookup`). */
+export interface TypeLookup {
+  lookup(typeName: string): Type | undefined;
+}
+
 /** Records registered protobuf types by full name, like @granary/core's registry. */
-export class RecordingRegistry {
+export class RecordingRegistry implements TypeLookup {
   readonly types = new Map<string, Type>();
   registerType(type: Type): void {
     this.types.set(type.fullName.replace(/^\./, ''), type);
+  }
+  lookup(typeName: string): Type | undefined {
+    return this.types.get(typeName);
   }
 }
 
@@ -35,13 +44,18 @@ export class FakeGrainError extends Error {
  */
 export class InMemoryCluster implements ClusterLike {
   readonly grains = new Map<string, TestGrain>();
-  readonly requests: { kind: string; identity: string; message: unknown }[] = [];
+  readonly requests: {
+    kind: string;
+    identity: string;
+    message: unknown;
+    options: GrainCallOptions | undefined;
+  }[] = [];
   readonly sent: unknown[] = [];
   /** Errors thrown (one per call, in order) instead of delivering. */
   failures: Error[] = [];
 
   constructor(
-    private readonly registry: RecordingRegistry,
+    private readonly registry: TypeLookup,
     private readonly factories: Record<string, () => TestGrain>,
   ) {}
 
@@ -49,9 +63,9 @@ export class InMemoryCluster implements ClusterLike {
     kind: string,
     identity: string,
     message: unknown,
-    _options?: ClusterRequestOptions,
+    options?: GrainCallOptions,
   ): Promise<T> {
-    this.requests.push({ kind, identity, message });
+    this.requests.push({ kind, identity, message, options });
     const failure = this.failures.shift();
     if (failure !== undefined) throw failure;
     const grain = this.grainOf(kind, identity);
@@ -94,7 +108,7 @@ export class InMemoryCluster implements ClusterLike {
   /** Encodes with the registered type and decodes, as the remote transport does. */
   private roundTrip(message: unknown): unknown {
     const typeName = typeNameOf(message);
-    const type = typeName === undefined ? undefined : this.registry.types.get(typeName);
+    const type = typeName === undefined ? undefined : this.registry.lookup(typeName);
     if (type === undefined) return message;
     return type.decode(type.encode(message as object).finish());
   }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { CallOptions, InvokeContext, MessageCodec } from '../../src/runtime';
+import type { CallOptions, InvokeContext, MessageCodec, MessageInit } from '../../src/runtime';
 import {
   GRAIN_INVOKE_TYPE,
   GrainBase,
@@ -56,13 +56,13 @@ abstract class EchoGrain extends GrainBase<InvokeContext> {
   }
 }
 class EchoClient extends GrainClient {
-  say(req: Line, options?: CallOptions): Promise<Line> {
+  say(req: MessageInit<Line>, options?: CallOptions): Promise<Line> {
     return this.$invoke('test.echo.Echo/Say', Line, Line, req, options);
   }
   shout(req: Line, options?: CallOptions): Promise<Line> {
     return this.$invoke('test.echo.Echo/Shout', Line, Line, req, options);
   }
-  same(req: Line): Promise<Line> {
+  same(req: MessageInit<Line>): Promise<Line> {
     return this.$invoke('test.echo.Echo/Same', Line, Line, req);
   }
   /** A method a newer .proto has and this grain does not. */
@@ -126,6 +126,33 @@ describe('GrainClient and GrainBase', () => {
     expect(Line.decode((sent.message as { payload: Uint8Array }).payload)).to.deep.equal({
       text: 'a',
       n: '1',
+    });
+  });
+
+  it('passes every GrainCallOptions field to the cluster as given, and spends retries itself', async () => {
+    const signal = new AbortController().signal;
+    const client = new EchoClient(cluster, 'echo', 'e1');
+    await client.say(
+      { text: 'a', n: '1' },
+      { timeoutMs: 1234, idempotent: true, signal, retries: 1 },
+    );
+    await client.say({ text: 'b', n: '2' });
+    expect(cluster.requests[0].options).to.deep.equal({
+      timeoutMs: 1234,
+      idempotent: true,
+      signal,
+    });
+    expect(cluster.requests[1].options).to.deep.equal({});
+  });
+
+  it('a request may leave fields out: the grain gets them as defaults', async () => {
+    expect(await new EchoClient(cluster, 'echo', 'e1').say({ text: 'partial' })).to.deep.equal({
+      text: 'partial!',
+      n: '1',
+    });
+    expect(await new EchoClient(cluster, 'echo', 'e1').same({})).to.deep.equal({
+      text: '',
+      n: '0',
     });
   });
 

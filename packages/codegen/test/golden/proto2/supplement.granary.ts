@@ -5,7 +5,7 @@ import { serialization as $serialization } from '@granary/core';
 import * as $rt from '@granary/codegen/runtime';
 import './catalog.granary';
 
-const $file = $rt.defineProtoFile($serialization, 'proto2/supplement.proto', {"granary":{"nested":{"test":{"nested":{"proto2":{"nested":{"supplement":{"nested":{"Origin":{"edition":"proto2","fields":{"country":{"type":"string","id":1},"region":{"type":"string","id":2,"options":{"default":"unknown"}}}},"origin":{"type":".granary.test.proto2.supplement.Origin","id":150,"extend":".granary.test.proto2.Item"},"batch":{"type":"int64","id":151,"options":{"default":"42"},"extend":".granary.test.proto2.Item"}}}}}}}}}});
+const $file = $rt.defineProtoFile($serialization, 'proto2/supplement.proto', {"granary":{"nested":{"test":{"nested":{"proto2":{"nested":{"supplement":{"nested":{"Origin":{"edition":"proto2","fields":{"country":{"type":"string","id":1},"region":{"type":"string","id":2,"options":{"default":"unknown"}}}},"origin":{"edition":"proto2","type":".granary.test.proto2.supplement.Origin","id":150,"extend":".granary.test.proto2.Item"},"batch":{"edition":"proto2","type":"int64","id":151,"options":{"default":"42"},"extend":".granary.test.proto2.Item"}}}}}}}}}});
 
 /** Message `granary.test.proto2.supplement.Origin`. */
 export interface Origin {
