@@ -82,7 +82,7 @@ export const benchmark = defineBenchmark({
       metric: 'calls_per_s',
       baseline: 'raw-request-json',
       run: async () => {
-        const client = PongerClient.get(a!, target);
+        const client = PongerClient.for(a!, target);
         const start = process.hrtime.bigint();
         for (let i = 0; i < CALLS; i++) await client.ping({ cnt: String(i) });
         return CALLS / (Number(process.hrtime.bigint() - start) / 1e9);

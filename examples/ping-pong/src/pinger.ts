@@ -70,7 +70,7 @@ export class Pinger implements Actor {
   private ping(ctx: Context): void {
     const cnt = String(++this.count);
     const started = Date.now();
-    const client = PongerClient.get(this.cluster, this.options.pongerId);
+    const client = PongerClient.for(this.cluster, this.options.pongerId);
     const call = client.ping(
       { cnt },
       {

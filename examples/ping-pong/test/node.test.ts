@@ -67,7 +67,7 @@ describe('ping-pong nodes (startNode over etcd)', function () {
   });
 
   it('Ponger.ping answers a pong with the same count (uint64 as decimal text)', async () => {
-    const pong = await PongerClient.get(client, 'p-rpc').ping(
+    const pong = await PongerClient.for(client, 'p-rpc').ping(
       { cnt: '18446744073709551615' },
       { timeoutMs: CALL_TIMEOUT_MS },
     );
@@ -86,7 +86,7 @@ describe('ping-pong nodes (startNode over etcd)', function () {
   });
 
   it('passivates when idle, logging activation and deactivation with identity and activation id', async () => {
-    const client1 = PongerClient.get(client, 'p-idle');
+    const client1 = PongerClient.for(client, 'p-idle');
     await client1.ping({ cnt: '1' }, { timeoutMs: CALL_TIMEOUT_MS });
     const grain = /grain=messages\.Ponger\/p-idle activation=(\S+)/;
     const [activated] = await pongerLog.waitFor(new RegExp(` activated ${grain.source}`));
@@ -130,7 +130,7 @@ describe('ping-pong nodes (startNode over etcd)', function () {
       GRANARY_PONGER_ID: 'unused',
       GRANARY_PING_INTERVAL_MS: '3600000',
     });
-    const grain = PongerClient.get(pinger.cluster, 'p-stored');
+    const grain = PongerClient.for(pinger.cluster, 'p-stored');
     for (let i = 1; i <= 3; i++)
       await grain.ping({ cnt: String(i) }, { timeoutMs: CALL_TIMEOUT_MS });
     await log.waitFor(/ activated grain=messages\.Ponger\/p-stored \S+ answered=0\b/);

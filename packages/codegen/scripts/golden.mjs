@@ -1,6 +1,6 @@
 // `npm run golden -w @granary/codegen`: rebuilds the generator and rewrites test/golden from
-// test/protos (every .proto except test/protos/errors, which must fail). The golden test then
-// checks that both granary-codegen and protoc + protoc-gen-granary reproduce these files.
+// every .proto under test/protos. The golden test then checks that both granary-codegen and
+// protoc + protoc-gen-granary reproduce these files.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -16,7 +16,7 @@ const { runCli } = createRequire(import.meta.url)(join(pkg, 'dist', 'src', 'inde
 
 const inputs = readdirSync(protos, { recursive: true })
   .map(String)
-  .filter((f) => f.endsWith('.proto') && !f.startsWith('errors'))
+  .filter((f) => f.endsWith('.proto'))
   .sort()
   .map((f) => relative(process.cwd(), join(protos, f)));
 

@@ -9,23 +9,10 @@ export class CodegenError extends Error {
   readonly code: string = 'ERR_CODEGEN';
 }
 
-/** A streaming rpc: grain calls are unary request/response. */
-export class StreamingRpcError extends CodegenError {
-  override readonly name = 'StreamingRpcError';
-  override readonly code = 'ERR_STREAMING_RPC';
-  constructor(
-    readonly rpc: string,
-    readonly file: string,
-    direction: string,
-  ) {
-    super(
-      `rpc ${rpc} in ${file} is ${direction} streaming; grain methods are unary ` +
-        `(one request, one response): remove the stream keyword or move the rpc to a gRPC service`,
-    );
-  }
-}
-
-/** A .proto feature the generator does not support (groups, editions, unknown imports). */
+/**
+ * A .proto feature the generator does not support: editions, a field typed with a
+ * google/protobuf type other than the well-known ones, a 64-bit or non-ASCII bytes default.
+ */
 export class UnsupportedProtoError extends CodegenError {
   override readonly name = 'UnsupportedProtoError';
   override readonly code = 'ERR_UNSUPPORTED_PROTO';

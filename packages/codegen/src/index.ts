@@ -6,7 +6,6 @@ export {
   InvalidOptionError,
   NameClashError,
   ProtoParseError,
-  StreamingRpcError,
   UnsupportedProtoError,
 } from './errors';
 export { generate, generateModules, warningLine } from './generator/generate';

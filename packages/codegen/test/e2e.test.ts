@@ -9,7 +9,7 @@ import {
 import type { GrainContext } from '@granary/cluster';
 import { freePort } from '@granary/testkit';
 import { UnimplementedError } from '../src/runtime';
-import type { Empty } from '../src/runtime';
+import type { CallOptions, Empty, MessageInit } from '../src/runtime';
 import { CalculatorClient, CalculatorGrain, calculatorKind } from './golden/e2e/calculator.granary';
 import type { DivideReply, DivideRequest, SleepRequest } from './golden/e2e/calculator.granary';
 import {
@@ -19,6 +19,14 @@ import {
   pongerKind,
 } from './golden/messages/protos.granary';
 import type { PongMessage } from './golden/messages/protos.granary';
+import {
+  Tick,
+  TickRequest,
+  TickerClient,
+  TickerGrain,
+  tickerKind,
+} from './golden/streaming/ticker.granary';
+import type { Summary } from './golden/streaming/ticker.granary';
 
 /** Pending Sleep calls; released in `after` so no grain turn outlives the test. */
 const sleepers = new Set<() => void>();
@@ -42,7 +50,7 @@ class Calculator extends CalculatorGrain {
 
   /** Divides on another Calculator grain, calling it with the grain context as the cluster. */
   override relay(req: DivideRequest, ctx: GrainContext): Promise<DivideReply> {
-    return CalculatorClient.get(ctx, `${ctx.identity}-next`).divide(req);
+    return CalculatorClient.for(ctx, `${ctx.identity}-next`).divide(req);
   }
 
   /** Never answers by itself: the test releases sleepers when it is done. */
@@ -69,6 +77,27 @@ class Ponger extends PongerGrain {
   }
 }
 
+/** The unary half of a service that also has streaming rpcs (left out by the generator). */
+class Ticker extends TickerGrain {
+  private count = 0n;
+
+  override now(req: TickRequest, ctx: GrainContext): Tick {
+    return { channel: `${req.channel}@${ctx.cluster.id}`, seq: this.count.toString() };
+  }
+
+  override add(tick: Tick, ctx: GrainContext): MessageInit<Summary> {
+    this.count++;
+    return { count: this.count.toString(), lastSeq: tick.seq, servedBy: ctx.cluster.id };
+  }
+}
+
+/** What a client that kept the streaming rpc (another generator, an older module) sends. */
+class WatchingClient extends TickerClient {
+  watch(request: MessageInit<TickRequest>, options: CallOptions): Promise<Tick> {
+    return this.$invoke('granary.test.streaming.Ticker/Watch', TickRequest, Tick, request, options);
+  }
+}
+
 const CALCULATOR = CalculatorGrain.kindName;
 /** Deadline of the ordinary calls: generous, since a first call may wait for shard claims. */
 const CALL_TIMEOUT_MS = 5_000;
@@ -89,7 +118,11 @@ describe('generated code on a 2-node cluster (end to end)', function () {
         name: 'codegen-e2e',
         id,
         provider: new MemoryProvider(table),
-        kinds: [calculatorKind(() => new Calculator()), pongerKind(() => new Ponger())],
+        kinds: [
+          calculatorKind(() => new Calculator()),
+          pongerKind(() => new Ponger()),
+          tickerKind(() => new Ticker()),
+        ],
         remote: { host: '127.0.0.1', port: await freePort() },
         shardCount: 16,
       });
@@ -131,7 +164,7 @@ describe('generated code on a 2-node cluster (end to end)', function () {
 
   it('the generated client calls the generated grain on the other node', async () => {
     const identity = await identityOnB('divide');
-    const reply = await CalculatorClient.get(a, identity).divide(
+    const reply = await CalculatorClient.for(a, identity).divide(
       { dividend: '9007199254740993', divisor: '2' },
       { timeoutMs: CALL_TIMEOUT_MS },
     );
@@ -143,7 +176,7 @@ describe('generated code on a 2-node cluster (end to end)', function () {
   });
 
   it('the seed Ponger answers a typed Ping', async () => {
-    const pong = await PongerClient.get(b, 'ponger-1').ping(
+    const pong = await PongerClient.for(b, 'ponger-1').ping(
       { cnt: '41' },
       { timeoutMs: CALL_TIMEOUT_MS },
     );
@@ -152,7 +185,7 @@ describe('generated code on a 2-node cluster (end to end)', function () {
 
   it('an error thrown in the grain arrives as GrainError with its name, code and message', async () => {
     const identity = await identityOnB('error');
-    const err = await CalculatorClient.get(a, identity)
+    const err = await CalculatorClient.for(a, identity)
       .divide({ dividend: '1', divisor: '0' }, { timeoutMs: CALL_TIMEOUT_MS, retries: 2 })
       .catch((e: unknown) => e);
     expect(err).to.be.instanceOf(GrainError);
@@ -165,7 +198,7 @@ describe('generated code on a 2-node cluster (end to end)', function () {
 
   it('a call that outlives its deadline arrives as DeadlineExceededError', async () => {
     const identity = await identityOnB('sleep');
-    const err = await CalculatorClient.get(a, identity)
+    const err = await CalculatorClient.for(a, identity)
       .sleep({ ms: 0 }, { timeoutMs: SHORT_TIMEOUT_MS })
       .catch((e: unknown) => e);
     expect(err).to.be.instanceOf(DeadlineExceededError);
@@ -174,7 +207,7 @@ describe('generated code on a 2-node cluster (end to end)', function () {
 
   it('an rpc the grain does not implement arrives as UnimplementedError', async () => {
     const identity = await identityOnB('square');
-    const err = await CalculatorClient.get(a, identity)
+    const err = await CalculatorClient.for(a, identity)
       .square({ dividend: '3', divisor: '0' }, { timeoutMs: CALL_TIMEOUT_MS })
       .catch((e: unknown) => e);
     expect(err).to.be.instanceOf(UnimplementedError);
@@ -193,7 +226,7 @@ describe('generated code on a 2-node cluster (end to end)', function () {
 
   it('a grain calls another grain through the generated client on its context', async () => {
     const identity = await identityOnB('relay');
-    const reply = await CalculatorClient.get(a, identity).relay(
+    const reply = await CalculatorClient.for(a, identity).relay(
       { dividend: '7', divisor: '3' },
       { timeoutMs: CALL_TIMEOUT_MS },
     );
@@ -201,5 +234,34 @@ describe('generated code on a 2-node cluster (end to end)', function () {
     expect(reply.remainder).to.equal('1');
     const next = `${identity}-next`;
     expect(reply.servedBy).to.equal(a.ownerOf(CALCULATOR, a.shardOf(CALCULATOR, next))?.id);
+  });
+
+  it('the generated client of a service with streaming rpcs calls its unary rpcs on the other node', async () => {
+    const identity = await identityOnB('ticker', TickerGrain.kindName);
+    const ticker = TickerClient.for(a, identity);
+    const options = { timeoutMs: CALL_TIMEOUT_MS, idempotent: true };
+    expect(await ticker.add({ seq: '7' }, options)).to.deep.equal({
+      count: '1',
+      lastSeq: '7',
+      servedBy: 'node-b',
+    });
+    expect(await ticker.add({ seq: '18446744073709551615' }, options)).to.include({
+      count: '2',
+      lastSeq: '18446744073709551615',
+    });
+    expect(await ticker.now({ channel: 'c' }, options)).to.deep.equal({
+      channel: 'c@node-b',
+      seq: '2',
+    });
+  });
+
+  it('a call to one of its streaming rpcs answers UnimplementedError across the nodes', async () => {
+    const identity = await identityOnB('watch', TickerGrain.kindName);
+    const err = await new WatchingClient(a, TickerGrain.kindName, identity)
+      .watch({ channel: 'c' }, { timeoutMs: CALL_TIMEOUT_MS })
+      .catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(UnimplementedError);
+    expect(err).to.include({ method: 'granary.test.streaming.Ticker/Watch' });
+    expect((err as Error).cause).to.be.instanceOf(GrainError);
   });
 });

@@ -1,10 +1,14 @@
 import { expect } from 'chai';
 import {
+  enumMemberName,
+  extensionPropertyName,
   importAlias,
   methodName,
   outputFileName,
   propertyName,
   relativeImport,
+  runtimeFullName,
+  runtimeName,
   typeNameInFile,
 } from '../src/generator/names';
 
@@ -34,6 +38,37 @@ describe('names', () => {
     expect(methodName('Receive')).to.equal('receive_');
     expect(methodName('Identity')).to.equal('identity_');
     expect(methodName('delete')).to.equal('delete');
+  });
+
+  it('every name JavaScript gives a meaning to gets a trailing _, in every role', () => {
+    const hostile = [
+      'then',
+      'constructor',
+      '__proto__',
+      'prototype',
+      'toString',
+      'valueOf',
+      'hasOwnProperty',
+    ];
+    for (const name of hostile) {
+      expect(typeNameInFile(`p.${name}`, 'p'), 'type').to.equal(`${name}_`);
+      expect(propertyName(name), 'property').to.equal(`${name}_`);
+      expect(enumMemberName(name), 'enum member').to.equal(`${name}_`);
+    }
+    expect(methodName('Then')).to.equal('then_');
+    expect(methodName('ToString')).to.equal('toString_');
+    expect(methodName('HasOwnProperty')).to.equal('hasOwnProperty_');
+    expect(propertyName('to_string')).to.equal('toString_');
+    expect(propertyName('to_json')).to.equal('toJson'); // camelCase never spells toJSON
+    expect(enumMemberName('delete')).to.equal('delete');
+  });
+
+  it('the embedded descriptor renames only __proto__, which protobufjs cannot hold', () => {
+    expect(runtimeName('__proto__')).to.equal('__proto___');
+    expect(runtimeName('constructor')).to.equal('constructor');
+    expect(runtimeFullName('a.__proto__.then')).to.equal('a.__proto___.then');
+    expect(extensionPropertyName('pkg.Scope.lot_numbers')).to.equal('.pkg.Scope.lotNumbers');
+    expect(extensionPropertyName('top')).to.equal('.top');
   });
 
   it('outputFileName and relativeImport follow the .proto layout', () => {

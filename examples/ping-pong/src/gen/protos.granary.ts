@@ -38,23 +38,28 @@ export abstract class PongerGrain extends $rt.GrainBase<$GrainContext> {
   protected readonly $service = $PongerService;
 
   /** rpc `Ping` (`messages.Ponger/Ping`). */
-  ping(_request: PingMessage, _ctx: $GrainContext): Promise<PongMessage> | PongMessage {
+  ping(_request: PingMessage, _ctx: $GrainContext): Promise<$rt.MessageInit<PongMessage>> | $rt.MessageInit<PongMessage> {
     return $rt.unimplemented('messages.Ponger/Ping');
   }
 }
 
 /**
  * Typed client of service `messages.Ponger`:
- * `PongerClient.get(cluster, identity).ping(request, { timeoutMs, signal, retries })`.
+ * `PongerClient.for(cluster, identity).ping(request, { timeoutMs, idempotent })`.
  */
 export class PongerClient extends $rt.GrainClient {
   /** A client of grain `identity` (of kind `kindName`); creating one sends nothing. */
+  static for(cluster: $rt.ClusterLike, identity: string, kindName: string = $PongerService.kindName): PongerClient {
+    return new PongerClient(cluster, kindName, identity);
+  }
+
+  /** @deprecated Use `PongerClient.for` (same arguments). */
   static get(cluster: $rt.ClusterLike, identity: string, kindName: string = $PongerService.kindName): PongerClient {
     return new PongerClient(cluster, kindName, identity);
   }
 
   /** rpc `Ping` (`messages.Ponger/Ping`). */
-  ping(request: PingMessage, options?: $rt.CallOptions): Promise<PongMessage> {
+  ping(request: $rt.MessageInit<PingMessage>, options?: $rt.CallOptions): Promise<PongMessage> {
     return this.$invoke('messages.Ponger/Ping', PingMessage, PongMessage, request, options);
   }
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 /** packages/codegen (this file runs from dist/test/helpers). */
 export const PACKAGE_DIR = join(__dirname, '..', '..', '..');
-/** Input .proto files; errors/ holds the ones that must be rejected. */
+/** Input .proto files, each written for these tests. */
 export const PROTOS_DIR = join(PACKAGE_DIR, 'test', 'protos');
 /** Checked-in expected output, rewritten by `npm run golden -w @granary/codegen`. */
 export const GOLDEN_DIR = join(PACKAGE_DIR, 'test', 'golden');
@@ -18,11 +18,11 @@ export function requireProtoc(): void {
   }
 }
 
-/** The golden set: every .proto under test/protos except errors/, as names relative to it. */
+/** The golden set: every .proto under test/protos, as names relative to it. */
 export function goldenInputs(): string[] {
   return readdirSync(PROTOS_DIR, { recursive: true })
     .map(String)
-    .filter((f) => f.endsWith('.proto') && !f.startsWith('errors'))
+    .filter((f) => f.endsWith('.proto'))
     .sort();
 }
 
