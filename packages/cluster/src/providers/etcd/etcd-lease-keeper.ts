@@ -1,6 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import type { Etcd3 } from 'etcd3';
+import type { Etcd3, IOptions } from 'etcd3';
 import type { ClusterLogger } from '../../internal/logger';
+import type { LeaseCredentials } from './lease/lease-protocol';
+import { LeaseThread } from './lease/lease-thread';
 import type { ResolvedEtcdProviderOptions } from './etcd-provider-options';
 
 /**
@@ -10,27 +12,40 @@ import type { ResolvedEtcdProviderOptions } from './etcd-provider-options';
 const VALIDITY_CHECK_MS = 100;
 
 /**
- * Keeps one etcd lease alive and knows, cheaply and synchronously, whether it can still prove it
- * is: the lease is trusted until `send time of the last successful keep-alive + TTL - margin`
- * (etcd refreshes the TTL when it receives the keep-alive, which is after we sent it). When that
- * moment passes, or etcd says the lease is gone, `onLost` runs once.
+ * One etcd lease: granted here on the main thread, kept alive by the process's lease thread
+ * (LeaseThread, off the main event loop), and known cheaply and synchronously to be alive or
+ * not. The lease is trusted until `send time of the last answered keep-alive + TTL - margin`
+ * (etcd restarts the TTL when it receives the keep-alive, which is later), a time the lease
+ * thread writes to shared memory; `valid()` compares it with the clock. When it passes, when
+ * etcd says the lease is gone, or when the thread stops keeping it because the main loop stalled
+ * longer than `maxLoopStallMs`, `onLost` runs once.
  */
 export class EtcdLeaseKeeper {
-  private validUntil = 0;
-  private keepAliveTimer: NodeJS.Timeout | undefined;
   private checkTimer: NodeJS.Timeout | undefined;
   private lost = false;
+  private released = false;
+  private readonly thread = LeaseThread.get();
+  private readonly slot: number;
 
   private constructor(
-    private readonly client: Etcd3,
     /** The lease id (int64 as a decimal string). */
     readonly id: string,
+    trustedUntil: number,
     private readonly options: ResolvedEtcdProviderOptions,
     private readonly logger: ClusterLogger,
     private readonly onLost: (cause: string) => void,
-  ) {}
+  ) {
+    this.slot = this.thread.allocate(
+      {
+        lease: id,
+        lost: (cause) => this.fail(cause),
+        log: (level, msg, fields) => this.logger[level](fields, msg),
+      },
+      trustedUntil,
+    );
+  }
 
-  /** Grants a lease of `ttlSeconds` and starts keeping it alive. */
+  /** Grants a lease of `ttlSeconds`; `start()` hands it to the lease thread. */
   static async grant(
     client: Etcd3,
     options: ResolvedEtcdProviderOptions,
@@ -48,78 +63,64 @@ export class EtcdLeaseKeeper {
         'etcd granted a different lease TTL than ttlSeconds; fencing still uses ttlSeconds',
       );
     }
-    const keeper = new EtcdLeaseKeeper(client, String(res.ID), options, logger, onLost);
-    keeper.validUntil = sentAt + keeper.trustMs();
-    return keeper;
+    return new EtcdLeaseKeeper(String(res.ID), sentAt + trustMs(options), options, logger, onLost);
   }
 
-  /** Starts the keep-alive and validity timers. */
+  /** Hands the lease to the lease thread and starts the validity timer. */
   start(): void {
-    this.keepAliveTimer = setInterval(
-      () => void this.keepAlive(),
-      this.options.keepAliveIntervalMs,
-    );
+    if (this.lost || this.released) return;
+    const etcd: Omit<IOptions, 'hosts'> | undefined = this.options.etcd;
+    this.thread.keep({
+      slot: this.slot,
+      lease: this.id,
+      endpoints: this.options.endpoints,
+      credentials: etcd?.credentials as LeaseCredentials | undefined,
+      auth: etcd?.auth ? { username: etcd.auth.username, password: etcd.auth.password } : undefined,
+      grpcOptions: cloneable(etcd?.grpcOptions),
+      trustMs: trustMs(this.options),
+      intervalMs: this.options.keepAliveIntervalMs,
+      attemptTimeoutMs: this.options.requestTimeoutMs,
+      maxLoopStallMs: this.options.maxLoopStallMs,
+    });
     this.checkTimer = setInterval(() => this.valid(), VALIDITY_CHECK_MS);
   }
 
   /** O(1): true while the lease is provably alive; the first false triggers onLost. */
   valid(): boolean {
-    if (this.lost) return false;
-    if (performance.now() < this.validUntil) return true;
-    this.fail('no successful keep-alive within ttlSeconds - safetyMarginMs');
+    if (this.lost || this.released) return false;
+    if (performance.now() < this.thread.trustedUntil(this.slot)) return true;
+    this.fail('no keep-alive answered within ttlSeconds - safetyMarginMs');
     return false;
   }
 
-  /** Stops the timers (the lease itself is left to the caller: revoke or let it expire). */
+  /** Stops keeping the lease (the lease itself is left to the caller: revoke or let it expire). */
   stop(): void {
-    clearInterval(this.keepAliveTimer);
     clearInterval(this.checkTimer);
-    this.keepAliveTimer = undefined;
     this.checkTimer = undefined;
-  }
-
-  /** Revokes the lease (deleting every key on it); throws if etcd does not answer. */
-  async revoke(): Promise<void> {
-    this.stop();
-    this.lost = true;
-    await revokeLease(this.client, this.id, this.options.requestTimeoutMs);
-  }
-
-  private async keepAlive(): Promise<void> {
-    if (this.lost) return;
-    const sentAt = performance.now();
-    try {
-      const stream = await this.client.leaseClient.leaseKeepAlive({
-        deadline: Date.now() + this.options.requestTimeoutMs,
-      });
-      const res = await new Promise<{ TTL: string }>((resolve, reject) => {
-        stream.on('data', resolve);
-        stream.on('error', reject);
-        stream.on('end', () => reject(new Error('keep-alive stream ended without a reply')));
-        stream.write({ ID: this.id });
-      });
-      stream.end();
-      if (Number(res.TTL) <= 0) {
-        this.fail('etcd reports the lease expired');
-        return;
-      }
-      this.validUntil = Math.max(this.validUntil, sentAt + this.trustMs());
-    } catch (err) {
-      // Not fatal by itself: the lease may still be alive; valid() decides when it cannot be.
-      this.logger.debug({ err, lease: this.id }, 'etcd keep-alive failed');
-    }
-  }
-
-  private trustMs(): number {
-    return this.options.ttlSeconds * 1000 - this.options.safetyMarginMs;
+    if (this.released) return;
+    this.released = true;
+    this.thread.release(this.slot);
   }
 
   private fail(cause: string): void {
-    if (this.lost) return;
+    if (this.lost || this.released) return;
     this.lost = true;
     this.stop();
     this.onLost(cause);
   }
+}
+
+/** How long after sending an answered keep-alive the lease is trusted. */
+function trustMs(options: ResolvedEtcdProviderOptions): number {
+  return options.ttlSeconds * 1000 - options.safetyMarginMs;
+}
+
+/** grpc-js channel options are plain values; anything else cannot cross to the thread. */
+function cloneable(options: object | undefined): Record<string, unknown> | undefined {
+  if (!options) return undefined;
+  return Object.fromEntries(
+    Object.entries(options).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v)),
+  );
 }
 
 /** Revokes a lease by id; an already expired lease counts as revoked. */

@@ -13,26 +13,43 @@ export interface EtcdProviderOptions {
   prefix?: string;
   /**
    * Lease TTL in whole seconds: a dead member's key and claims vanish this long after its last
-   * keep-alive. At least 2, etcd's minimum with its default election timeout.
-   * @default 3
+   * keep-alive (SIGKILL to failover: about TTL + 0.5 s). At least 2, etcd's minimum with its
+   * default election timeout. With the defaults a member rides out `ttlSeconds * 1000 -
+   * safetyMarginMs - keepAliveIntervalMs` = 3.5 s of etcd being unable to answer keep-alives (an
+   * etcd leader election takes 1-2 s): see the cluster README.
+   * @default 5
    */
   ttlSeconds?: number;
   /**
-   * Interval between keep-alives; must leave room for a missed one inside the TTL.
-   * @default ttlSeconds * 1000 / 4
+   * Interval between keep-alives (sent from the lease thread, off the main event loop); must
+   * leave room for a missed one inside the TTL.
+   * @default 1000
    */
   keepAliveIntervalMs?: number;
   /**
    * The member fences itself this long before its lease could expire in etcd (time since the send
-   * of the last successful keep-alive >= TTL - margin): covers clock rate drift and scheduling.
-   * @default ttlSeconds * 1000 / 4
+   * of the last answered keep-alive >= TTL - margin): covers clock rate drift between this host
+   * and the etcd leader (ppm), a turn that started just before the deadline, and a keep-alive
+   * answered by a deposed etcd leader (etcd extends every lease by its election timeout when a
+   * new leader takes over, which covers that).
+   * @default 500
    */
   safetyMarginMs?: number;
   /**
-   * Deadline of each etcd request (claim, release, keep-alive, registration).
+   * Deadline of each etcd request (claim, release, registration). A keep-alive unanswered this
+   * long moves the lease thread's stream to the next endpoint.
    * @default 1000
    */
   requestTimeoutMs?: number;
+  /**
+   * The lease is kept alive off the main event loop, but only while the main loop answers within
+   * this long: a loop blocked longer (a hung process, an endless synchronous turn) stops the
+   * keep-alives and revokes the lease, so the member fences itself and survivors take over; it
+   * rejoins once its loop runs again. Well above a long GC pause or a long turn (a 3 s turn fences
+   * nothing), well below "dead".
+   * @default 10000
+   */
+  maxLoopStallMs?: number;
   /**
    * How long join() retries (with backoff) while etcd is unreachable before it throws
    * JoinTimeoutError.
@@ -54,10 +71,16 @@ export interface EtcdProviderOptions {
 /** Defaults of EtcdProviderOptions (the keep-alive interval and margin derive from the TTL). */
 export const DEFAULT_ETCD_PROVIDER_OPTIONS = {
   prefix: '/granary',
-  ttlSeconds: 3,
+  ttlSeconds: 5,
+  keepAliveIntervalMs: 1000,
+  safetyMarginMs: 500,
   requestTimeoutMs: 1000,
   joinTimeoutMs: 10_000,
+  maxLoopStallMs: 10_000,
 } as const;
+
+/** maxLoopStallMs below this would fence on an ordinary busy moment (and the heartbeat is 100 ms). */
+const MIN_MAX_LOOP_STALL_MS = 500;
 
 /** etcd raises shorter TTLs to ceil(1.5 x election timeout) = 2 s with its default settings. */
 export const MIN_ETCD_TTL_SECONDS = 2;
@@ -97,18 +120,28 @@ export function resolveEtcdProviderOptions(
     );
   }
   const ttlMs = ttlSeconds * 1000;
-  const safetyMarginMs = merged.safetyMarginMs ?? ttlMs / 4;
+  // A margin or interval given for the default TTL must still fit a shorter one: scale them.
+  const scale = Math.min(1, ttlMs / (DEFAULT_ETCD_PROVIDER_OPTIONS.ttlSeconds * 1000));
+  const safetyMarginMs =
+    options.safetyMarginMs ?? DEFAULT_ETCD_PROVIDER_OPTIONS.safetyMarginMs * scale;
   if (!(safetyMarginMs >= 0 && safetyMarginMs < ttlMs)) {
     throw new InvalidClusterOptionError(
       'safetyMarginMs',
       `must be in [0, ttlSeconds * 1000), got ${safetyMarginMs}`,
     );
   }
-  const keepAliveIntervalMs = merged.keepAliveIntervalMs ?? ttlMs / 4;
+  const keepAliveIntervalMs =
+    options.keepAliveIntervalMs ?? DEFAULT_ETCD_PROVIDER_OPTIONS.keepAliveIntervalMs * scale;
   if (!(keepAliveIntervalMs > 0 && keepAliveIntervalMs * 2 <= ttlMs - safetyMarginMs)) {
     throw new InvalidClusterOptionError(
       'keepAliveIntervalMs',
       `must be > 0 and at most half of ttlSeconds * 1000 - safetyMarginMs (${ttlMs - safetyMarginMs}), got ${keepAliveIntervalMs}`,
+    );
+  }
+  if (!(Number.isFinite(merged.maxLoopStallMs) && merged.maxLoopStallMs >= MIN_MAX_LOOP_STALL_MS)) {
+    throw new InvalidClusterOptionError(
+      'maxLoopStallMs',
+      `must be >= ${MIN_MAX_LOOP_STALL_MS}, got ${merged.maxLoopStallMs}`,
     );
   }
   for (const name of ['requestTimeoutMs', 'joinTimeoutMs'] as const) {

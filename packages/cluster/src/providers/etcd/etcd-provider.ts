@@ -13,6 +13,7 @@ import type {
 } from '../cluster-provider';
 import { EtcdClaimBatcher, type EtcdTxnCalls } from './etcd-claim-batcher';
 import { encodeClaim, encodeMember, EtcdKeys } from './etcd-keys';
+import { JitteredBackoff } from '../../internal/jittered-backoff';
 import { EtcdLeaseKeeper, revokeLease } from './etcd-lease-keeper';
 import {
   resolveEtcdProviderOptions,
@@ -21,10 +22,24 @@ import {
 } from './etcd-provider-options';
 import { EtcdTopologyWatch, watchBackoff } from './etcd-topology-watch';
 
-/** First retry delay of registration while etcd is unreachable. */
-const REGISTER_BACKOFF_INITIAL_MS = 100;
-/** Cap of the registration backoff: a member comes back within this long of etcd returning. */
-const REGISTER_BACKOFF_MAX_MS = 1000;
+/** First retry delay of join() while etcd is unreachable. */
+const JOIN_BACKOFF_INITIAL_MS = 100;
+/** Cap of the join backoff: a starting member comes back within this long of etcd returning. */
+const JOIN_BACKOFF_MAX_MS = 1000;
+/**
+ * First delay of re-registration after a fence (jittered: [125, 250] ms). Not zero: when one CPU
+ * burst fences many members at once, their re-registrations (each a membership change that every
+ * member reacts to) spread out instead of landing together on a saturated cluster.
+ */
+const REREGISTER_BACKOFF_INITIAL_MS = 250;
+/** Cap of the re-registration backoff. */
+const REREGISTER_BACKOFF_MAX_MS = 10_000;
+/**
+ * A fence within this long of the last registration continues a streak: each fence of a streak
+ * starts the backoff one doubling higher, so a member that keeps fencing (a starved host) backs
+ * off to seconds instead of churning the membership.
+ */
+const FENCE_STREAK_WINDOW_MS = 30_000;
 /**
  * gRPC reconnect backoff to etcd (grpc-js defaults to 1 s growing to 120 s, far too slow for a
  * lease of a few seconds).
@@ -71,6 +86,9 @@ export class EtcdProvider implements ClusterProvider {
   private readonly releaseListeners = new Listeners<ClaimReleased>();
   private readonly healthListeners = new Listeners<LeaseHealth>();
   private readonly letGoListeners = new Listeners<string>();
+  /** When the last registration succeeded (Date.now()), and fences in a row since. */
+  private registeredAt = 0;
+  private fenceStreak = 0;
 
   /** Validates the options at once: a bad one throws InvalidClusterOptionError naming it. */
   constructor(options: EtcdProviderOptions) {
@@ -245,15 +263,25 @@ export class EtcdProvider implements ClusterProvider {
     return this.requireClient('claim').kv;
   }
 
-  /** Registers, retrying with backoff until `deadline` (join) or forever (re-registration). */
-  private async registerWithRetry(deadline: number): Promise<void> {
-    let delay = REGISTER_BACKOFF_INITIAL_MS;
+  /**
+   * Registers, retrying with jittered backoff until `deadline` (join) or forever
+   * (re-registration, which also waits `firstDelayMs` before its first attempt).
+   */
+  private async registerWithRetry(
+    deadline: number,
+    backoff = new JitteredBackoff(JOIN_BACKOFF_INITIAL_MS, JOIN_BACKOFF_MAX_MS),
+    firstDelayMs = 0,
+  ): Promise<void> {
+    if (firstDelayMs > 0) await new Promise((r) => setTimeout(r, firstDelayMs));
     for (let attempt = 1; ; attempt++) {
+      if (this.stopped) throw new NotJoinedError('register');
       try {
         await this.register();
+        this.registeredAt = Date.now();
         return;
       } catch (err) {
         if (this.stopped) throw err;
+        const delay = backoff.next();
         const endpoints = this.options.endpoints.join(', ');
         if (Date.now() + delay >= deadline) {
           throw new JoinTimeoutError(
@@ -263,11 +291,10 @@ export class EtcdProvider implements ClusterProvider {
           );
         }
         this.logger.warn(
-          { err, endpoints: this.options.endpoints, attempt, retryInMs: delay },
-          `cannot register with etcd at ${endpoints}; retrying in ${delay} ms`,
+          { err, endpoints: this.options.endpoints, attempt, retryInMs: Math.round(delay) },
+          `cannot register with etcd at ${endpoints}; retrying in ${Math.round(delay)} ms`,
         );
         await new Promise((r) => setTimeout(r, delay));
-        delay = Math.min(delay * 2, REGISTER_BACKOFF_MAX_MS);
       }
     }
   }
@@ -284,6 +311,10 @@ export class EtcdProvider implements ClusterProvider {
       this.loseLease(lease, cause),
     );
     const key = this.requireKeys('join').member(self.id);
+    const giveUp = async (): Promise<void> => {
+      lease.stop();
+      await revokeLease(client, lease.id, this.options.requestTimeoutMs).catch(() => undefined);
+    };
     try {
       const res = await client.kv.txn(
         {
@@ -301,11 +332,11 @@ export class EtcdProvider implements ClusterProvider {
       }
       this.incarnation = Number(res.header.revision);
     } catch (err) {
-      await revokeLease(client, lease.id, this.options.requestTimeoutMs).catch(() => undefined);
+      await giveUp();
       throw err;
     }
     if (this.stopped) {
-      await revokeLease(client, lease.id, this.options.requestTimeoutMs).catch(() => undefined);
+      await giveUp();
       return;
     }
     this.lease = lease;
@@ -321,7 +352,16 @@ export class EtcdProvider implements ClusterProvider {
     this.logger.warn({ lease: lease.id, cause }, 'etcd lease lost: fencing and re-registering');
     // leaseValid() is already false; listeners run after the caller (often canServe) returns.
     queueMicrotask(() => this.healthListeners.emit('lease-lost'));
-    void this.registerWithRetry(Number.POSITIVE_INFINITY).then(
+    this.fenceStreak =
+      Date.now() - this.registeredAt < FENCE_STREAK_WINDOW_MS ? this.fenceStreak + 1 : 0;
+    const backoff = new JitteredBackoff(REREGISTER_BACKOFF_INITIAL_MS, REREGISTER_BACKOFF_MAX_MS);
+    backoff.skip(this.fenceStreak);
+    const firstDelayMs = backoff.next();
+    this.logger.info(
+      { fenceStreak: this.fenceStreak, firstDelayMs: Math.round(firstDelayMs) },
+      're-registering after a fence',
+    );
+    void this.registerWithRetry(Number.POSITIVE_INFINITY, backoff, firstDelayMs).then(
       () => {
         if (!this.stopped) this.healthListeners.emit('lease-restored');
       },

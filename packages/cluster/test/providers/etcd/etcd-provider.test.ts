@@ -34,6 +34,7 @@ describe('EtcdProvider', () => {
       ['keepAliveIntervalMs', { ttlSeconds: 3, keepAliveIntervalMs: 2000 }],
       ['safetyMarginMs', { safetyMarginMs: 5000 }],
       ['joinTimeoutMs', { joinTimeoutMs: 0 }],
+      ['maxLoopStallMs', { maxLoopStallMs: 100 }],
       ['prefix', { prefix: 'granary' }],
     ];
     for (const [option, opts] of bad) {
@@ -178,19 +179,38 @@ describe('EtcdProvider', () => {
       expect(a.leaseValid()).to.equal(true);
     });
 
-    it('fences at once after a blocked event loop: leaseValid false, claims refused', async () => {
-      const a = make();
+    it('keeps its lease through a 3 s synchronous turn (keep-alives run off the main loop)', async () => {
+      const a = make({ ttlSeconds: 2 });
       await a.join(self('a', name()));
-      const lost = next<LeaseHealth>(
+      const lines: LeaseHealth[] = [];
+      a.onLeaseHealth((e) => lines.push(e));
+      const until = Date.now() + 3000; // > ttlSeconds: without the lease thread this fences
+      while (Date.now() < until);
+      expect(a.leaseValid()).to.equal(true);
+      expect(await a.claim('K', 0)).to.have.property('epoch');
+      await new Promise((r) => setTimeout(r, 200)); // a lease-lost would have been emitted by now
+      expect(lines).to.deep.equal([]);
+    });
+
+    it('a loop blocked past maxLoopStallMs: keep-alives stop, the lease is revoked, fenced at wake-up, then re-registered', async () => {
+      const a = make({ ttlSeconds: 5, maxLoopStallMs: 600 });
+      await a.join(self('a', name()));
+      await a.claim('K', 0);
+      const lease = (await client.get(`/granary/${name()}/members/a`).exec()).kvs[0].lease;
+      const restored = next<LeaseHealth>(
         (l) => a.onLeaseHealth(l),
-        (e) => e === 'lease-lost',
+        (e) => e === 'lease-restored',
       );
-      const until = Date.now() + 1600; // > ttlSeconds * 1000 - safetyMarginMs = 1500
+      const until = Date.now() + 2000; // well past maxLoopStallMs, well inside the 5 s TTL
       while (Date.now() < until);
       expect(a.leaseValid()).to.equal(false);
       const err = await a.claim('K', 0).catch((e) => e);
       expect(err).to.be.instanceOf(LeaseLostError);
-      await lost;
+      // The lease thread revoked the lease while the loop was blocked: the claim went with it.
+      const ttl = await client.leaseClient.leaseTimeToLive({ ID: lease });
+      expect(Number(ttl.TTL)).to.be.at.most(0);
+      await restored;
+      expect(a.leaseValid()).to.equal(true);
     });
 
     it('leave deletes the member key and its claims at once', async () => {

@@ -1,0 +1,276 @@
+import * as grpc from '@grpc/grpc-js';
+import { slotIndex, type KeepRequest } from './lease-protocol';
+import {
+  AUTHENTICATE,
+  LEASE_KEEP_ALIVE,
+  LEASE_REVOKE,
+  decodeAuthToken,
+  decodeKeepAlive,
+  encodeAuthenticate,
+  encodeLeaseId,
+  type KeepAliveReply,
+} from './lease-wire';
+
+/** Pause after a reset that came right after the last one, growing to the cap. */
+const RESET_BACKOFF_INITIAL_MS = 50;
+/** Cap of that pause: all endpoints failing in a row costs at most this between attempts. */
+const RESET_BACKOFF_MAX_MS = 500;
+/** Deadline of a revoke or an authentication from the lease thread. */
+const UNARY_TIMEOUT_MS = 1000;
+/**
+ * Reconnect backoff of the thread's gRPC channels (grpc-js defaults to 1 s growing to 120 s, far
+ * too slow for a lease of a few seconds).
+ */
+const CHANNEL_OPTIONS = {
+  'grpc.initial_reconnect_backoff_ms': 100,
+  'grpc.max_reconnect_backoff_ms': 500,
+};
+
+/** One lease kept alive on a connection. */
+interface Kept {
+  request: KeepRequest;
+  /** Send times (main clock) of the keep-alives not answered yet, oldest first. */
+  sent: number[];
+  validUntil: number;
+}
+
+/** What the connection needs from the thread around it. */
+export interface ConnectionHost {
+  /** The main thread's clock, read from this thread. */
+  mainNow(): number;
+  /** The shared array (heartbeat and trusted-until times). */
+  shared: Float64Array;
+  lost(request: KeepRequest, cause: string): void;
+  log(level: 'debug' | 'warn', msg: string, fields: Record<string, unknown>): void;
+}
+
+/**
+ * The leases of one etcd endpoint set kept alive over one long-lived LeaseKeepAlive stream.
+ * Every `intervalMs` each lease gets a keep-alive; a reply makes it trusted until its send time +
+ * trustMs (etcd restarts the TTL when it receives the keep-alive, which is later). The stream
+ * moves to the next endpoint at once when it fails, and when a keep-alive stays unanswered for
+ * attemptTimeoutMs (a hung or partitioned member), then sends every lease's keep-alive again.
+ * A lease whose main loop is late by more than maxLoopStallMs is no longer kept: its
+ * trusted-until time goes to 0 first, then it is revoked (its claims go with it at once, so
+ * survivors need not wait for the TTL).
+ */
+export class KeepAliveConnection {
+  private readonly kept = new Map<string, Kept>();
+  private readonly clients = new Map<string, grpc.Client>();
+  private stream: grpc.ClientDuplexStream<Buffer, KeepAliveReply> | undefined;
+  private opening = false;
+  private index = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private intervalMs = 0;
+  private lastResetAt = -Infinity;
+  private resetDelay = RESET_BACKOFF_INITIAL_MS;
+  private token: string | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly template: KeepRequest,
+    private readonly host: ConnectionHost,
+  ) {
+    this.index = Math.floor(Math.random() * template.endpoints.length);
+  }
+
+  /** Number of leases kept on this connection. */
+  get size(): number {
+    return this.kept.size;
+  }
+
+  /** Starts keeping a lease alive (its first keep-alive goes out at once). */
+  add(request: KeepRequest): void {
+    const validUntil = this.host.shared[slotIndex(request.slot)];
+    this.kept.set(request.lease, { request, sent: [], validUntil });
+    this.retime();
+    this.sendOne(this.kept.get(request.lease)!);
+  }
+
+  /** Stops keeping the lease of `slot` (its trusted-until time is left to the caller). */
+  remove(slot: number): void {
+    for (const [id, k] of this.kept) if (k.request.slot === slot) this.kept.delete(id);
+    this.retime();
+  }
+
+  /** Closes the stream and every channel. */
+  close(): void {
+    this.closed = true;
+    clearInterval(this.timer);
+    this.stream?.cancel();
+    this.stream = undefined;
+    for (const c of this.clients.values()) c.close();
+    this.clients.clear();
+  }
+
+  private retime(): void {
+    const interval = Math.min(...[...this.kept.values()].map((k) => k.request.intervalMs));
+    if (interval === this.intervalMs) return;
+    clearInterval(this.timer);
+    this.intervalMs = interval;
+    if (Number.isFinite(interval)) this.timer = setInterval(() => this.tick(), interval);
+  }
+
+  private tick(): void {
+    const now = this.host.mainNow();
+    const stalled = now - this.host.shared[0];
+    let stuck = false;
+    for (const k of [...this.kept.values()]) {
+      if (stalled > k.request.maxLoopStallMs) {
+        this.fence(k, stalled);
+        continue;
+      }
+      if (k.sent.length > 0 && now - k.sent[0] > k.request.attemptTimeoutMs) stuck = true;
+    }
+    if (stuck) {
+      this.reset('no keep-alive reply within the attempt timeout');
+      return;
+    }
+    for (const k of this.kept.values()) this.sendOne(k);
+  }
+
+  private sendOne(k: Kept): void {
+    const stream = this.ensureStream();
+    if (!stream) return;
+    k.sent.push(this.host.mainNow());
+    stream.write(encodeLeaseId(k.request.lease));
+  }
+
+  private onReply(reply: KeepAliveReply): void {
+    const k = this.kept.get(reply.id);
+    if (!k) return;
+    const sentAt = k.sent.shift();
+    if (sentAt === undefined) return;
+    if (reply.ttl <= 0) {
+      this.kept.delete(reply.id);
+      this.host.shared[slotIndex(k.request.slot)] = 0;
+      this.host.lost(k.request, 'etcd reports the lease expired');
+      return;
+    }
+    k.validUntil = Math.max(k.validUntil, sentAt + k.request.trustMs);
+    this.host.shared[slotIndex(k.request.slot)] = k.validUntil;
+  }
+
+  /** Main loop too late: untrust first, then revoke, then tell the main thread. */
+  private fence(k: Kept, stalledMs: number): void {
+    const { request } = k;
+    this.kept.delete(request.lease);
+    this.host.shared[slotIndex(request.slot)] = 0;
+    this.retime();
+    const cause = `the main event loop did not answer for ${Math.round(stalledMs)} ms (maxLoopStallMs ${request.maxLoopStallMs})`;
+    this.host.log('warn', 'lease fenced: main loop stalled', { lease: request.lease, stalledMs });
+    this.host.lost(request, cause);
+    const client = this.client();
+    client.makeUnaryRequest(
+      LEASE_REVOKE,
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      encodeLeaseId(request.lease),
+      this.metadata(),
+      { deadline: Date.now() + UNARY_TIMEOUT_MS },
+      (err) => {
+        if (err) this.host.log('debug', 'revoke after a stall failed', { err: String(err) });
+      },
+    );
+  }
+
+  private ensureStream(): grpc.ClientDuplexStream<Buffer, KeepAliveReply> | undefined {
+    if (this.stream || this.closed) return this.stream;
+    if (this.opening) return undefined;
+    if (this.template.auth && this.token === undefined) {
+      this.authenticate();
+      return undefined;
+    }
+    const stream = this.client().makeBidiStreamRequest(
+      LEASE_KEEP_ALIVE,
+      (b: Buffer) => b,
+      decodeKeepAlive,
+      this.metadata(),
+      {},
+    );
+    stream.on('data', (reply: KeepAliveReply) => this.onReply(reply));
+    stream.on('error', (err: Error) => {
+      if (this.stream === stream) this.reset(`keep-alive stream failed: ${err.message}`);
+    });
+    stream.on('end', () => {
+      if (this.stream === stream) this.reset('keep-alive stream ended');
+    });
+    this.stream = stream;
+    return stream;
+  }
+
+  /** Drops the stream, moves to the next endpoint and sends every keep-alive again. */
+  private reset(cause: string): void {
+    const old = this.stream;
+    this.stream = undefined;
+    old?.cancel();
+    for (const k of this.kept.values()) k.sent = [];
+    this.token = undefined;
+    const endpoint = this.template.endpoints[this.index];
+    this.index = (this.index + 1) % this.template.endpoints.length;
+    this.host.log('debug', 'etcd keep-alive stream reset', { cause, endpoint });
+    const now = Date.now();
+    this.resetDelay =
+      now - this.lastResetAt < RESET_BACKOFF_MAX_MS
+        ? Math.min(this.resetDelay * 2, RESET_BACKOFF_MAX_MS)
+        : RESET_BACKOFF_INITIAL_MS;
+    // The first reset in a while moves on at once: a dead member is left without waiting.
+    const delay = now - this.lastResetAt < RESET_BACKOFF_MAX_MS ? this.resetDelay : 0;
+    this.lastResetAt = now;
+    this.opening = true;
+    setTimeout(() => {
+      this.opening = false;
+      if (this.closed) return;
+      for (const k of this.kept.values()) this.sendOne(k);
+    }, delay);
+  }
+
+  private authenticate(): void {
+    const auth = this.template.auth!;
+    this.opening = true;
+    this.client().makeUnaryRequest(
+      AUTHENTICATE,
+      (b: Buffer) => b,
+      decodeAuthToken,
+      encodeAuthenticate(auth.username, auth.password),
+      new grpc.Metadata(),
+      { deadline: Date.now() + UNARY_TIMEOUT_MS },
+      (err, token) => {
+        this.opening = false;
+        if (err || token === undefined) {
+          this.reset(`etcd authentication failed: ${err?.message ?? 'no token'}`);
+          return;
+        }
+        this.token = token;
+        for (const k of this.kept.values()) this.sendOne(k);
+      },
+    );
+  }
+
+  private metadata(): grpc.Metadata {
+    const md = new grpc.Metadata();
+    if (this.token) md.set('token', this.token);
+    return md;
+  }
+
+  private client(): grpc.Client {
+    const endpoint = this.template.endpoints[this.index];
+    let client = this.clients.get(endpoint);
+    if (!client) {
+      const secure = endpoint.startsWith('https:') || this.template.credentials !== undefined;
+      const creds = secure
+        ? grpc.credentials.createSsl(
+            this.template.credentials?.rootCertificate,
+            this.template.credentials?.privateKey,
+            this.template.credentials?.certChain,
+          )
+        : grpc.credentials.createInsecure();
+      client = new grpc.Client(endpoint.replace(/^https?:\/\//, ''), creds, {
+        ...CHANNEL_OPTIONS,
+        ...this.template.grpcOptions,
+      });
+      this.clients.set(endpoint, client);
+    }
+    return client;
+  }
+}
