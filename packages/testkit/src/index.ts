@@ -21,3 +21,5 @@ export { startEtcdCluster } from './etcd-cluster';
 export type { EtcdClusterHandle, EtcdClusterOptions, EtcdMemberHandle } from './etcd-cluster';
 export { startTcpProxy } from './tcp-proxy';
 export type { TcpProxyHandle, TcpProxyOptions } from './tcp-proxy';
+export { startTestNetwork, testNetworkUnavailable } from './test-network';
+export type { TestHost, TestNetwork } from './test-network';

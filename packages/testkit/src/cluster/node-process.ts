@@ -27,6 +27,12 @@ export interface NodeProcessOptions {
    * @default {}
    */
   env?: Record<string, string>;
+  /**
+   * A command that runs node for us, e.g. a test host's `['ip', 'netns', 'exec', ns]`. It must
+   * exec node in place (same pid), so signals reach the node itself.
+   * @default [] (node is spawned directly)
+   */
+  exec?: readonly string[];
 }
 
 /** One JSON line the child wrote on stdout, with the time the parent read it. */
@@ -94,9 +100,10 @@ export class NodeProcess {
 
   /** Spawns `node <script> '<config JSON>'`. */
   static spawn(options: NodeProcessOptions): NodeProcess {
+    const [command, ...prefix] = [...(options.exec ?? []), process.execPath];
     const child = spawn(
-      process.execPath,
-      ['--enable-source-maps', options.script, JSON.stringify(options.config ?? {})],
+      command,
+      [...prefix, '--enable-source-maps', options.script, JSON.stringify(options.config ?? {})],
       {
         stdio: ['pipe', 'pipe', 'pipe'],
         env: { ...process.env, ...options.env },
