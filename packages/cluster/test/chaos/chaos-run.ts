@@ -1,0 +1,107 @@
+import { checkChaos, type ChaosReport, type FaultRecord } from './chaos-checker';
+import { ChaosCluster } from './chaos-cluster';
+import { FAULTS } from './chaos-faults';
+
+/** Sizes and pacing of a chaos run. */
+export interface ChaosRunOptions {
+  nodes: number;
+  callers: number;
+  grains: number;
+  grainsPerCaller: number;
+  shardCount: number;
+  /** Deadline of each call. */
+  timeoutMs: number;
+  /** Calls per op at most (the same op id each time). */
+  attempts: number;
+  /** Pause between a caller's ops. */
+  pauseMs: number;
+  /** Load before the first fault, and after each fault's action before the next. */
+  settleMs: number;
+  /** Progress lines (the test prints them). */
+  log(line: string): void;
+}
+
+/** The defaults the chaos test runs with (issue 17: 4 nodes, >= 100 callers). */
+export const CHAOS_DEFAULTS: Omit<ChaosRunOptions, 'log'> = {
+  nodes: 4,
+  callers: 100,
+  grains: 100,
+  grainsPerCaller: 4,
+  shardCount: 32,
+  timeoutMs: 5000,
+  attempts: 3,
+  pauseMs: 20,
+  settleMs: 6000,
+};
+
+/** What a chaos run returns: the checker's report, the faults run, those skipped and why. */
+export interface ChaosRun {
+  report: ChaosReport;
+  faults: FaultRecord[];
+  skipped: string[];
+  seconds: number;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs the chaos scenario of issue 17 once: starts the world, puts the load on, injects every
+ * fault in turn (each after the cluster has settled from the last), stops the load, and checks
+ * the logs. Always tears down, also when a step throws.
+ */
+export async function runChaos(o: ChaosRunOptions): Promise<ChaosRun> {
+  const t0 = Date.now();
+  const c = await ChaosCluster.start({ nodes: o.nodes, shardCount: o.shardCount });
+  try {
+    await c.converged();
+    const load = await c.startLoad({
+      callers: o.callers,
+      grains: o.grains,
+      grainsPerCaller: o.grainsPerCaller,
+      timeoutMs: o.timeoutMs,
+      attempts: o.attempts,
+      pauseMs: o.pauseMs,
+    });
+    const from = Date.now();
+    o.log(
+      `load on: ${o.callers} callers, ${o.grains} counters, ${o.nodes} nodes (${c.networkSkipped === undefined ? 'each in its own network namespace' : `loopback: ${c.networkSkipped}`})`,
+    );
+    await sleep(o.settleMs);
+    const faults: FaultRecord[] = [];
+    const skipped: string[] = [];
+    for (const fault of FAULTS) {
+      const why = fault.skip?.(c);
+      if (why !== undefined) {
+        skipped.push(`${fault.name}: ${why}`);
+        o.log(`skipped ${fault.name}: ${why}`);
+        continue;
+      }
+      const at = Date.now();
+      faults.push({ name: fault.name, at });
+      o.log(`${((at - from) / 1000).toFixed(1)} s: ${fault.name}`);
+      await fault.run(c);
+      await sleep(o.settleMs);
+      await c
+        .converged()
+        .catch((err: Error) => o.log(`not converged after ${fault.name}: ${err.message}`));
+    }
+    const to = Date.now();
+    const mark = load.lines.length;
+    load.send({ cmd: 'stop' });
+    await load.waitFor((l) => l.type === 'outcome', 60_000, mark);
+    await load.exited;
+    const report = checkChaos({
+      nodeLines: c.nodeLines(),
+      downs: c.downs,
+      writes: c.writes(),
+      load: c.loadOutcome(),
+      finalStates: await c.finalStates(o.grains),
+      faults,
+      from,
+      to,
+    });
+    return { report, faults, skipped, seconds: (Date.now() - t0) / 1000 };
+  } finally {
+    await c.stop();
+  }
+}
