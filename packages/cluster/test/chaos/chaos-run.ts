@@ -40,6 +40,9 @@ export interface ChaosRun {
   faults: FaultRecord[];
   skipped: string[];
   seconds: number;
+  /** When the load started and stopped, epoch ms. */
+  from: number;
+  to: number;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -85,6 +88,7 @@ export async function runChaos(o: ChaosRunOptions): Promise<ChaosRun> {
         .converged()
         .catch((err: Error) => o.log(`not converged after ${fault.name}: ${err.message}`));
     }
+    await sleep(o.settleMs); // the last fault gets as long as the others to be recovered from
     const to = Date.now();
     const mark = load.lines.length;
     load.send({ cmd: 'stop' });
@@ -100,7 +104,7 @@ export async function runChaos(o: ChaosRunOptions): Promise<ChaosRun> {
       from,
       to,
     });
-    return { report, faults, skipped, seconds: (Date.now() - t0) / 1000 };
+    return { report, faults, skipped, seconds: (Date.now() - t0) / 1000, from, to };
   } finally {
     await c.stop();
   }
