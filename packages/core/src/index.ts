@@ -9,22 +9,11 @@ export {
 export type { Context, SendOptions, SenderContext, SpawnerContext } from './context';
 export {
   DeadLetterEvent,
-  DeadLetterProcess,
   DeadLetters,
   DEFAULT_DEAD_LETTER_OPTIONS,
   type DeadLetterOptions,
 } from './dead-letters';
-export {
-  AWAITING,
-  DEAD,
-  DEFAULT_DISPATCHER_OPTIONS,
-  Dispatcher,
-  IDLE,
-  RUNNING,
-  SCHEDULED,
-  type DispatcherOptions,
-  type Schedulable,
-} from './dispatcher';
+export { DEFAULT_DISPATCHER_OPTIONS, type DispatcherOptions } from './dispatcher';
 export {
   AbortError,
   DeadLetterError,
@@ -44,9 +33,9 @@ export {
   type HandshakeRefusal,
 } from './errors';
 export { EventStream, type Subscription } from './event-stream';
-export { FutureProcess, type ReplySink, type RequestOptions } from './future-process';
+export type { RequestOptions } from './future-process';
 export { createStderrLogger, silentLogger, type LogFn, type Logger, type LogLevel } from './logger';
-export { DEFAULT_MAILBOX_OPTIONS, Mailbox, type MailboxOptions } from './mailbox';
+export { DEFAULT_MAILBOX_OPTIONS, type MailboxOptions } from './mailbox';
 export {
   NotInfluenceReceiveTimeout,
   PoisonPill,
@@ -61,24 +50,13 @@ export {
   Watch,
   type TerminatedReason,
 } from './messages';
-export {
-  makeReceiveChain,
-  makeSenderChain,
-  type MessageEnvelope,
-  type ReceiveMiddleware,
-  type SenderFunc,
-  type SenderMiddleware,
+export type {
+  MessageEnvelope,
+  ReceiveMiddleware,
+  SenderFunc,
+  SenderMiddleware,
 } from './middleware';
 export { PID } from './pid';
-export { entryDeadline, entryHeader, entryMessage, entryOf, entrySender } from './entry';
-export type { Entry, LocalProcess, Process } from './process';
-export {
-  FUTURE_PREFIX,
-  NONHOST,
-  ProcessRegistry,
-  type AddressResolver,
-  type SequencedProcess,
-} from './process-registry';
 export { Props, type PropsOptions } from './props';
 export { Remote, type RemoteSpawnOptions } from './remote/remote';
 export {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { Mailbox, PoisonPill } from '../src/index';
+import { PoisonPill } from '@granary/core';
+import { Mailbox } from '../src/internal';
 
 describe('Mailbox', () => {
   describe('shift order', () => {

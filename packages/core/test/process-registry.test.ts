@@ -5,15 +5,17 @@ import {
   PID,
   Props,
   Watch,
+  type ActorSystem,
+} from '@granary/core';
+import {
   entryHeader,
   entryMessage,
   entryOf,
   entrySender,
-  type ActorSystem,
   type Entry,
   type LocalProcess,
   type Process,
-} from '../src/index';
+} from '../src/internal';
 import { testSystem } from './support';
 
 /** What a RecordingProcess was posted: the entry read back with core's readers. */

@@ -8,8 +8,8 @@ import {
   TimeoutError,
   type ActorSystem,
   type Context,
-  type ReplySink,
-} from '../src/index';
+} from '@granary/core';
+import type { ReplySink } from '../src/internal';
 import { testSystem } from './support';
 
 /** Answers with what the current request's deadline looked like from inside the actor. */

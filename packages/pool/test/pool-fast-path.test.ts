@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { ActorSystem, PID, entryOf, silentLogger, type Process } from '@granary/core';
+import { ActorSystem, PID, silentLogger } from '@granary/core';
+import { entryOf, type Process } from '@granary/core/internal';
 import { spawnPool } from '../src/pool';
 import { behavior, deadLetters, Recorder, until, type Seen } from './pool-support';
 

@@ -9,10 +9,9 @@ import {
   Terminated,
   type Actor,
   type Context,
-  type Entry,
-  type LocalProcess,
   type PID,
 } from '@granary/core';
+import type { Entry, LocalProcess } from '@granary/core/internal';
 import type { DeactivationReason, Grain } from './grain';
 import { GrainTurnContext } from './grain-context';
 import { failureOf, type ControlReply } from './internal/control-replies';

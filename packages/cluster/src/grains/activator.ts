@@ -1,14 +1,13 @@
+import { Props, type ActorSystem } from '@granary/core';
 import {
   entryDeadline,
   entryHeader,
   entryMessage,
   entryOf,
   entrySender,
-  Props,
-  type ActorSystem,
   type Entry,
   type LocalProcess,
-} from '@granary/core';
+} from '@granary/core/internal';
 import { Activation, Deactivate, idleClock } from './activation';
 import type { DeactivationReason } from './grain';
 import { replyToOf } from './internal/call-headers';

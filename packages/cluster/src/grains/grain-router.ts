@@ -1,13 +1,13 @@
+import type { PID } from '@granary/core';
 import {
   entryHeader,
   entryMessage,
   entrySender,
   type Entry,
   type LocalProcess,
-  type PID,
   type Process,
   type ProcessRegistry,
-} from '@granary/core';
+} from '@granary/core/internal';
 import { fnv1a32 } from '../placement/shard-of';
 import type { Activator } from './activator';
 import { H_ACK, H_IDENTITY, H_PATH, grainPrefixOf, pathOf } from './internal/call-headers';

@@ -1,6 +1,4 @@
 import {
-  FUTURE_PREFIX,
-  entryOf,
   Restarting,
   Started,
   Stopped,
@@ -9,6 +7,7 @@ import {
   type Actor,
   type Context,
 } from '@granary/core';
+import { FUTURE_PREFIX, entryOf } from '@granary/core/internal';
 import { PoolUnhandledRequestError } from '../errors';
 import { InspectPool } from '../urgent';
 import { DrainPool, PendingMessage, UrgentMessage } from './pool-messages';

@@ -3,18 +3,20 @@ import {
   Terminated,
   Unwatch,
   Watch,
+  type ActorSystem,
+  type Context,
+  type PID,
+  type RootContext,
+} from '@granary/core';
+import {
   entryDeadline,
   entryHeader,
   entryMessage,
   entrySender,
-  type ActorSystem,
-  type Context,
   type Entry,
   type LocalProcess,
-  type PID,
   type ProcessRegistry,
-  type RootContext,
-} from '@granary/core';
+} from '@granary/core/internal';
 import { PoolOptionsError, PoolSaturatedError, PoolStateError } from '../errors';
 import type { PoolBehavior, PoolContext, PoolInspection } from '../pool-behavior';
 import type { PoolStrategy, WorkerLoad } from '../pool-strategy';

@@ -8,9 +8,9 @@ import {
   Terminated,
   type Actor,
   type PID,
-  type LocalProcess,
   type ReceiveMiddleware,
 } from '@granary/core';
+import type { LocalProcess } from '@granary/core/internal';
 
 /**
  * A worker's place in the pool. A replacement of a dead worker takes the same slot, so it

@@ -1,4 +1,5 @@
-import type { ReplySink, RequestOptions } from '@granary/core';
+import type { RequestOptions } from '@granary/core';
+import type { ReplySink } from '@granary/core/internal';
 import type { GrainCallOptions } from '../grain';
 import { localCallHeader } from './call-headers';
 import { asControl } from './control-replies';

@@ -1,0 +1,31 @@
+/**
+ * `@granary/core/internal`: what Granary's own packages (cluster, pool) need to build routers
+ * and runtimes on core: the process seam, entries and their readers, the registry, futures,
+ * dead letters, the dispatcher's states, the mailbox and the middleware chain builders.
+ *
+ * For Granary's packages; no stability promise: anything here may change in any release.
+ * Applications write actors with `@granary/core`.
+ */
+export { DeadLetterProcess } from './dead-letters';
+export {
+  AWAITING,
+  DEAD,
+  Dispatcher,
+  IDLE,
+  RUNNING,
+  SCHEDULED,
+  type Schedulable,
+} from './dispatcher';
+export { entryDeadline, entryHeader, entryMessage, entryOf, entrySender } from './entry';
+export { FutureProcess, type ReplySink } from './future-process';
+export { Mailbox } from './mailbox';
+export { makeReceiveChain, makeSenderChain } from './middleware';
+export type { Entry, LocalProcess, Process } from './process';
+export {
+  FUTURE_PREFIX,
+  NONHOST,
+  ProcessRegistry,
+  type AddressResolver,
+  type SequencedProcess,
+} from './process-registry';
+export type { TimerTarget } from './timer-wheel';
