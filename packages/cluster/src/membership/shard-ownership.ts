@@ -66,6 +66,8 @@ export class ShardOwnership {
   /** Releases that failed in the store; retried so the claim does not linger until lease expiry. */
   private readonly orphans = new Map<string, { kind: string; shard: number; epoch: number }>();
   private topology: Topology = EMPTY_TOPOLOGY;
+  /** Whether `topology` lists this member (see reconcile). */
+  private selfListed = false;
   private fenced = true;
   private leaving = false;
   private stopped = false;
@@ -126,7 +128,7 @@ export class ShardOwnership {
   /** Starts claiming under `topology` (after join). */
   start(topology: Topology): void {
     this.fenced = false;
-    this.topology = topology;
+    this.setTopology(topology);
     this.retryTimer = setInterval(() => this.retry(), this.claimRetryMs);
     this.retryTimer.unref();
     this.reconcileAll();
@@ -134,8 +136,13 @@ export class ShardOwnership {
 
   /** A new topology: claim and release to match it. */
   topologyChanged(topology: Topology): void {
-    this.topology = topology;
+    this.setTopology(topology);
     this.reconcileAll();
+  }
+
+  private setTopology(topology: Topology): void {
+    this.topology = topology;
+    this.selfListed = topology.members.some((m) => m.id === this.selfId);
   }
 
   /** A claim disappeared in the store. */
@@ -202,9 +209,13 @@ export class ShardOwnership {
     const mine = this.desired(k, shard);
     const held = k.epochs[shard] > 0;
     if (mine && !held) this.track(this.claimOp(k, shard));
-    else if (!mine && held)
+    else if (!mine && held) {
+      // A topology without this member while its lease is valid is not current (e.g. read
+      // before its own key): nobody else can take the shard meanwhile, so keep it rather than
+      // hand its grains off.
+      if (!this.leaving && !this.selfListed) return;
       this.track(this.releaseOp(k, shard, this.leaving ? 'shutdown' : 'rebalance'));
-    else if (!mine) k.waiting.delete(shard);
+    } else if (!mine) k.waiting.delete(shard);
   }
 
   /** A member left: the shards waited on it are claimed again now (its claims went with it). */

@@ -20,7 +20,8 @@ import {
   type EtcdProviderOptions,
   type ResolvedEtcdProviderOptions,
 } from './etcd-provider-options';
-import { EtcdTopologyWatch, watchBackoff } from './etcd-topology-watch';
+import { EtcdTopologyWatch } from './etcd-topology-watch';
+import { hostCooldownPolicy, PASS_THROUGH_POLICY } from './etcd-client-policy';
 
 /** First retry delay of join() while etcd is unreachable. */
 const JOIN_BACKOFF_INITIAL_MS = 100;
@@ -48,12 +49,6 @@ const GRPC_CHANNEL_OPTIONS = {
   'grpc.initial_reconnect_backoff_ms': 100,
   'grpc.max_reconnect_backoff_ms': 500,
 };
-
-/**
- * A policy that runs the call once: fencing and retries are ours, and etcd3's default circuit
- * breaker would refuse calls for 5 s after etcd returns. Async so a sync throw becomes a rejection.
- */
-const PASS_THROUGH_POLICY = { execute: async <T>(fn: () => T | Promise<T>): Promise<T> => fn() };
 
 /**
  * ClusterProvider on etcd (etcd3 client). The member key `<prefix>/<cluster>/members/<id>` lives
@@ -109,9 +104,10 @@ export class EtcdProvider implements ClusterProvider {
       hosts: this.options.endpoints,
       grpcOptions: { ...GRPC_CHANNEL_OPTIONS, ...this.options.etcd?.grpcOptions },
       faultHandling: {
-        host: () => PASS_THROUGH_POLICY as never,
+        // With one endpoint there is nowhere else to go: skipping it would only fail calls.
+        host: () =>
+          (this.options.endpoints.length > 1 ? hostCooldownPolicy() : PASS_THROUGH_POLICY) as never,
         global: PASS_THROUGH_POLICY as never,
-        watchBackoff: watchBackoff() as never,
         ...this.options.etcd?.faultHandling,
       },
     };

@@ -1,36 +1,22 @@
-import type { Etcd3, IKeyValue, IWatchResponse, Watcher } from 'etcd3';
+import type { Etcd3, IEvent, IKeyValue } from 'etcd3';
 import type { ClusterLogger } from '../../internal/logger';
 import { Listeners } from '../../internal/listeners';
 import { EMPTY_TOPOLOGY, sortMembers, type Member, type Topology } from '../../membership/topology';
 import type { ClaimReleased } from '../cluster-provider';
 import { decodeMember, prefixEnd, type EtcdKeys } from './etcd-keys';
-
-/** Backoff of the watch stream's reconnects: short and capped, so a member catches up fast. */
-const WATCH_BACKOFF_INITIAL_MS = 50;
-/** Cap of the watch reconnect backoff. */
-const WATCH_BACKOFF_MAX_MS = 500;
-
-/** cockatiel's IBackoff shape, which etcd3 uses for watch reconnects. */
-export interface WatchBackoff {
-  readonly duration: number;
-  next(): WatchBackoff;
-}
-
-/** Exponential backoff from WATCH_BACKOFF_INITIAL_MS, capped at WATCH_BACKOFF_MAX_MS. */
-export function watchBackoff(duration = WATCH_BACKOFF_INITIAL_MS): WatchBackoff {
-  return { duration, next: () => watchBackoff(Math.min(duration * 2, WATCH_BACKOFF_MAX_MS)) };
-}
+import { EtcdWatchStream } from './etcd-watch-stream';
 
 /**
- * The topology of one cluster, from a range read of the member keys and then one watch on the
- * cluster root (members and claims). A member's incarnation is its key's create revision; the
- * topology version is the revision of the last member change applied, so members that have seen
- * the same events report the same version. Claim deletions are reported for waiting owners.
+ * The topology of one cluster, from a range read of the member keys and then watches (one etcd
+ * watch stream, EtcdWatchStream) of the member keys, the claim keys and this member's notes. A
+ * member's incarnation is its key's create revision; the topology version is the revision of the
+ * last member change applied, so members that have seen the same events report the same version.
+ * Claim deletions are reported for waiting owners; notes to this member, by sender.
  */
 export class EtcdTopologyWatch {
   private readonly members = new Map<string, Member>();
   private current: Topology = EMPTY_TOPOLOGY;
-  private watcher: Watcher | undefined;
+  private stream: EtcdWatchStream | undefined;
   readonly topologyListeners = new Listeners<Topology>();
   readonly releaseListeners = new Listeners<ClaimReleased>();
   /** Members that wrote a note to this one (a let-go request), by sender id. */
@@ -51,81 +37,113 @@ export class EtcdTopologyWatch {
 
   /** Loads the members and starts watching from the revision after the load. */
   async start(): Promise<void> {
+    const revision = await this.load();
+    const notes = this.keys.notesTo(this.selfId);
+    this.stream = new EtcdWatchStream(
+      this.client,
+      [
+        {
+          key: Buffer.from(this.keys.members),
+          rangeEnd: prefixEnd(this.keys.members),
+          startRevision: revision + 1,
+          onEvents: (events) => this.applyMembers(events),
+          onCompacted: () => this.load(),
+        },
+        {
+          key: Buffer.from(this.keys.shards),
+          rangeEnd: prefixEnd(this.keys.shards),
+          startRevision: revision + 1,
+          prevKv: true,
+          onEvents: (events) => this.applyClaims(events),
+          // Missed releases are found by the waiting members' retry tick.
+          onCompacted: async (compacted) => compacted,
+        },
+        {
+          key: Buffer.from(notes),
+          rangeEnd: prefixEnd(notes),
+          startRevision: revision + 1,
+          onEvents: (events) => this.applyNotes(events),
+          // A missed note is a missed nudge: the periodic audit covers it.
+          onCompacted: async (compacted) => compacted,
+        },
+      ],
+      this.logger,
+      this.requestTimeoutMs,
+    );
+    // Joined means "sees changes": wait for the watches to be live (they resume from the load
+    // revision either way, so a slow start only delays events, it loses none).
+    await this.stream.start(this.requestTimeoutMs);
+  }
+
+  /** Stops watching. */
+  async stop(): Promise<void> {
+    this.stream?.stop();
+    this.stream = undefined;
+    this.topologyListeners.clear();
+    this.releaseListeners.clear();
+    this.noteListeners.clear();
+  }
+
+  /**
+   * Reads every member key and replaces the member table with it (at start, and when the watch's
+   * resume point was compacted away); returns the read's revision.
+   */
+  private async load(): Promise<number> {
     const res = await this.client.kv.range(
       { key: Buffer.from(this.keys.members), range_end: prefixEnd(this.keys.members) },
       { deadline: Date.now() + this.requestTimeoutMs },
     );
+    const before = new Set(this.members.keys());
+    this.members.clear();
     let version = 0;
     for (const kv of res.kvs) {
       const m = decodeMember(kv);
       if (m) this.members.set(m.id, m);
       version = Math.max(version, Number(kv.mod_revision));
     }
+    // A member deleted while unseen leaves no key to date it: the read's revision stands in.
+    const revision = Number(res.header.revision);
+    if ([...before].some((id) => !this.members.has(id))) version = revision;
     this.publish(version);
-    const watcher = this.client
-      .watch()
-      .prefix(this.keys.root)
-      .withPreviousKV()
-      .startRevision(String(Number(res.header.revision) + 1))
-      .watcher();
-    watcher.on('data', (r) => this.apply(r));
-    watcher.on('disconnected', (err) =>
-      this.logger.debug({ err }, 'etcd watch disconnected; resuming'),
-    );
-    watcher.on('error', (err) => this.logger.warn({ err }, 'etcd watch error'));
-    this.watcher = watcher;
-    // Joined means "sees changes": wait for the watch to be live (it resumes from the load
-    // revision either way, so a slow start only delays events, it loses none).
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        this.logger.warn(
-          { timeoutMs: this.requestTimeoutMs },
-          'etcd watch not live yet; continuing',
-        );
-        resolve();
-      }, this.requestTimeoutMs);
-      watcher.once('connected', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    return revision;
   }
 
-  /** Stops watching. */
-  async stop(): Promise<void> {
-    const w = this.watcher;
-    this.watcher = undefined;
-    this.topologyListeners.clear();
-    this.releaseListeners.clear();
-    this.noteListeners.clear();
-    await w?.cancel().catch(() => undefined);
-  }
-
-  private apply(res: IWatchResponse): void {
+  private applyMembers(events: IEvent[]): void {
     let memberChange = 0;
-    for (const ev of res.events) {
+    for (const ev of events) {
       const parsed = this.keys.parse(ev.kv.key);
-      if (!parsed) continue;
-      if (parsed.type === 'member') {
-        if (ev.type === 'Put') {
-          const m = decodeMember(ev.kv);
-          if (m) this.members.set(parsed.id, m);
-        } else {
-          this.members.delete(parsed.id);
-        }
-        memberChange = Number(ev.kv.mod_revision);
-      } else if (parsed.type === 'note') {
-        if (ev.type === 'Put' && parsed.to === this.selfId) this.noteListeners.emit(parsed.from);
-      } else if (ev.type === 'Delete') {
-        const prev: IKeyValue | undefined = ev.prev_kv ?? undefined;
-        this.releaseListeners.emit({
-          kind: parsed.kind,
-          shard: parsed.shard,
-          epoch: prev ? Number(prev.create_revision) : 0,
-        });
+      if (parsed?.type !== 'member') continue;
+      if (ev.type === 'Put') {
+        const m = decodeMember(ev.kv);
+        if (m) this.members.set(parsed.id, m);
+      } else {
+        this.members.delete(parsed.id);
       }
+      memberChange = Number(ev.kv.mod_revision);
     }
     if (memberChange > this.current.version) this.publish(memberChange);
+  }
+
+  private applyClaims(events: IEvent[]): void {
+    for (const ev of events) {
+      if (ev.type !== 'Delete') continue;
+      const parsed = this.keys.parse(ev.kv.key);
+      if (parsed?.type !== 'shard') continue;
+      const prev: IKeyValue | undefined = ev.prev_kv ?? undefined;
+      this.releaseListeners.emit({
+        kind: parsed.kind,
+        shard: parsed.shard,
+        epoch: prev ? Number(prev.create_revision) : 0,
+      });
+    }
+  }
+
+  private applyNotes(events: IEvent[]): void {
+    for (const ev of events) {
+      const parsed = this.keys.parse(ev.kv.key);
+      if (ev.type === 'Put' && parsed?.type === 'note' && parsed.to === this.selfId)
+        this.noteListeners.emit(parsed.from);
+    }
   }
 
   private publish(version: number): void {
