@@ -69,6 +69,14 @@ export const DEFAULT_ACTOR_SYSTEM_OPTIONS = {
   shutdownTimeoutMs: 10_000,
 } as const;
 
+// Every context knows its system: declared here, so context.ts need not import this module.
+declare module './context' {
+  interface SenderContext {
+    /** The ActorSystem this context belongs to. */
+    readonly system: ActorSystem;
+  }
+}
+
 /**
  * What remoting attaches as `system.remote`. The remote module widens it by declaration
  * merging (`declare module '@granary/core' { interface SystemRemote { ... } }`) instead of

@@ -1,8 +1,33 @@
-import type { Actor, ReceiveFunc } from './actor';
-import type { ActorSystem } from './actor-system';
 import type { RequestOptions } from './future-process';
 import type { PID } from './pid';
-import type { Props } from './props';
+
+// The actor API's types. Two parts are declared by the modules they name, so that this file
+// imports neither (each of them imports this one; no import cycle): `SenderContext.system` by
+// actor-system.ts, and spawning (`SpawnerContext`, which `Context` extends) with Props in
+// props.ts.
+
+/**
+ * An actor: `receive` is called once per message, never concurrently. Returning a promise
+ * makes the turn async: the actor takes no other user message until it settles.
+ *
+ * @example
+ * class Counter implements Actor {
+ *   private n = 0;
+ *   receive(ctx: Context): void {
+ *     if (ctx.message === 'inc') this.n++;
+ *     else if (ctx.message === 'get') ctx.respond(this.n);
+ *   }
+ * }
+ */
+export interface Actor {
+  receive(ctx: Context): void | Promise<void>;
+}
+
+/** An actor as a function, or a behavior for `ctx.become`. */
+export type ReceiveFunc = (ctx: Context) => void | Promise<void>;
+
+/** Makes a fresh actor instance (on spawn and on every restart). */
+export type Producer = () => Actor;
 
 /** Options of `send` / `trySend`. */
 export interface SendOptions {
@@ -24,9 +49,11 @@ export interface SendOptions {
   header?: Record<string, string>;
 }
 
-/** Sending, shared by the root context and actor contexts. */
+/**
+ * Sending, shared by the root context and actor contexts. Also `readonly system: ActorSystem`
+ * (declared in actor-system.ts).
+ */
 export interface SenderContext {
-  readonly system: ActorSystem;
   /** The sending actor; undefined for the root context. */
   readonly self: PID | undefined;
   /**
@@ -44,20 +71,11 @@ export interface SenderContext {
   request<T = unknown>(pid: PID, message: unknown, options?: RequestOptions): Promise<T>;
 }
 
-/** Spawning and stopping, shared by the root context and actor contexts. */
-export interface SpawnerContext {
-  /** Starts an actor (a child, inside an actor) with a generated id. */
-  spawn(props: Props): PID;
-  /** Starts an actor with a chosen name; a taken name throws NameExistsError. */
-  spawnNamed(props: Props, name: string): PID;
-  /** Stops `pid` after its current message (system lane: ahead of its queued messages). */
-  stop(pid: PID): void;
-  /** Stops `pid` after the messages already queued (a PoisonPill in its user lane). */
-  poison(pid: PID): void;
-}
-
-/** What `receive` gets: the current message and everything an actor can do. */
-export interface Context extends SenderContext, SpawnerContext {
+/**
+ * What `receive` gets: the current message and everything an actor can do. It also extends
+ * `SpawnerContext` (spawn, spawnNamed, stop, poison; declared in props.ts).
+ */
+export interface Context extends SenderContext {
   readonly self: PID;
   readonly message: unknown;
   /** Who to reply to (a request's future, or the `sender` option of a send). */

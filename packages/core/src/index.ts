@@ -1,12 +1,11 @@
 export { VERSION } from './version';
-export type { Actor, Producer, ReceiveFunc } from './actor';
 export {
   ActorSystem,
   DEFAULT_ACTOR_SYSTEM_OPTIONS,
   type ActorSystemOptions,
   type SystemRemote,
 } from './actor-system';
-export type { Context, SendOptions, SenderContext, SpawnerContext } from './context';
+export type { Actor, Context, Producer, ReceiveFunc, SendOptions, SenderContext } from './context';
 export {
   DeadLetterEvent,
   DeadLetters,
@@ -57,7 +56,7 @@ export type {
   SenderMiddleware,
 } from './middleware';
 export { PID } from './pid';
-export { Props, type PropsOptions } from './props';
+export { Props, type PropsOptions, type SpawnerContext } from './props';
 export { Remote, type RemoteSpawnOptions } from './remote/remote';
 export {
   EndpointConnectedEvent,

@@ -1,5 +1,4 @@
-import type { ReceiveFunc } from './actor';
-import type { SenderContext } from './context';
+import type { ReceiveFunc, SenderContext } from './context';
 import type { PID } from './pid';
 
 /** A user message with its metadata, as sender middleware sees it. */

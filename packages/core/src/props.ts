@@ -1,5 +1,4 @@
-import type { Actor, Producer, ReceiveFunc } from './actor';
-import type { Context } from './context';
+import type { Actor, Context, Producer, ReceiveFunc } from './context';
 import { InvalidOptionError } from './errors';
 import { DEFAULT_MAILBOX_OPTIONS, type MailboxOptions } from './mailbox';
 import {
@@ -9,6 +8,7 @@ import {
   type SenderFunc,
   type SenderMiddleware,
 } from './middleware';
+import type { PID } from './pid';
 import type { SupervisorStrategy } from './supervision/supervisor-strategy';
 
 /** Options of Props. */
@@ -101,4 +101,21 @@ export class Props {
   with(options: PropsOptions): Props {
     return new Props(this.producer, { ...this.options, ...options });
   }
+}
+
+/** Spawning and stopping, shared by the root context and actor contexts. */
+export interface SpawnerContext {
+  /** Starts an actor (a child, inside an actor) with a generated id. */
+  spawn(props: Props): PID;
+  /** Starts an actor with a chosen name; a taken name throws NameExistsError. */
+  spawnNamed(props: Props, name: string): PID;
+  /** Stops `pid` after its current message (system lane: ahead of its queued messages). */
+  stop(pid: PID): void;
+  /** Stops `pid` after the messages already queued (a PoisonPill in its user lane). */
+  poison(pid: PID): void;
+}
+
+// Every actor's Context can spawn: declared here, with Props, so context.ts need not import it.
+declare module './context' {
+  interface Context extends SpawnerContext {}
 }

@@ -1,5 +1,4 @@
-import type { ActorSystem } from './actor-system';
-import type { SendOptions, SenderContext, SpawnerContext } from './context';
+import type { SendOptions, SenderContext } from './context';
 import type { ReplySink, RequestOptions } from './future-process';
 import { spawnActor } from './internal/actor-context';
 import type { Runtime } from './internal/runtime';
@@ -10,7 +9,7 @@ import { POISON_PILL, Terminated, Unwatch, Watch } from './messages';
 import type { PID } from './pid';
 import type { Entry, LocalProcess } from './process';
 import type { ProcessRegistry } from './process-registry';
-import type { Props } from './props';
+import type { Props, SpawnerContext } from './props';
 
 /** A one-shot process that resolves when the watched process terminates. */
 class RootWatcher implements LocalProcess {
@@ -47,8 +46,9 @@ export class RootContext implements SenderContext, SpawnerContext {
 
   constructor(private readonly runtime: Runtime) {}
 
-  get system(): ActorSystem {
-    return this.runtime as unknown as ActorSystem;
+  /** The ActorSystem (typed through SenderContext, so this file need not import the system). */
+  get system(): SenderContext['system'] {
+    return this.runtime as unknown as SenderContext['system'];
   }
 
   send(pid: PID, message: unknown, options?: SendOptions): void {

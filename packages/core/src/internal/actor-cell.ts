@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Actor } from '../actor';
+import type { Actor } from '../context';
 import { DEAD, IDLE, RUNNING, type Schedulable } from '../dispatcher';
 import { Mailbox } from '../mailbox';
 import {

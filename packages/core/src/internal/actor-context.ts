@@ -1,7 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { ReceiveFunc } from '../actor';
-import type { ActorSystem } from '../actor-system';
-import type { Context, SendOptions, SenderContext } from '../context';
+import type { Context, ReceiveFunc, SendOptions, SenderContext } from '../context';
 import { InvalidOptionError, SystemShutdownError } from '../errors';
 import { FutureProcess, type RequestOptions } from '../future-process';
 import { POISON_PILL, RECEIVE_TIMEOUT, STARTED, Unwatch, Watch } from '../messages';
@@ -47,8 +45,9 @@ export function spawnActor(
 
 /** An actor as its `receive` sees it: the cell plus the Context API. */
 export class ActorContext extends ActorLifecycle implements Context {
-  get system(): ActorSystem {
-    return this.runtime as unknown as ActorSystem;
+  /** The ActorSystem (typed through SenderContext, so this file need not import the system). */
+  get system(): SenderContext['system'] {
+    return this.runtime as unknown as SenderContext['system'];
   }
 
   get message(): unknown {

@@ -1,4 +1,4 @@
-import type { ReceiveFunc } from '../actor';
+import type { ReceiveFunc } from '../context';
 import type { PID } from '../pid';
 import { RestartStatistics } from '../supervision/restart-statistics';
 import type { TimerHandle } from '../timer-wheel';
