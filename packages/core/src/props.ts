@@ -117,5 +117,7 @@ export interface SpawnerContext {
 
 // Every actor's Context can spawn: declared here, with Props, so context.ts need not import it.
 declare module './context' {
+  // An empty merge on purpose: it adds SpawnerContext's members to Context.
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
   interface Context extends SpawnerContext {}
 }
