@@ -1,10 +1,13 @@
+import { GranaryError, registerErrorClasses } from '@granary/core';
+
 /**
  * A bad or missing environment variable. The message names the variable, so a node that fails
  * to start says exactly what to fix (`GRANARY_ETCD is required when GRANARY_PROVIDER=etcd`).
+ * Like every Granary error it has a fixed name and code; match it with `ConfigError.is(err)`.
  */
-export class ConfigError extends Error {
+export class ConfigError extends GranaryError {
+  static override readonly code = 'ERR_CONFIG';
   override readonly name = 'ConfigError';
-  readonly code = 'ERR_CONFIG';
 
   constructor(
     /** The environment variable at fault. */
@@ -17,9 +20,9 @@ export class ConfigError extends Error {
 }
 
 /** A bad command-line option of the demo runner; the message names the option. */
-export class DemoOptionError extends Error {
+export class DemoOptionError extends GranaryError {
+  static override readonly code = 'ERR_DEMO_OPTION';
   override readonly name = 'DemoOptionError';
-  readonly code = 'ERR_DEMO_OPTION';
 
   constructor(
     /** The option at fault, e.g. `--seconds`. */
@@ -29,3 +32,5 @@ export class DemoOptionError extends Error {
     super(message);
   }
 }
+
+registerErrorClasses(ConfigError, DemoOptionError);

@@ -1,7 +1,8 @@
+import { InvalidOptionError } from '@granary/core';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { DEFAULT_CLUSTER_OPTIONS, type ClusterOptions } from './cluster-options';
-import { ClusterStoppedError, InvalidClusterOptionError } from './errors';
+import { ClusterStoppedError } from './errors';
 import type { GrainCallOptions, GrainSendOptions } from './grains/grain';
 import { GrainRuntime } from './grains/grain-runtime';
 import type { GrainsOptions } from './grains/grains-options';
@@ -70,14 +71,11 @@ export class Cluster {
   static async start(options: ClusterOptions & GrainsOptions): Promise<Cluster> {
     const merged = { ...DEFAULT_CLUSTER_OPTIONS, ...options };
     if (typeof merged.name !== 'string' || merged.name.length === 0 || merged.name.includes('/')) {
-      throw new InvalidClusterOptionError('name', "must be a non-empty string without '/'");
+      throw new InvalidOptionError('name', "must be a non-empty string without '/'");
     }
-    if (!merged.provider) throw new InvalidClusterOptionError('provider', 'is required');
+    if (!merged.provider) throw new InvalidOptionError('provider', 'is required');
     if (!(Number.isFinite(merged.claimRetryMs) && merged.claimRetryMs > 0)) {
-      throw new InvalidClusterOptionError(
-        'claimRetryMs',
-        `must be > 0, got ${merged.claimRetryMs}`,
-      );
+      throw new InvalidOptionError('claimRetryMs', `must be > 0, got ${merged.claimRetryMs}`);
     }
     const id = merged.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     const remote = merged.remote;

@@ -1,43 +1,29 @@
+import { GranaryError, registerErrorClasses } from '@granary/core';
+
 /**
- * Errors of @granary/cluster. Every class has a fixed `name` and a stable `code` for matching;
- * messages name the option that controls the behaviour. Other parts of the package append their
- * classes at the end of this file.
+ * Errors of @granary/cluster. Every class is a core `GranaryError` with a fixed `name` and a
+ * stable `code` (match with `SomeError.is(err)`); messages name the option that controls the
+ * behaviour. Bad options and arguments are core's `InvalidOptionError` / `InvalidArgumentError`,
+ * an unknown kind core's `UnknownKindError`. Other parts of the package append their classes at
+ * the end of this file.
  */
 
-/** Base class of every error @granary/cluster throws. */
-export class ClusterError extends Error {
-  override name = 'ClusterError';
-  readonly code: string = 'ERR_CLUSTER';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
-}
-
-/** A cluster or provider option is invalid; `option` names it. Thrown at start, nothing joined. */
-export class InvalidClusterOptionError extends ClusterError {
-  override name = 'InvalidClusterOptionError';
-  override readonly code = 'ERR_INVALID_CLUSTER_OPTION';
-  constructor(
-    readonly option: string,
-    reason: string,
-  ) {
-    super(`invalid cluster option ${option}: ${reason}`);
-  }
+/** Base class of the errors only @granary/cluster throws. */
+export class ClusterError extends GranaryError {
+  static override readonly code: string = 'ERR_CLUSTER';
+  override readonly name: string = 'ClusterError';
 }
 
 /** The provider could not register the member before `joinTimeoutMs` elapsed. */
 export class JoinTimeoutError extends ClusterError {
-  override name = 'JoinTimeoutError';
-  override readonly code = 'ERR_JOIN_TIMEOUT';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
+  static override readonly code = 'ERR_JOIN_TIMEOUT';
+  override readonly name = 'JoinTimeoutError';
 }
 
 /** A provider operation that needs membership was called before join() or after leave(). */
 export class NotJoinedError extends ClusterError {
-  override name = 'NotJoinedError';
-  override readonly code = 'ERR_NOT_JOINED';
+  static override readonly code = 'ERR_NOT_JOINED';
+  override readonly name = 'NotJoinedError';
   constructor(operation: string) {
     super(`${operation} needs a joined member: call join() first`);
   }
@@ -48,8 +34,8 @@ export class NotJoinedError extends ClusterError {
  * minus the safety margin): its claims are treated as gone until it re-registers.
  */
 export class LeaseLostError extends ClusterError {
-  override name = 'LeaseLostError';
-  override readonly code = 'ERR_LEASE_LOST';
+  static override readonly code = 'ERR_LEASE_LOST';
+  override readonly name = 'LeaseLostError';
   constructor(operation: string, options?: { cause?: unknown }) {
     super(`${operation} refused: the member's lease is lost (it re-registers by itself)`, options);
   }
@@ -57,36 +43,36 @@ export class LeaseLostError extends ClusterError {
 
 /** The cluster was shut down; the operation cannot run any more. */
 export class ClusterStoppedError extends ClusterError {
-  override name = 'ClusterStoppedError';
-  override readonly code = 'ERR_CLUSTER_STOPPED';
+  static override readonly code = 'ERR_CLUSTER_STOPPED';
+  override readonly name = 'ClusterStoppedError';
   constructor(operation: string) {
     super(`${operation}: the cluster member has shut down`);
   }
 }
 
 /**
- * Code thrown by a grain (`receive` or `onActivate`), carried to the caller. `code` is the
- * original error's code (`ERR_GRAIN` if it had none), `originalName` its name. Never retried.
+ * Code thrown by a grain (`receive` or `onActivate`), carried to the caller. Its `code` is
+ * `ERR_GRAIN` like every GrainError's; `originalCode` and `originalName` are those of the error
+ * the grain threw (`originalCode` undefined if it had none). Never retried.
  */
 export class GrainError extends ClusterError {
-  override name = 'GrainError';
-  override readonly code: string;
+  static override readonly code = 'ERR_GRAIN';
+  override readonly name = 'GrainError';
   constructor(
     readonly kind: string,
     readonly identity: string,
     readonly originalName: string,
-    code: string | undefined,
+    readonly originalCode: string | undefined,
     message: string,
   ) {
     super(message);
-    this.code = code ?? 'ERR_GRAIN';
   }
 }
 
 /** A grain call did not get an answer before its deadline (`timeoutMs`), retries included. */
 export class DeadlineExceededError extends ClusterError {
-  override name = 'DeadlineExceededError';
-  override readonly code = 'ERR_DEADLINE_EXCEEDED';
+  static override readonly code = 'ERR_DEADLINE_EXCEEDED';
+  override readonly name = 'DeadlineExceededError';
   constructor(
     readonly kind: string,
     readonly identity: string,
@@ -102,19 +88,10 @@ export class DeadlineExceededError extends ClusterError {
   }
 }
 
-/** No member of the cluster hosts the kind (or the target member does not know it). No retry. */
-export class UnknownKindError extends ClusterError {
-  override name = 'UnknownKindError';
-  override readonly code = 'ERR_UNKNOWN_KIND';
-  constructor(readonly kind: string) {
-    super(`unknown grain kind '${kind}': register it with kind() in Cluster.start({ kinds })`);
-  }
-}
-
 /** The kind's `canActivate(identity)` refused the identity. No retry. */
 export class ActivationDeniedError extends ClusterError {
-  override name = 'ActivationDeniedError';
-  override readonly code = 'ERR_ACTIVATION_DENIED';
+  static override readonly code = 'ERR_ACTIVATION_DENIED';
+  override readonly name = 'ActivationDeniedError';
   constructor(
     readonly kind: string,
     readonly identity: string,
@@ -125,8 +102,8 @@ export class ActivationDeniedError extends ClusterError {
 
 /** A call would wait on a non-reentrant grain that is itself waiting in the same call chain. */
 export class DeadlockError extends ClusterError {
-  override name = 'DeadlockError';
-  override readonly code = 'ERR_DEADLOCK';
+  static override readonly code = 'ERR_DEADLOCK';
+  override readonly name = 'DeadlockError';
   constructor(
     /** The grains of the chain, first caller first, ending with the target again. */
     readonly chain: readonly string[],
@@ -142,8 +119,8 @@ export class DeadlockError extends ClusterError {
  * Retried by the caller within the deadline; seen by users only as the cause of a deadline error.
  */
 export class NotOwnerError extends ClusterError {
-  override name = 'NotOwnerError';
-  override readonly code = 'ERR_NOT_OWNER';
+  static override readonly code = 'ERR_NOT_OWNER';
+  override readonly name = 'NotOwnerError';
   constructor(
     readonly kind: string,
     readonly identity: string,
@@ -160,11 +137,8 @@ export class NotOwnerError extends ClusterError {
  * retried: the configuration has to change.
  */
 export class JoinRefusedError extends ClusterError {
-  override name = 'JoinRefusedError';
-  override readonly code = 'ERR_JOIN_REFUSED';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
+  static override readonly code = 'ERR_JOIN_REFUSED';
+  override readonly name = 'JoinRefusedError';
 }
 
 /**
@@ -173,8 +147,8 @@ export class JoinRefusedError extends ClusterError {
  * never applied twice; pass `{ idempotent: true }` (GrainCallOptions.idempotent) to retry anyway.
  */
 export class CallOutcomeUnknownError extends ClusterError {
-  override name = 'CallOutcomeUnknownError';
-  override readonly code = 'ERR_CALL_OUTCOME_UNKNOWN';
+  static override readonly code = 'ERR_CALL_OUTCOME_UNKNOWN';
+  override readonly name = 'CallOutcomeUnknownError';
   constructor(
     readonly kind: string,
     readonly identity: string,
@@ -188,3 +162,18 @@ export class CallOutcomeUnknownError extends ClusterError {
     );
   }
 }
+
+registerErrorClasses(
+  ClusterError,
+  JoinTimeoutError,
+  NotJoinedError,
+  LeaseLostError,
+  ClusterStoppedError,
+  GrainError,
+  DeadlineExceededError,
+  ActivationDeniedError,
+  DeadlockError,
+  NotOwnerError,
+  JoinRefusedError,
+  CallOutcomeUnknownError,
+);

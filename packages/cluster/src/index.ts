@@ -39,7 +39,6 @@ export { ownerOf, hostsOf } from './placement/owner-of';
 export type { ClusterLogger } from './internal/logger';
 export {
   ClusterError,
-  InvalidClusterOptionError,
   JoinTimeoutError,
   JoinRefusedError,
   NotJoinedError,
@@ -64,7 +63,7 @@ export {
   InconsistentStateError,
   StateUnavailableError,
   StateDecodeError,
-  StateArgumentError,
+  StateNotLoadedError,
 } from './state/errors';
 export type { StateConflictReason } from './state/errors';
 export { kind, DEFAULT_KIND_OPTIONS } from './grains/kind';
@@ -85,7 +84,6 @@ export type { ShutdownSignalsOptions } from './grains/shutdown-signals';
 export {
   GrainError,
   DeadlineExceededError,
-  UnknownKindError,
   ActivationDeniedError,
   DeadlockError,
   NotOwnerError,

@@ -1,12 +1,16 @@
+import { GranaryError, registerErrorClasses } from '@granary/core';
+
 /**
- * Errors of the generator and its two commands. Each has a fixed `name` and `code`; the
- * plugin reports `message` through CodeGeneratorResponse.error, the CLI prints it.
+ * Errors of the generator and its two commands, Granary errors like every package's (fixed
+ * `name`, `code`, `cause`; match with `is()`). The plugin reports `message` through
+ * CodeGeneratorResponse.error, the CLI prints it. A bad command-line or `--granary_opt` option is
+ * core's `InvalidOptionError`.
  */
 
 /** Base class of every codegen error. */
-export class CodegenError extends Error {
+export class CodegenError extends GranaryError {
+  static override readonly code: string = 'ERR_CODEGEN';
   override readonly name: string = 'CodegenError';
-  readonly code: string = 'ERR_CODEGEN';
 }
 
 /**
@@ -14,27 +18,20 @@ export class CodegenError extends Error {
  * google/protobuf type other than the well-known ones, a 64-bit or non-ASCII bytes default.
  */
 export class UnsupportedProtoError extends CodegenError {
+  static override readonly code = 'ERR_UNSUPPORTED_PROTO';
   override readonly name = 'UnsupportedProtoError';
-  override readonly code = 'ERR_UNSUPPORTED_PROTO';
 }
 
 /** A .proto file that cannot be read or parsed (granary-codegen path). */
 export class ProtoParseError extends CodegenError {
+  static override readonly code = 'ERR_PROTO_PARSE';
   override readonly name = 'ProtoParseError';
-  override readonly code = 'ERR_PROTO_PARSE';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
-}
-
-/** A bad `--granary_opt` parameter or command-line argument. */
-export class InvalidOptionError extends CodegenError {
-  override readonly name = 'InvalidOptionError';
-  override readonly code = 'ERR_INVALID_OPTION';
 }
 
 /** Two declarations would get the same TypeScript name in one generated module. */
 export class NameClashError extends CodegenError {
+  static override readonly code = 'ERR_NAME_CLASH';
   override readonly name = 'NameClashError';
-  override readonly code = 'ERR_NAME_CLASH';
 }
+
+registerErrorClasses(CodegenError, UnsupportedProtoError, ProtoParseError, NameClashError);

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
+import { InvalidArgumentError, InvalidOptionError } from '@granary/core';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseCliArguments, runCli } from '../src/cli/cli';
-import { InvalidOptionError } from '../src/errors';
 import { GOLDEN_DIR, PROTOS_DIR } from './helpers/paths';
 
 function capture() {
@@ -45,7 +45,7 @@ describe('granary-codegen', () => {
 
     it('requires at least one file', () => {
       expect(() => parseCliArguments(['--out', 'gen'])).to.throw(
-        InvalidOptionError,
+        InvalidArgumentError,
         /no .proto files/,
       );
     });
@@ -60,7 +60,7 @@ describe('granary-codegen', () => {
     it('rejects a flag without its value', () => {
       expect(() => parseCliArguments(['a.proto', '--out'])).to.throw(
         InvalidOptionError,
-        /--out needs a value/,
+        /--out: needs a value/,
       );
     });
   });
@@ -89,7 +89,7 @@ describe('granary-codegen', () => {
     it('prints usage and exits 1 on bad arguments, without a stack trace', () => {
       const { err, io } = capture();
       expect(runCli(['--out', dir], io)).to.equal(1);
-      expect(err.join('')).to.contain('ERR_INVALID_OPTION').and.contain('usage: granary-codegen');
+      expect(err.join('')).to.contain('ERR_INVALID_ARGUMENT').and.contain('usage: granary-codegen');
       expect(err.join('')).to.not.match(/\n\s+at /);
     });
 

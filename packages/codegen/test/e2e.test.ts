@@ -190,8 +190,9 @@ describe('generated code on a 2-node cluster (end to end)', function () {
       .catch((e: unknown) => e);
     expect(err).to.be.instanceOf(GrainError);
     expect(err).to.include({
+      code: 'ERR_GRAIN',
       originalName: 'RangeError',
-      code: 'ERR_DIVIDE_BY_ZERO',
+      originalCode: 'ERR_DIVIDE_BY_ZERO',
     });
     expect((err as Error).message).to.contain('cannot divide 1 by zero');
   });

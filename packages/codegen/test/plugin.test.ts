@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { InvalidOptionError } from '../src/errors';
+import { InvalidOptionError } from '@granary/core';
 import { parsePluginParameter, runPlugin } from '../src/plugin/plugin';
 import { pluginMessages } from '../src/plugin/plugin-messages';
 

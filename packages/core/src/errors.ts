@@ -1,20 +1,18 @@
-/**
- * Base of every error Granary throws or rejects with: a fixed `name`, a stable `code` string
- * callers can switch on, and the `cause` where there is one.
- */
-export class GranaryError extends Error {
-  override readonly name: string = 'GranaryError';
-  /** Stable machine-readable code, e.g. `ERR_TIMEOUT`. */
-  readonly code: string;
+import { GranaryError, RemoteError, type ErrorClass, type ErrorData } from './granary-error';
 
-  constructor(message: string, code: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-  }
-}
+export {
+  GranaryError,
+  RemoteError,
+  errorData,
+  errorFromData,
+  hasCode,
+  type ErrorClass,
+  type ErrorData,
+} from './granary-error';
 
 /** A request got no reply within its `timeoutMs`. */
 export class TimeoutError extends GranaryError {
+  static override readonly code = 'ERR_TIMEOUT';
   override readonly name = 'TimeoutError';
   constructor(
     /** The target of the request, as `address/id`. */
@@ -22,73 +20,95 @@ export class TimeoutError extends GranaryError {
     /** The timeout that elapsed. */
     readonly timeoutMs: number,
   ) {
-    super(`request to ${target} timed out after ${timeoutMs} ms (timeoutMs)`, 'ERR_TIMEOUT');
+    super(`request to ${target} timed out after ${timeoutMs} ms (timeoutMs)`);
   }
 }
 
 /** The bounded user lane of the target was full; the message was not enqueued. */
 export class MailboxFullError extends GranaryError {
+  static override readonly code = 'ERR_MAILBOX_FULL';
   override readonly name = 'MailboxFullError';
   constructor(
     readonly target: string,
     /** The capacity of the full lane. */
     readonly capacity: number,
   ) {
-    super(
-      `mailbox of ${target} is full (${capacity} messages, mailbox.capacity)`,
-      'ERR_MAILBOX_FULL',
-    );
+    super(`mailbox of ${target} is full (${capacity} messages, mailbox.capacity)`);
   }
 }
 
 /** The message could not be delivered (no such actor, or it stopped); it went to dead letters. */
 export class DeadLetterError extends GranaryError {
+  static override readonly code = 'ERR_DEAD_LETTER';
   override readonly name = 'DeadLetterError';
   constructor(
     readonly target: string,
     /** Why it was dead-lettered, e.g. `not-found`, `stopped`. */
     readonly reason: string,
   ) {
-    super(`message to ${target} went to dead letters (${reason})`, 'ERR_DEAD_LETTER');
+    super(`message to ${target} went to dead letters (${reason})`);
   }
 }
 
 /** `spawnNamed` was given a name that a live actor already has. */
 export class NameExistsError extends GranaryError {
+  static override readonly code = 'ERR_NAME_EXISTS';
   override readonly name = 'NameExistsError';
   constructor(readonly id: string) {
-    super(`an actor with id "${id}" already exists (spawnNamed name)`, 'ERR_NAME_EXISTS');
+    super(`an actor with id "${id}" already exists (spawnNamed name)`);
   }
 }
 
 /** A request was cancelled through its `signal`. */
 export class AbortError extends GranaryError {
+  static override readonly code = 'ERR_ABORTED';
   override readonly name = 'AbortError';
   constructor(
     readonly target: string,
     cause?: unknown,
   ) {
-    super(`request to ${target} was aborted (signal)`, 'ERR_ABORTED', { cause });
+    super(`request to ${target} was aborted (signal)`, { cause });
   }
 }
 
-/** An option or argument is out of range; the message names the option. */
+/**
+ * A construction option (of a system, a remote, a cluster, a pool, a kind...) is missing or out
+ * of range; `option` names it, as the user wrote it. Thrown before anything starts.
+ */
 export class InvalidOptionError extends GranaryError {
+  static override readonly code = 'ERR_INVALID_OPTION';
   override readonly name = 'InvalidOptionError';
   constructor(
     /** The option, e.g. `mailbox.capacity`. */
     readonly option: string,
     detail: string,
   ) {
-    super(`invalid ${option}: ${detail}`, 'ERR_INVALID_OPTION');
+    super(`invalid option ${option}: ${detail}`);
+  }
+}
+
+/**
+ * An argument of a call (a method or function, not a constructor's options) cannot be accepted;
+ * `argument` names it, e.g. `identity` or `options.timeoutMs`. Nothing was done.
+ */
+export class InvalidArgumentError extends GranaryError {
+  static override readonly code = 'ERR_INVALID_ARGUMENT';
+  override readonly name = 'InvalidArgumentError';
+  constructor(
+    /** The argument, e.g. `identity` or `options.timeoutMs`. */
+    readonly argument: string,
+    detail: string,
+  ) {
+    super(`invalid argument ${argument}: ${detail}`);
   }
 }
 
 /** The actor system was shut down: no more spawns, and pending requests are rejected. */
 export class SystemShutdownError extends GranaryError {
+  static override readonly code = 'ERR_SHUTDOWN';
   override readonly name = 'SystemShutdownError';
   constructor(readonly system: string) {
-    super(`actor system "${system}" is shut down (shutdown)`, 'ERR_SHUTDOWN');
+    super(`actor system "${system}" is shut down (shutdown)`);
   }
 }
 
@@ -98,6 +118,7 @@ export class SystemShutdownError extends GranaryError {
  * (RemoteOptions.reconnect).
  */
 export class EndpointUnavailableError extends GranaryError {
+  static override readonly code = 'ERR_ENDPOINT_UNAVAILABLE';
   override readonly name = 'EndpointUnavailableError';
   /**
    * True when a request had already been handed to the connection that then broke: it may have
@@ -112,14 +133,25 @@ export class EndpointUnavailableError extends GranaryError {
     message = `endpoint ${address} is unavailable`,
     options?: { cause?: unknown; inFlight?: boolean; peerLeft?: boolean },
   ) {
-    super(message, 'ERR_ENDPOINT_UNAVAILABLE', options);
+    super(message, options);
     this.inFlight = options?.inFlight ?? false;
     this.peerLeft = options?.peerLeft ?? false;
+  }
+
+  /** `inFlight` and `peerLeft` describe this process's link, so they do not travel. */
+  override toJSON(): ErrorData {
+    const out = super.toJSON();
+    if (out.data) {
+      delete out.data.inFlight;
+      delete out.data.peerLeft;
+    }
+    return out;
   }
 }
 
 /** A serialized message is larger than the remote's limit (RemoteOptions.maxMessageBytes). */
 export class MessageTooLargeError extends GranaryError {
+  static override readonly code = 'ERR_MESSAGE_TOO_LARGE';
   override readonly name = 'MessageTooLargeError';
   constructor(
     readonly typeName: string,
@@ -130,19 +162,19 @@ export class MessageTooLargeError extends GranaryError {
   ) {
     super(
       `message of type '${typeName}' is ${size} bytes, over the limit of ${limit} bytes (maxMessageBytes)`,
-      'ERR_MESSAGE_TOO_LARGE',
     );
   }
 }
 
 /** A message type name has no codec in this process's serialization registry. */
 export class UnknownTypeError extends GranaryError {
+  static override readonly code = 'ERR_UNKNOWN_TYPE';
   override readonly name = 'UnknownTypeError';
   constructor(
     readonly typeName: string,
     message = `unknown message type '${typeName}' (serialization.registerRoot)`,
   ) {
-    super(message, 'ERR_UNKNOWN_TYPE');
+    super(message);
   }
 }
 
@@ -168,11 +200,12 @@ export type HandshakeRefusal =
  * not match, or the stated identity is held by another live link (`refusal` says which).
  */
 export class HandshakeError extends GranaryError {
+  static override readonly code = 'ERR_HANDSHAKE';
   override readonly name = 'HandshakeError';
   /** What was refused; `duplicate`, `shutdown` and `timeout` may pass on a later attempt. */
   readonly refusal: HandshakeRefusal;
   constructor(message: string, options?: { cause?: unknown; refusal?: HandshakeRefusal }) {
-    super(message, 'ERR_HANDSHAKE', options);
+    super(message, options);
     this.refusal = options?.refusal ?? 'malformed';
   }
 
@@ -186,24 +219,34 @@ export class HandshakeError extends GranaryError {
 
 /** Remote spawn of a kind the target node never registered (remote.registerKind). */
 export class UnknownKindError extends GranaryError {
+  static override readonly code = 'ERR_UNKNOWN_KIND';
   override readonly name = 'UnknownKindError';
   constructor(
     readonly kind: string,
     message = `unknown kind '${kind}': register it on the target node with remote.registerKind()`,
   ) {
-    super(message, 'ERR_UNKNOWN_KIND');
+    super(message);
   }
 }
 
+/** Classes by code, for every serialization registry of this process (see registerErrorClasses). */
+const known = new Map<string, ErrorClass>();
+
 /**
- * An error that crossed the wire: `name`, `code` and `message` are the original error's, so a
- * caller can branch on them as if the error had been thrown locally.
+ * Makes errors with these classes' codes come off the wire as instances of the classes (their
+ * data fields set; the constructor is not run), so `instanceof` works as well as `is()`. Each
+ * package of Granary registers its own classes; register yours the same way. A code that is
+ * already registered keeps its first class: a second copy of a package loaded later, or a class
+ * that reuses a built-in code, does not take it over (`is()` matches either way).
+ * @throws InvalidArgumentError for a class without a static `code`.
  */
-export class RemoteError extends GranaryError {
-  override readonly name: string;
-  constructor(name: string, code: string, message: string) {
-    super(message, code);
-    this.name = name;
+export function registerErrorClasses(...classes: ErrorClass[]): void {
+  for (const errorClass of classes) {
+    const code = errorClass.code;
+    if (typeof code !== 'string') {
+      throw new InvalidArgumentError('classes', `${errorClass.name} has no static code`);
+    }
+    if (!known.has(code)) known.set(code, errorClass);
   }
 }
 
@@ -213,6 +256,7 @@ export class RemoteError extends GranaryError {
  * risk with `insecure: true`.
  */
 export class InsecureRemoteError extends GranaryError {
+  static override readonly code = 'ERR_INSECURE_REMOTE';
   override readonly name = 'InsecureRemoteError';
   constructor(
     /** The interface that was to be bound. */
@@ -222,7 +266,30 @@ export class InsecureRemoteError extends GranaryError {
       `refusing to listen on ${host} without authentication: set secret (a shared secret of at ` +
         'least 16 bytes) or tls ({ ca, cert, key, requireClientCert: true }); set insecure: true ' +
         'only if every peer that can reach this port may join',
-      'ERR_INSECURE_REMOTE',
     );
   }
 }
+
+/** The class registered for `code` with {@link registerErrorClasses}, if any. */
+export function errorClassOf(code: string): ErrorClass | undefined {
+  return known.get(code);
+}
+
+registerErrorClasses(
+  GranaryError,
+  RemoteError,
+  TimeoutError,
+  MailboxFullError,
+  DeadLetterError,
+  NameExistsError,
+  AbortError,
+  InvalidOptionError,
+  InvalidArgumentError,
+  SystemShutdownError,
+  EndpointUnavailableError,
+  MessageTooLargeError,
+  UnknownTypeError,
+  HandshakeError,
+  UnknownKindError,
+  InsecureRemoteError,
+);

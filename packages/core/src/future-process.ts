@@ -1,4 +1,4 @@
-import { AbortError, InvalidOptionError, TimeoutError } from './errors';
+import { AbortError, InvalidArgumentError, TimeoutError } from './errors';
 import { entryMessage } from './entry';
 import { Envelope } from './internal/envelope';
 import type { Runtime } from './internal/runtime';
@@ -129,7 +129,9 @@ export class FutureProcess<T = unknown>
     if (options.timeoutMs !== undefined) {
       const ms = options.timeoutMs;
       if (!(ms >= 0)) {
-        this.fail(new InvalidOptionError('timeoutMs', `${ms} is not a number of ms >= 0`));
+        this.fail(
+          new InvalidArgumentError('options.timeoutMs', `${ms} is not a number of ms >= 0`),
+        );
         return;
       }
       // The deadline travels with the request (ctx.deadline at the target, also remotely).

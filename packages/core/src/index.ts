@@ -20,6 +20,7 @@ export {
   GranaryError,
   HandshakeError,
   InsecureRemoteError,
+  InvalidArgumentError,
   InvalidOptionError,
   MailboxFullError,
   MessageTooLargeError,
@@ -29,6 +30,8 @@ export {
   TimeoutError,
   UnknownKindError,
   UnknownTypeError,
+  registerErrorClasses,
+  type ErrorData,
   type HandshakeRefusal,
 } from './errors';
 export { EventStream, type Subscription } from './event-stream';

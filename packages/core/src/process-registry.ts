@@ -1,4 +1,4 @@
-import { InvalidOptionError, NameExistsError } from './errors';
+import { InvalidArgumentError, NameExistsError } from './errors';
 import { PID } from './pid';
 import type { LocalProcess, Process } from './process';
 
@@ -63,7 +63,7 @@ export class ProcessRegistry {
   add(id: string, process: Process): PID {
     if (this.local.has(id)) throw new NameExistsError(id);
     if (id.startsWith(FUTURE_PREFIX)) {
-      throw new InvalidOptionError('id', `the prefix ${FUTURE_PREFIX} is reserved for requests`);
+      throw new InvalidArgumentError('id', `the prefix ${FUTURE_PREFIX} is reserved for requests`);
     }
     this.local.set(id, process);
     const pid = new PID(this.address, id);
@@ -117,11 +117,11 @@ export class ProcessRegistry {
    * that is a LocalProcess of this registry is cached on the PIDs it takes like any local
    * process (it sets `dead` when it goes away, and cached PIDs then miss).
    * @throws NameExistsError if the prefix is taken
-   * @throws InvalidOptionError for an empty or reserved prefix
+   * @throws InvalidArgumentError for an empty or reserved prefix
    */
   addPrefix(prefix: string, process: Process): void {
     if (prefix.length === 0 || prefix.startsWith(FUTURE_PREFIX)) {
-      throw new InvalidOptionError(
+      throw new InvalidArgumentError(
         'prefix',
         `must be non-empty and not start with ${FUTURE_PREFIX}`,
       );

@@ -1,5 +1,5 @@
 import type { Actor, Context, Producer, ReceiveFunc } from './context';
-import { InvalidOptionError } from './errors';
+import { InvalidArgumentError, InvalidOptionError } from './errors';
 import { DEFAULT_MAILBOX_OPTIONS, type MailboxOptions } from './mailbox';
 import {
   makeReceiveChain,
@@ -83,7 +83,7 @@ export class Props {
   /** An actor instance from `producer()` (a class instance with `receive`). */
   static fromProducer(producer: Producer, options: PropsOptions = {}): Props {
     if (typeof producer !== 'function') {
-      throw new InvalidOptionError('producer', 'Props.fromProducer needs a function');
+      throw new InvalidArgumentError('producer', 'Props.fromProducer needs a function');
     }
     return new Props(producer, options);
   }
@@ -91,7 +91,7 @@ export class Props {
   /** An actor that is just a function; all its instances share it (no per-actor object). */
   static fromFunc(receive: (ctx: Context) => void | Promise<void>, options: PropsOptions = {}) {
     if (typeof receive !== 'function') {
-      throw new InvalidOptionError('receive', 'Props.fromFunc needs a function');
+      throw new InvalidArgumentError('receive', 'Props.fromFunc needs a function');
     }
     const actor: Actor = { receive };
     return new Props(() => actor, options);

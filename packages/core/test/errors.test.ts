@@ -5,6 +5,7 @@ import {
   silentLogger,
   DeadLetterError,
   GranaryError,
+  InvalidArgumentError,
   InvalidOptionError,
   MailboxFullError,
   NameExistsError,
@@ -21,6 +22,7 @@ describe('errors', () => {
     [new NameExistsError('x'), 'NameExistsError', 'ERR_NAME_EXISTS'],
     [new AbortError('n/a'), 'AbortError', 'ERR_ABORTED'],
     [new InvalidOptionError('opt', 'bad'), 'InvalidOptionError', 'ERR_INVALID_OPTION'],
+    [new InvalidArgumentError('arg', 'bad'), 'InvalidArgumentError', 'ERR_INVALID_ARGUMENT'],
     [new SystemShutdownError('s'), 'SystemShutdownError', 'ERR_SHUTDOWN'],
   ];
   for (const [error, name, code] of cases) {
@@ -50,7 +52,7 @@ describe('option validation', () => {
     expect(() => new ActorSystem({ timeSliceMs: -1 })).to.throw(InvalidOptionError, 'timeSliceMs');
   });
 
-  it('rejects a request with a negative timeoutMs, sending nothing', async () => {
+  it('rejects a request with a negative timeoutMs with InvalidArgumentError, sending nothing', async () => {
     const system = new ActorSystem({ logger: silentLogger });
     let received = 0;
     const pid = system.root.spawn(
@@ -60,8 +62,8 @@ describe('option validation', () => {
       }),
     );
     const err = await system.root.request(pid, 'x', { timeoutMs: -5 }).catch((e: unknown) => e);
-    expect(err).to.be.instanceOf(InvalidOptionError);
-    expect((err as Error).message).to.contain('timeoutMs');
+    expect(err).to.be.instanceOf(InvalidArgumentError);
+    expect(err).to.have.property('argument', 'options.timeoutMs');
     expect(await system.root.request(pid, 'count')).to.equal(0);
     await system.shutdown();
   });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import {
-  InvalidOptionError,
+  InvalidArgumentError,
   NameExistsError,
   PID,
   Props,
@@ -109,7 +109,7 @@ describe('ProcessRegistry', () => {
         NameExistsError,
       );
       expect(() => system.registry.addPrefix('', new RecordingProcess())).to.throw(
-        InvalidOptionError,
+        InvalidArgumentError,
       );
     });
   });
@@ -161,6 +161,6 @@ describe('ProcessRegistry', () => {
     const p = new RecordingProcess();
     system.registry.add('a', p);
     expect(() => system.registry.add('a', p)).to.throw(NameExistsError);
-    expect(() => system.registry.add('f$1', p)).to.throw(InvalidOptionError);
+    expect(() => system.registry.add('f$1', p)).to.throw(InvalidArgumentError);
   });
 });

@@ -1,10 +1,10 @@
+import { InvalidArgumentError, InvalidOptionError } from '@granary/core';
 import {
   PoolAbortError,
   PoolClosedError,
   PoolDisposeError,
   PoolElementError,
   PoolFactoryError,
-  PoolOptionsError,
   PoolTimeoutError,
 } from './errors';
 import { LinkedQueue, type QueueNode } from './internal/linked-queue';
@@ -120,15 +120,13 @@ export class AsyncPool<T> {
     this.options = { ...DEFAULT_ASYNC_POOL_OPTIONS, ...options };
     const { max, acquireTimeoutMs, create } = this.options;
     if (typeof create !== 'function') {
-      throw new PoolOptionsError('AsyncPool needs a `create` function (create)');
+      throw new InvalidOptionError('create', 'AsyncPool needs a function');
     }
     if (!Number.isInteger(max) || max < 1) {
-      throw new PoolOptionsError(`max must be an integer >= 1, got ${max} (max)`);
+      throw new InvalidOptionError('max', `must be an integer >= 1, got ${max}`);
     }
     if (!(acquireTimeoutMs >= 0)) {
-      throw new PoolOptionsError(
-        `acquireTimeoutMs must be >= 0, got ${acquireTimeoutMs} (acquireTimeoutMs)`,
-      );
+      throw new InvalidOptionError('acquireTimeoutMs', `must be >= 0, got ${acquireTimeoutMs}`);
     }
   }
 
@@ -160,7 +158,7 @@ export class AsyncPool<T> {
     const timeoutMs = options.timeoutMs ?? this.options.acquireTimeoutMs;
     if (!(timeoutMs >= 0)) {
       return Promise.reject(
-        new PoolOptionsError(`timeoutMs must be >= 0, got ${timeoutMs} (timeoutMs)`),
+        new InvalidArgumentError('options.timeoutMs', `must be >= 0, got ${timeoutMs}`),
       );
     }
     if (this.free.length > 0) {

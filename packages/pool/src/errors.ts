@@ -1,31 +1,34 @@
-import { GranaryError } from '@granary/core';
+import { GranaryError, registerErrorClasses } from '@granary/core';
 
 /**
  * Base of every error thrown by @granary/pool: a Granary error (fixed `name`, stable `code`
  * string to branch on, `cause` where there is one).
  */
 export class PoolError extends GranaryError {
+  static override readonly code: string = 'ERR_POOL';
   override readonly name: string = 'PoolError';
 }
 
 /** `AsyncPool.get` found no element within its deadline. */
 export class PoolTimeoutError extends PoolError {
+  static override readonly code = 'ERR_POOL_TIMEOUT';
   override readonly name = 'PoolTimeoutError';
 
   constructor(
     /** The deadline that expired, in milliseconds. */
     readonly timeoutMs: number,
   ) {
-    super(`no pool element became free within ${timeoutMs} ms (timeoutMs)`, 'ERR_POOL_TIMEOUT');
+    super(`no pool element became free within ${timeoutMs} ms (timeoutMs)`);
   }
 }
 
 /** The pool was closed: pending and later `get` calls reject with this. */
 export class PoolClosedError extends PoolError {
+  static override readonly code = 'ERR_POOL_CLOSED';
   override readonly name = 'PoolClosedError';
 
   constructor(what = 'pool') {
-    super(`${what} is closed`, 'ERR_POOL_CLOSED');
+    super(`${what} is closed`);
   }
 }
 
@@ -35,19 +38,21 @@ export class PoolClosedError extends PoolError {
  * `err.name === 'AbortError'` checks keep working; `cause` is the signal's reason.
  */
 export class PoolAbortError extends PoolError {
+  static override readonly code = 'ERR_ABORTED';
   override readonly name = 'AbortError';
 
   constructor(reason?: unknown) {
-    super('waiting for a pool element was aborted (signal)', 'ERR_ABORTED', { cause: reason });
+    super('waiting for a pool element was aborted (signal)', { cause: reason });
   }
 }
 
 /** The element factory (`create`) threw or rejected; `cause` is what it threw. */
 export class PoolFactoryError extends PoolError {
+  static override readonly code = 'ERR_POOL_FACTORY';
   override readonly name = 'PoolFactoryError';
 
   constructor(cause: unknown) {
-    super(`the pool's element factory failed (create): ${describe(cause)}`, 'ERR_POOL_FACTORY', {
+    super(`the pool's element factory failed (create): ${describe(cause)}`, {
       cause,
     });
   }
@@ -55,35 +60,25 @@ export class PoolFactoryError extends PoolError {
 
 /** `release` or `destroy` got a value that is not currently leased from this pool. */
 export class PoolElementError extends PoolError {
+  static override readonly code = 'ERR_POOL_ELEMENT';
   override readonly name = 'PoolElementError';
 
   constructor(operation: 'release' | 'destroy') {
     super(
       `${operation}() was given an element that is not leased from this pool (already returned, destroyed, or foreign)`,
-      'ERR_POOL_ELEMENT',
     );
   }
 }
 
 /** Closing one or more elements (the `close` option) failed; `cause` is an AggregateError. */
 export class PoolDisposeError extends PoolError {
+  static override readonly code = 'ERR_POOL_DISPOSE';
   override readonly name = 'PoolDisposeError';
 
   constructor(errors: unknown[]) {
-    super(
-      `closing ${errors.length} pool element(s) failed (close): ${describe(errors[0])}`,
-      'ERR_POOL_DISPOSE',
-      { cause: new AggregateError(errors, 'element close failures') },
-    );
-  }
-}
-
-/** A pool option is missing or out of range; the message names the option. */
-export class PoolOptionsError extends PoolError {
-  override readonly name = 'PoolOptionsError';
-
-  constructor(message: string) {
-    super(message, 'ERR_POOL_OPTIONS');
+    super(`closing ${errors.length} pool element(s) failed (close): ${describe(errors[0])}`, {
+      cause: new AggregateError(errors, 'element close failures'),
+    });
   }
 }
 
@@ -93,6 +88,7 @@ export class PoolOptionsError extends PoolError {
  * signal of the pool (the seed's 503): add workers or raise `workerMailboxSize`.
  */
 export class PoolSaturatedError extends PoolError {
+  static override readonly code = 'ERR_POOL_SATURATED';
   override readonly name = 'PoolSaturatedError';
 
   constructor(
@@ -107,20 +103,17 @@ export class PoolSaturatedError extends PoolError {
   ) {
     super(
       `pool ${pool} is saturated: ${tried} worker(s) tried, each with ${workerMailboxSize} messages outstanding (${options})`,
-      'ERR_POOL_SATURATED',
     );
   }
 }
 
 /** `addWorkers` / `removeWorkers` was called while the pool was not running. */
 export class PoolStateError extends PoolError {
+  static override readonly code = 'ERR_POOL_STATE';
   override readonly name = 'PoolStateError';
 
   constructor(operation: string, state: string) {
-    super(
-      `${operation} is only allowed while the pool is running; it is ${state}`,
-      'ERR_POOL_STATE',
-    );
+    super(`${operation} is only allowed while the pool is running; it is ${state}`);
   }
 }
 
@@ -130,6 +123,7 @@ export class PoolStateError extends PoolError {
  * messages are never forwarded to workers.)
  */
 export class PoolUnhandledRequestError extends PoolError {
+  static override readonly code = 'ERR_POOL_UNHANDLED_REQUEST';
   override readonly name = 'PoolUnhandledRequestError';
 
   constructor(
@@ -139,23 +133,35 @@ export class PoolUnhandledRequestError extends PoolError {
   ) {
     super(
       `pool ${pool} did not answer the urgent request ${requestType} (handleCall returned undefined or is not defined); send work without priority to reach a worker`,
-      'ERR_POOL_UNHANDLED_REQUEST',
     );
   }
 }
 
 /** No live member hosts the cluster pool (or none answered), so there is no worker to call. */
 export class PoolUnavailableError extends PoolError {
+  static override readonly code = 'ERR_POOL_UNAVAILABLE';
   override readonly name = 'PoolUnavailableError';
 
   constructor(readonly pool: string) {
-    super(
-      `no member hosts pool ${pool}: start members with kinds: [poolKind(...).on(memberId)]`,
-      'ERR_POOL_UNAVAILABLE',
-    );
+    super(`no member hosts pool ${pool}: start members with kinds: [poolKind(...).on(memberId)]`);
   }
 }
 
 function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+// PoolAbortError is left out: its code is core's ERR_ABORTED, which comes off the wire as
+// core's AbortError (`PoolAbortError.is()` still matches it by code).
+registerErrorClasses(
+  PoolError,
+  PoolTimeoutError,
+  PoolClosedError,
+  PoolFactoryError,
+  PoolElementError,
+  PoolDisposeError,
+  PoolSaturatedError,
+  PoolStateError,
+  PoolUnhandledRequestError,
+  PoolUnavailableError,
+);

@@ -34,7 +34,6 @@ export {
   PoolFactoryError,
   PoolElementError,
   PoolDisposeError,
-  PoolOptionsError,
   PoolSaturatedError,
   PoolStateError,
   PoolUnhandledRequestError,

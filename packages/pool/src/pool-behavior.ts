@@ -88,14 +88,14 @@ export interface PoolContext {
   /**
    * Spawns `n` more workers with the same factory and arguments; they take work at once.
    * @returns the new pool size
-   * @throws PoolStateError outside the running state; PoolOptionsError if `n` is not >= 1
+   * @throws PoolStateError outside the running state; InvalidArgumentError if `n` is not >= 1
    */
   addWorkers(n: number): number;
   /**
    * Takes `n` workers out of rotation; each finishes the messages already in its mailbox,
    * then stops (a PoisonPill). At least one worker stays.
    * @returns the new pool size
-   * @throws PoolStateError outside the running state; PoolOptionsError if `n` is not in 1..size-1
+   * @throws PoolStateError outside the running state; InvalidArgumentError if `n` is not in 1..size-1
    */
   removeWorkers(n: number): number;
   /** The pool's statistics, with `handleInspect`'s items. */

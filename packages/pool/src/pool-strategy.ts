@@ -1,4 +1,4 @@
-import { PoolOptionsError } from './errors';
+import { InvalidArgumentError, InvalidOptionError } from '@granary/core';
 import { hashString, mix32 } from './internal/hash';
 
 /** Names of the built-in strategies that need no argument. */
@@ -103,7 +103,7 @@ export function random(rng: () => number = Math.random): PoolStrategy {
  */
 export function consistentHash(keyOf: (message: unknown) => string | number): PoolStrategy {
   if (typeof keyOf !== 'function') {
-    throw new PoolOptionsError('consistentHash needs a key function (strategy)');
+    throw new InvalidArgumentError('keyOf', 'consistentHash needs a key function');
   }
   return {
     name: 'consistent-hash',
@@ -150,8 +150,9 @@ export function resolveStrategy(strategy: PoolStrategyName | PoolStrategy): Pool
     case 'broadcast':
       return broadcast();
     default:
-      throw new PoolOptionsError(
-        `unknown pool strategy ${JSON.stringify(strategy)}: use 'round-robin', 'least-busy', 'random', 'broadcast' or consistentHash(keyOf) (strategy)`,
+      throw new InvalidOptionError(
+        'strategy',
+        `unknown pool strategy ${JSON.stringify(strategy)}: use 'round-robin', 'least-busy', 'random', 'broadcast' or consistentHash(keyOf)`,
       );
   }
 }

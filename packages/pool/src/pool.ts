@@ -1,11 +1,11 @@
 import {
+  InvalidOptionError,
   OneForOneStrategy,
-  Props,
   type PID,
+  Props,
   type SenderContext,
   type SpawnerContext,
 } from '@granary/core';
-import { PoolOptionsError } from './errors';
 import { PoolActor } from './internal/pool-actor';
 import { PoolRouter } from './internal/pool-router';
 import { WorkerFactory } from './internal/worker-factory';
@@ -50,7 +50,7 @@ export function spawnPool<A = undefined>(
   const instance = behavior();
   const init: unknown = instance.init(args as A);
   if (typeof (init as PromiseLike<unknown> | undefined)?.then === 'function') {
-    throw new PoolOptionsError('init must return the pool options synchronously (init)');
+    throw new InvalidOptionError('init', 'must return the pool options synchronously');
   }
   const opts = { ...DEFAULT_POOL_OPTIONS, ...(init as PoolOptions) };
   validate(opts);
@@ -83,17 +83,18 @@ export function spawnPool<A = undefined>(
 function validate(opts: Required<Omit<PoolOptions, 'workerArgs'>>): void {
   const { poolSize, workerMailboxSize, workerProps } = opts;
   if (!Number.isInteger(poolSize) || poolSize < 1) {
-    throw new PoolOptionsError(`poolSize must be an integer >= 1, got ${poolSize} (poolSize)`);
+    throw new InvalidOptionError('poolSize', `must be an integer >= 1, got ${poolSize}`);
   }
   if (!(
     workerMailboxSize === Infinity ||
     (Number.isInteger(workerMailboxSize) && workerMailboxSize >= 1)
   )) {
-    throw new PoolOptionsError(
-      `workerMailboxSize must be an integer >= 1 or Infinity, got ${workerMailboxSize} (workerMailboxSize)`,
+    throw new InvalidOptionError(
+      'workerMailboxSize',
+      `must be an integer >= 1 or Infinity, got ${workerMailboxSize}`,
     );
   }
   if (!(workerProps instanceof Props) && typeof workerProps !== 'function') {
-    throw new PoolOptionsError('workerProps must be Props or a factory function (workerProps)');
+    throw new InvalidOptionError('workerProps', 'must be Props or a factory function');
   }
 }

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { InvalidOptionError } from '@granary/core';
 import { AsyncPool } from '../src/async-pool';
 import {
   PoolAbortError,
@@ -6,7 +7,6 @@ import {
   PoolDisposeError,
   PoolElementError,
   PoolFactoryError,
-  PoolOptionsError,
   PoolTimeoutError,
 } from '../src/errors';
 
@@ -49,11 +49,10 @@ const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolv
 
 describe('AsyncPool', () => {
   describe('constructor', () => {
-    it('rejects a max below 1 with PoolOptionsError naming the option', () => {
+    it('rejects a max below 1 with InvalidOptionError naming the option', () => {
       expect(() => new AsyncPool({ create: () => 1, max: 0 }))
-        .to.throw(PoolOptionsError)
-        .with.property('message')
-        .that.contains('(max)');
+        .to.throw(InvalidOptionError)
+        .with.property('option', 'max');
     });
   });
 

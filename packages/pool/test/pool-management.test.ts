@@ -2,13 +2,14 @@ import { expect } from 'chai';
 import {
   ActorSystem,
   DeadLetterError,
+  InvalidArgumentError,
   Props,
   silentLogger,
   type PID,
   type Supervisor,
   type SupervisorStrategy,
 } from '@granary/core';
-import { PoolOptionsError, PoolStateError, PoolUnhandledRequestError } from '../src/errors';
+import { PoolStateError, PoolUnhandledRequestError } from '../src/errors';
 import { spawnPool } from '../src/pool';
 import type { PoolContext } from '../src/pool-behavior';
 import { inspectPool, requestUrgent } from '../src/urgent';
@@ -126,7 +127,7 @@ describe('Pool management', () => {
       expect((await inspectPool(system.root, pool)).pool_size).to.equal(1);
     });
 
-    it('refuses to remove the last worker with PoolOptionsError', async () => {
+    it('refuses to remove the last worker with InvalidArgumentError', async () => {
       const pool = spawnPool(
         system.root,
         behavior(
@@ -135,7 +136,7 @@ describe('Pool management', () => {
         ),
       );
       expect(await rejection(requestUrgent(system.root, pool, 'x'))).to.be.instanceOf(
-        PoolOptionsError,
+        InvalidArgumentError,
       );
     });
 

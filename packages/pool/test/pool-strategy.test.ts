@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { PoolOptionsError } from '../src/errors';
+import { InvalidOptionError } from '@granary/core';
 import {
   consistentHash,
   leastBusy,
@@ -90,11 +90,10 @@ describe('pool strategies', () => {
   });
 
   describe('resolveStrategy', () => {
-    it('rejects an unknown name with PoolOptionsError naming the option', () => {
+    it('rejects an unknown name with InvalidOptionError naming the option', () => {
       expect(() => resolveStrategy('fastest' as never))
-        .to.throw(PoolOptionsError)
-        .with.property('message')
-        .that.contains('(strategy)');
+        .to.throw(InvalidOptionError)
+        .with.property('option', 'strategy');
     });
 
     it('builds a fresh strategy per name', () => {

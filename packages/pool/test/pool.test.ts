@@ -1,13 +1,14 @@
 import { expect } from 'chai';
 import {
   ActorSystem,
+  InvalidOptionError,
   NameExistsError,
   Props,
   silentLogger,
   type Context,
   type PID,
 } from '@granary/core';
-import { PoolOptionsError, PoolSaturatedError } from '../src/errors';
+import { PoolSaturatedError } from '../src/errors';
 import { spawnPool } from '../src/pool';
 import { inspectPool, requestUrgent } from '../src/urgent';
 import { behavior, deadLetters, gate, Recorder, rejection, until, type Seen } from './pool-support';
@@ -76,13 +77,12 @@ describe('Pool', () => {
       expect(log.map((s) => s.args)).to.deep.equal([{ region: 'eu' }, { region: 'eu' }]);
     });
 
-    it('throws PoolOptionsError naming the option for a bad poolSize', () => {
+    it('throws InvalidOptionError naming the option for a bad poolSize', () => {
       expect(() =>
         spawnPool(system.root, behavior({ poolSize: 0, workerProps: () => new Recorder([]) })),
       )
-        .to.throw(PoolOptionsError)
-        .with.property('message')
-        .that.contains('(poolSize)');
+        .to.throw(InvalidOptionError)
+        .with.property('option', 'poolSize');
     });
 
     it('throws what init throws, and registers nothing', () => {

@@ -1,16 +1,15 @@
+import { GranaryError, registerErrorClasses } from '@granary/core';
+
 /** Base class of every error the testkit throws; `code` is stable for matching. */
-export class TestkitError extends Error {
-  override name = 'TestkitError';
-  readonly code: string = 'ERR_TESTKIT';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
+export class TestkitError extends GranaryError {
+  static override readonly code: string = 'ERR_TESTKIT';
+  override readonly name: string = 'TestkitError';
 }
 
 /** A server binary is not installed; the message names the Debian package that provides it. */
 export class BinaryMissingError extends TestkitError {
-  override name = 'BinaryMissingError';
-  override readonly code = 'ERR_BINARY_MISSING';
+  static override readonly code = 'ERR_BINARY_MISSING';
+  override readonly name = 'BinaryMissingError';
   constructor(
     readonly binary: string,
     readonly debianPackage: string,
@@ -23,6 +22,8 @@ export class BinaryMissingError extends TestkitError {
 
 /** A server did not become ready in time, or exited while starting. */
 export class ServerStartError extends TestkitError {
-  override name = 'ServerStartError';
-  override readonly code = 'ERR_SERVER_START';
+  static override readonly code = 'ERR_SERVER_START';
+  override readonly name = 'ServerStartError';
 }
+
+registerErrorClasses(TestkitError, BinaryMissingError, ServerStartError);

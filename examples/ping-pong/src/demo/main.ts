@@ -17,7 +17,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   try {
     options = parseDemoOptions(argv);
   } catch (err) {
-    if (!(err instanceof DemoOptionError)) throw err;
+    if (!DemoOptionError.is(err)) throw err;
     process.stderr.write(`${err.message}\n`);
     process.exitCode = 2;
     return;

@@ -1,9 +1,11 @@
 import {
   AbortError,
   EndpointUnavailableError,
+  InvalidArgumentError,
   MailboxFullError,
   PID,
   TimeoutError,
+  UnknownKindError,
   type ActorSystem,
 } from '@granary/core';
 import {
@@ -13,9 +15,7 @@ import {
   DeadlineExceededError,
   DeadlockError,
   GrainError,
-  InvalidClusterOptionError,
   NotOwnerError,
-  UnknownKindError,
 } from '../errors';
 import type { Topology } from '../membership/topology';
 import { ownerOf } from '../placement/owner-of';
@@ -115,17 +115,14 @@ export class GrainCaller {
     replyTo: PID | undefined,
   ): GrainCall {
     if (typeof kind !== 'string' || kind.length === 0) {
-      throw new InvalidClusterOptionError(
-        'kind',
-        `must be a non-empty string, got ${String(kind)}`,
-      );
+      throw new InvalidArgumentError('kind', `must be a non-empty string, got ${String(kind)}`);
     }
     if (typeof identity !== 'string') {
-      throw new InvalidClusterOptionError('identity', `must be a string, got ${typeof identity}`);
+      throw new InvalidArgumentError('identity', `must be a string, got ${typeof identity}`);
     }
     const timeoutMs = options?.timeoutMs ?? this.deps.defaultTimeoutMs;
     if (!(timeoutMs > 0)) {
-      throw new InvalidClusterOptionError('timeoutMs', `must be > 0, got ${timeoutMs}`);
+      throw new InvalidArgumentError('options.timeoutMs', `must be > 0, got ${timeoutMs}`);
     }
     const start = Date.now();
     const deadline = Math.min(start + timeoutMs, parent?.deadline ?? Infinity);
@@ -285,7 +282,10 @@ export class GrainCaller {
     // An empty view (this member is re-registering) says nothing about the kind: retry.
     const members = topology.members;
     if (members.length > 0 && !members.some((m) => m.kinds.includes(kind))) {
-      throw new UnknownKindError(kind);
+      throw new UnknownKindError(
+        kind,
+        `unknown grain kind '${kind}': register it with kind() in Cluster.start({ kinds })`,
+      );
     }
     return undefined;
   }

@@ -1,6 +1,5 @@
-import { ActorSystem, PID, Remote, type Logger } from '@granary/core';
+import { ActorSystem, InvalidOptionError, PID, Remote, type Logger } from '@granary/core';
 import type { ClusterRemoteOptions } from '../cluster-options';
-import { InvalidClusterOptionError } from '../errors';
 import type { ClusterLogger } from '../internal/logger';
 import type { ShardReleased } from '../membership/cluster-events';
 import type { Member, Topology } from '../membership/topology';
@@ -89,7 +88,7 @@ export class GrainRuntime implements GrainHost {
   static async create(init: GrainRuntimeInit): Promise<GrainRuntime> {
     const timeout = init.requestTimeoutMs ?? DEFAULT_GRAINS_OPTIONS.requestTimeoutMs;
     if (!(timeout > 0)) {
-      throw new InvalidClusterOptionError('requestTimeoutMs', `must be > 0, got ${timeout}`);
+      throw new InvalidOptionError('requestTimeoutMs', `must be > 0, got ${timeout}`);
     }
     const owns = init.system === undefined;
     const system =

@@ -1,5 +1,8 @@
-import { NotInfluenceReceiveTimeout } from '@granary/core';
-import { InvalidClusterOptionError } from '../errors';
+import {
+  InvalidArgumentError,
+  InvalidOptionError,
+  NotInfluenceReceiveTimeout,
+} from '@granary/core';
 import type { Grain } from './grain';
 
 /** Options of a grain kind. */
@@ -73,7 +76,7 @@ const markedNeutral = (message: unknown): boolean =>
  * const ponger = kind('ponger', () => new Ponger(), { idleTimeoutMs: 30_000 });
  * const cluster = await Cluster.start({ name: 'demo', provider, kinds: [ponger], remote });
  * await cluster.request('ponger', 'p-1', 'ping', { timeoutMs: 1000 });
- * @throws InvalidClusterOptionError naming the bad option.
+ * @throws InvalidArgumentError for a bad name or factory, InvalidOptionError naming a bad option.
  */
 export function kind(
   name: string,
@@ -82,29 +85,29 @@ export function kind(
 ): KindDefinition {
   const o = { ...DEFAULT_KIND_OPTIONS, ...options };
   if (typeof name !== 'string' || name.length === 0 || name.includes('/')) {
-    throw new InvalidClusterOptionError(
-      'kind',
-      `a kind name must be a non-empty string without '/'`,
+    throw new InvalidArgumentError(
+      'name',
+      `a kind name must be a non-empty string without '/', got ${JSON.stringify(name)}`,
     );
   }
   if (typeof factory !== 'function') {
-    throw new InvalidClusterOptionError('kind', `kind '${name}': the factory must be a function`);
+    throw new InvalidArgumentError('factory', `kind '${name}': the factory must be a function`);
   }
   if (!(o.idleTimeoutMs > 0)) {
-    throw new InvalidClusterOptionError(
+    throw new InvalidOptionError(
       'idleTimeoutMs',
       `kind '${name}': must be > 0, got ${o.idleTimeoutMs}`,
     );
   }
   const capacity = o.mailbox.capacity ?? Infinity;
   if (!(capacity >= 1)) {
-    throw new InvalidClusterOptionError(
+    throw new InvalidOptionError(
       'mailbox.capacity',
       `kind '${name}': must be >= 1, got ${capacity}`,
     );
   }
   if (o.shardCount !== undefined && !(Number.isInteger(o.shardCount) && o.shardCount >= 1)) {
-    throw new InvalidClusterOptionError(
+    throw new InvalidOptionError(
       'shardCount',
       `kind '${name}': must be an integer >= 1, got ${o.shardCount}`,
     );

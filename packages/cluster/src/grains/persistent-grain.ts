@@ -1,6 +1,7 @@
+import { InvalidOptionError } from '@granary/core';
 import type { StateCodec } from '../state/codecs/state-codec';
 import { jsonStateCodec } from '../state/codecs/json-state-codec';
-import { InconsistentStateError, StateArgumentError } from '../state/errors';
+import { InconsistentStateError, StateNotLoadedError } from '../state/errors';
 import { PersistentState } from '../state/persistent-state';
 import type { StateStore } from '../state/state-store';
 import type { DeactivationReason, Grain, GrainContext } from './grain';
@@ -65,10 +66,10 @@ export abstract class PersistentGrain<T> implements Grain {
 
   protected constructor(options: PersistentGrainOptions<T>) {
     if (options === null || typeof options !== 'object' || options.store === undefined) {
-      throw new StateArgumentError('PersistentGrain: options.store is required');
+      throw new InvalidOptionError('store', 'PersistentGrain needs a StateStore');
     }
     if (typeof options.initial !== 'function') {
-      throw new StateArgumentError('PersistentGrain: options.initial must be a function');
+      throw new InvalidOptionError('initial', 'PersistentGrain needs a function');
     }
     this.stateOptions = { ...DEFAULT_PERSISTENT_GRAIN_OPTIONS, ...options };
   }
@@ -139,7 +140,7 @@ export abstract class PersistentGrain<T> implements Grain {
 
   private ps(what: string): PersistentState<T> {
     if (this.persistent === undefined) {
-      throw new StateArgumentError(
+      throw new StateNotLoadedError(
         `PersistentGrain: ${what} used before the state was loaded (call super.onActivate(ctx) first in an overriding onActivate)`,
       );
     }

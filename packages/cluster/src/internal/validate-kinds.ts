@@ -1,4 +1,4 @@
-import { InvalidClusterOptionError } from '../errors';
+import { InvalidOptionError } from '@granary/core';
 import type { KindSpec } from '../cluster-options';
 
 /** Normalises the kinds option; throws on a bad shardCount or a duplicate name. */
@@ -7,27 +7,23 @@ export function validateKinds(
   defaultShardCount: number,
 ): Array<{ name: string; shardCount: number }> {
   if (!Number.isInteger(defaultShardCount) || defaultShardCount < 1) {
-    throw new InvalidClusterOptionError(
-      'shardCount',
-      `must be an integer >= 1, got ${defaultShardCount}`,
-    );
+    throw new InvalidOptionError('shardCount', `must be an integer >= 1, got ${defaultShardCount}`);
   }
   const seen = new Set<string>();
   return kinds.map((spec) => {
     const name = typeof spec === 'string' ? spec : spec?.name;
     if (typeof name !== 'string' || name.length === 0 || name.includes('/')) {
-      throw new InvalidClusterOptionError(
+      throw new InvalidOptionError(
         'kinds',
         `a kind name must be a non-empty string without '/', got ${JSON.stringify(name)}`,
       );
     }
-    if (seen.has(name))
-      throw new InvalidClusterOptionError('kinds', `duplicate kind name '${name}'`);
+    if (seen.has(name)) throw new InvalidOptionError('kinds', `duplicate kind name '${name}'`);
     seen.add(name);
     const shardCount =
       (typeof spec === 'string' ? undefined : spec.shardCount) ?? defaultShardCount;
     if (!Number.isInteger(shardCount) || shardCount < 1) {
-      throw new InvalidClusterOptionError(
+      throw new InvalidOptionError(
         'shardCount',
         `kind '${name}': must be an integer >= 1, got ${shardCount}`,
       );

@@ -1,4 +1,4 @@
-import { InvalidClusterOptionError } from '../errors';
+import { InvalidArgumentError } from '@granary/core';
 
 /** FNV-1a 32-bit offset basis. */
 const FNV_OFFSET = 0x811c9dc5;
@@ -49,7 +49,7 @@ export function fnv1a32(text: string): number {
  */
 export function shardOf(identity: string, shardCount: number): number {
   if (!Number.isInteger(shardCount) || shardCount < 1) {
-    throw new InvalidClusterOptionError('shardCount', `must be an integer >= 1, got ${shardCount}`);
+    throw new InvalidArgumentError('shardCount', `must be an integer >= 1, got ${shardCount}`);
   }
   return fnv1a32(identity) % shardCount;
 }

@@ -1,8 +1,10 @@
+import { registerErrorClasses } from '@granary/core';
 import { ClusterError } from '../errors';
 
 /**
- * Errors of grain state. Every class has a fixed `name` and `code`; catch {@link StateStoreError}
- * to handle any of them (they are also `ClusterError`s).
+ * Errors of grain state. Every class has a fixed `name` and `code`; `StateStoreError.is(err)`
+ * matches any of them (they are also `ClusterError`s). Bad arguments and options of the state
+ * API are core's `InvalidArgumentError` and `InvalidOptionError`.
  */
 
 /** What a write or clear was checked against when it was rejected. */
@@ -13,12 +15,8 @@ export type StateConflictReason = 'version' | 'epoch';
  * (for example a key of another type under the state prefix).
  */
 export class StateStoreError extends ClusterError {
+  static override readonly code: string = 'ERR_STATE_STORE';
   override readonly name: string = 'StateStoreError';
-  override readonly code: string = 'ERR_STATE_STORE';
-
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
 }
 
 /**
@@ -28,8 +26,8 @@ export class StateStoreError extends ClusterError {
  * The activation that gets it must deactivate; the next call reloads.
  */
 export class InconsistentStateError extends StateStoreError {
+  static override readonly code = 'ERR_INCONSISTENT_STATE';
   override readonly name = 'InconsistentStateError';
-  override readonly code = 'ERR_INCONSISTENT_STATE';
 
   constructor(
     readonly kind: string,
@@ -55,8 +53,8 @@ export class InconsistentStateError extends StateStoreError {
  * with {@link InconsistentStateError}, so nothing is silently overwritten.
  */
 export class StateUnavailableError extends StateStoreError {
+  static override readonly code = 'ERR_STATE_UNAVAILABLE';
   override readonly name = 'StateUnavailableError';
-  override readonly code = 'ERR_STATE_UNAVAILABLE';
 
   constructor(
     readonly kind: string,
@@ -71,8 +69,8 @@ export class StateUnavailableError extends StateStoreError {
 
 /** Stored state could not be decoded by the kind's codec (a schema change, corrupt bytes). */
 export class StateDecodeError extends StateStoreError {
+  static override readonly code = 'ERR_STATE_DECODE';
   override readonly name = 'StateDecodeError';
-  override readonly code = 'ERR_STATE_DECODE';
 
   constructor(
     readonly kind: string,
@@ -88,11 +86,22 @@ export class StateDecodeError extends StateStoreError {
   }
 }
 
-/** A state operation was called with an argument it cannot accept; nothing was done. */
-export class StateArgumentError extends StateStoreError {
-  override readonly name = 'StateArgumentError';
-  override readonly code = 'ERR_STATE_ARGUMENT';
+/**
+ * The state of a grain was read or changed before it was loaded (an `onActivate` override that
+ * does not call `super.onActivate(ctx)` first, or a `PersistentState` used before `load()`).
+ */
+export class StateNotLoadedError extends StateStoreError {
+  static override readonly code = 'ERR_STATE_NOT_LOADED';
+  override readonly name = 'StateNotLoadedError';
 }
+
+registerErrorClasses(
+  StateStoreError,
+  InconsistentStateError,
+  StateUnavailableError,
+  StateDecodeError,
+  StateNotLoadedError,
+);
 
 function fmt(n: number | null): string {
   return n === null ? 'none' : String(n);

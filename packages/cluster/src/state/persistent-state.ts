@@ -1,6 +1,6 @@
 import type { StateCodec } from './codecs/state-codec';
 import { decodeState } from './codecs/state-codec';
-import { InconsistentStateError, StateArgumentError, StateUnavailableError } from './errors';
+import { InconsistentStateError, StateNotLoadedError, StateUnavailableError } from './errors';
 import type { StateStore } from './state-store';
 
 /** First pause between load attempts while the store is unreachable: a blip heals quickly. */
@@ -89,7 +89,7 @@ export class PersistentState<T> {
     return this.conflict;
   }
 
-  /** The state; throws StateArgumentError before load(). */
+  /** The state; throws StateNotLoadedError before load(). */
   get state(): T {
     this.requireLoaded('state');
     return this.current as T;
@@ -203,7 +203,7 @@ export class PersistentState<T> {
 
   private requireLoaded(what: string): void {
     if (!this.isLoaded) {
-      throw new StateArgumentError(
+      throw new StateNotLoadedError(
         `${what} of ${this.options.kind}/${this.options.id} used before load() completed`,
       );
     }

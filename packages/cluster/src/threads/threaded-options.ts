@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { InvalidClusterOptionError } from '../errors';
+import { InvalidOptionError } from '@granary/core';
 
 /** Options of {@link threaded}. */
 export interface ThreadedOptions {
@@ -36,21 +36,18 @@ export const DEFAULT_THREADED_OPTIONS = {
 /** ThreadedOptions with every default applied. */
 export type ResolvedThreadedOptions = Required<ThreadedOptions>;
 
-/** Applies the defaults and validates; throws InvalidClusterOptionError naming the option. */
+/** Applies the defaults and validates; throws InvalidOptionError naming the option. */
 export function resolveThreadedOptions(options: ThreadedOptions): ResolvedThreadedOptions {
   if (typeof options?.module !== 'string' || options.module.length === 0) {
-    throw new InvalidClusterOptionError(
-      'module',
-      'threaded() needs the path of the handler module',
-    );
+    throw new InvalidOptionError('module', 'threaded() needs the path of the handler module');
   }
   const threads = options.threads ?? Math.max(1, availableParallelism() - 1);
   if (!Number.isInteger(threads) || threads < 1) {
-    throw new InvalidClusterOptionError('threads', `must be an integer >= 1, got ${threads}`);
+    throw new InvalidOptionError('threads', `must be an integer >= 1, got ${threads}`);
   }
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_THREADED_OPTIONS.idleTimeoutMs;
   if (!(idleTimeoutMs >= 0)) {
-    throw new InvalidClusterOptionError('idleTimeoutMs', `must be >= 0, got ${idleTimeoutMs}`);
+    throw new InvalidOptionError('idleTimeoutMs', `must be >= 0, got ${idleTimeoutMs}`);
   }
   return {
     module: options.module,

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
+import { InvalidOptionError } from '@granary/core';
 import { startEtcd, type EtcdHandle } from '@granary/testkit';
 import { Cluster } from '../../src/cluster';
-import { InvalidClusterOptionError } from '../../src/errors';
 import { EtcdProvider } from '../../src/providers/etcd/etcd-provider';
 import { agreed, waitForClusters } from './converge';
 
@@ -36,7 +36,7 @@ describe('Cluster (EtcdProvider, in one process)', () => {
 
   it('rejects bad provider options before anything joins, naming the option', () => {
     expect(() => new EtcdProvider({ endpoints: [] }))
-      .to.throw(InvalidClusterOptionError)
+      .to.throw(InvalidOptionError)
       .with.property('option', 'endpoints');
   });
 

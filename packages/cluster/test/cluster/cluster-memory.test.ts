@@ -1,6 +1,6 @@
 import { expect } from 'chai';
+import { InvalidOptionError } from '@granary/core';
 import { Cluster } from '../../src/cluster';
-import { InvalidClusterOptionError } from '../../src/errors';
 import type { ShardReleased } from '../../src/membership/cluster-events';
 import { ownerOf } from '../../src/placement/owner-of';
 import { MemoryProvider } from '../../src/providers/memory/memory-provider';
@@ -41,7 +41,7 @@ describe('Cluster (MemoryProvider)', () => {
         provider: new MemoryProvider(table),
         kinds: [{ name: KIND, shardCount: 0 }],
       }).catch((e) => e);
-      expect(err).to.be.instanceOf(InvalidClusterOptionError).with.property('option', 'shardCount');
+      expect(err).to.be.instanceOf(InvalidOptionError).with.property('option', 'shardCount');
     });
 
     it('rejects duplicate kind names, naming kinds', async () => {
@@ -50,7 +50,7 @@ describe('Cluster (MemoryProvider)', () => {
         provider: new MemoryProvider(table),
         kinds: ['A', { name: 'A' }],
       }).catch((e) => e);
-      expect(err).to.be.instanceOf(InvalidClusterOptionError).with.property('option', 'kinds');
+      expect(err).to.be.instanceOf(InvalidOptionError).with.property('option', 'kinds');
       expect(table.topology().members).to.have.length(0);
     });
   });

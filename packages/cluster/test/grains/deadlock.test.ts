@@ -51,7 +51,7 @@ describe('call chains and deadlock detection', function () {
     const took = Date.now() - t0;
     // B's call to A fails with DeadlockError; B rethrows it, so A's caller sees it as B's GrainError
     expect(err).to.be.instanceOf(GrainError);
-    expect(err).to.have.property('code', 'ERR_DEADLOCK');
+    expect(err).to.have.property('originalCode', 'ERR_DEADLOCK');
     expect((err as Error).message).to.contain('hop/A -> hop/B -> hop/A');
     expect(took).to.be.below(1000);
   });
@@ -63,7 +63,7 @@ describe('call chains and deadlock detection', function () {
       { hops: ['hop/self'] },
       { timeoutMs: 5000 },
     ).catch((e: unknown) => e);
-    expect(err).to.have.property('code', 'ERR_DEADLOCK');
+    expect(err).to.have.property('originalCode', 'ERR_DEADLOCK');
   });
 
   it('a reentrant kind allows the cycle', async () => {

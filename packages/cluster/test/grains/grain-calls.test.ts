@@ -1,11 +1,6 @@
 import { expect } from 'chai';
-import { PID, Props } from '@granary/core';
-import {
-  ActivationDeniedError,
-  DeadlineExceededError,
-  GrainError,
-  UnknownKindError,
-} from '../../src/errors';
+import { PID, Props, UnknownKindError } from '@granary/core';
+import { ActivationDeniedError, DeadlineExceededError, GrainError } from '../../src/errors';
 import type { Grain, GrainContext } from '../../src/grains/grain';
 import { grainIdOf } from '../../src/grains/internal/call-headers';
 import { kind } from '../../src/grains/kind';
@@ -90,7 +85,12 @@ describe('grain calls (MemoryProvider, 3 members)', function () {
       (e: unknown) => e,
     );
     expect(err).to.be.instanceOf(GrainError);
-    expect(err).to.include({ originalName: 'RangeError', code: 'ERR_BAD', message: 'bad value' });
+    expect(err).to.include({
+      code: 'ERR_GRAIN',
+      originalName: 'RangeError',
+      originalCode: 'ERR_BAD',
+      message: 'bad value',
+    });
   });
 
   it('a failing onActivate reaches the caller as GrainError; the next call activates again', async () => {
@@ -98,7 +98,7 @@ describe('grain calls (MemoryProvider, 3 members)', function () {
     const err = await c.request('flaky', 'f-1', 'hi').catch((e: unknown) => e);
     expect(err)
       .to.be.instanceOf(GrainError)
-      .and.include({ code: 'ERR_LOAD', originalName: 'Error' });
+      .and.include({ originalCode: 'ERR_LOAD', originalName: 'Error' });
     const ok = await c.request<string>('flaky', 'f-1', 'hi');
     expect(ok).to.be.a('string');
     const failed = nodes.log.filter((e) => e.identity === 'f-1' && e.type === 'activate');

@@ -1,8 +1,8 @@
 import { createServer } from 'node:net';
+import { InvalidArgumentError, InvalidOptionError } from '@granary/core';
 import { expect } from 'chai';
 import { freePort } from '@granary/testkit';
 import { Cluster } from '../../src/cluster';
-import { InvalidClusterOptionError } from '../../src/errors';
 import { kind } from '../../src/grains/kind';
 import { MemoryProvider } from '../../src/providers/memory/memory-provider';
 import { MemoryClusterTable } from '../../src/providers/memory/memory-table';
@@ -12,16 +12,16 @@ const grain = () => ({ receive: () => 1 });
 describe('Cluster.start grain options', () => {
   it('kind() rejects bad options naming the option', () => {
     expect(() => kind('a/b', grain))
-      .to.throw(InvalidClusterOptionError)
-      .with.property('option', 'kind');
+      .to.throw(InvalidArgumentError)
+      .with.property('argument', 'name');
     expect(() => kind('k', grain, { idleTimeoutMs: 0 }))
-      .to.throw(InvalidClusterOptionError)
+      .to.throw(InvalidOptionError)
       .with.property('option', 'idleTimeoutMs');
     expect(() => kind('k', grain, { mailbox: { capacity: 0 } }))
-      .to.throw(InvalidClusterOptionError)
+      .to.throw(InvalidOptionError)
       .with.property('option', 'mailbox.capacity');
     expect(() => kind('k', grain, { shardCount: 1.5 }))
-      .to.throw(InvalidClusterOptionError)
+      .to.throw(InvalidOptionError)
       .with.property('option', 'shardCount');
   });
 
@@ -31,9 +31,7 @@ describe('Cluster.start grain options', () => {
       provider: new MemoryProvider(new MemoryClusterTable()),
       requestTimeoutMs: 0,
     }).catch((e: unknown) => e);
-    expect(err)
-      .to.be.instanceOf(InvalidClusterOptionError)
-      .with.property('option', 'requestTimeoutMs');
+    expect(err).to.be.instanceOf(InvalidOptionError).with.property('option', 'requestTimeoutMs');
   });
 
   it('a start that fails after the remote started closes it again (the port is free)', async () => {
@@ -44,7 +42,7 @@ describe('Cluster.start grain options', () => {
       kinds: [kind('dup', grain), kind('dup', grain)],
       remote: { host: '127.0.0.1', port },
     }).catch((e: unknown) => e);
-    expect(err).to.be.instanceOf(InvalidClusterOptionError).with.property('option', 'kinds');
+    expect(err).to.be.instanceOf(InvalidOptionError).with.property('option', 'kinds');
     const server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

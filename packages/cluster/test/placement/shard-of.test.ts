@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { InvalidClusterOptionError } from '../../src/errors';
+import { InvalidArgumentError } from '@granary/core';
 import { fnv1a32, shardOf } from '../../src/placement/shard-of';
 
 describe('shardOf', () => {
@@ -36,8 +36,8 @@ describe('shardOf', () => {
 
   it('rejects a shardCount below 1 with a typed error naming shardCount', () => {
     expect(() => shardOf('x', 0))
-      .to.throw(InvalidClusterOptionError)
-      .with.property('option', 'shardCount');
+      .to.throw(InvalidArgumentError)
+      .with.property('argument', 'shardCount');
     expect(() => shardOf('x', 2.5)).to.throw(/shardCount/);
   });
 });

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
+import { InvalidOptionError } from '@granary/core';
 import { GrainError } from '../../src/errors';
 import type { GrainContext } from '../../src/grains/grain';
 import { kind } from '../../src/grains/kind';
 import { PersistentGrain, type PersistentGrainOptions } from '../../src/grains/persistent-grain';
 import { shardOf } from '../../src/placement/shard-of';
 import { jsonStateCodec } from '../../src/state/codecs/json-state-codec';
-import { StateArgumentError } from '../../src/state/errors';
 import { MemoryStateStore } from '../../src/state/memory/memory-state-store';
 import type { StateRecord, StateStore, StateWriteOptions } from '../../src/state/state-store';
 import { MemoryNodes } from '../grains/memory-nodes';
@@ -139,7 +139,7 @@ describe('PersistentGrain (in-process member, MemoryStateStore)', function () {
       (e: unknown) => e,
     );
     expect(err).to.be.instanceOf(GrainError);
-    expect((err as GrainError).code).to.equal('ERR_INCONSISTENT_STATE');
+    expect((err as GrainError).originalCode).to.equal('ERR_INCONSISTENT_STATE');
     expect((err as GrainError).originalName).to.equal('InconsistentStateError');
     await until(() => deactivations('counter', 'a').length === 1, 'the grain deactivates');
     expect(deactivations('counter', 'a')).to.deep.equal(['requested']);
@@ -189,19 +189,19 @@ describe('PersistentGrain (in-process member, MemoryStateStore)', function () {
     expect(store.writes).to.deep.equal([]);
   });
 
-  it('state used before it was loaded is a StateArgumentError naming the fix', async () => {
+  it('state used before it was loaded is a StateNotLoadedError naming the fix', async () => {
     const err = await call('forgetful', 'a', 'get').then(
       () => undefined,
       (e: unknown) => e,
     );
-    expect((err as GrainError).code).to.equal('ERR_STATE_ARGUMENT');
+    expect((err as GrainError).originalCode).to.equal('ERR_STATE_NOT_LOADED');
     expect((err as GrainError).message).to.match(/super\.onActivate/);
   });
 
   it('refuses options without a store or an initial state', () => {
-    expect(() => new Counter({ store: undefined })).to.throw(StateArgumentError, /store/);
+    expect(() => new Counter({ store: undefined })).to.throw(InvalidOptionError, /store/);
     expect(() => new Counter({ initial: 'zero' as unknown as () => Count })).to.throw(
-      StateArgumentError,
+      InvalidOptionError,
       /initial/,
     );
   });

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
+import {} from '@granary/core';
 import { jsonStateCodec } from '../../src/state/codecs/json-state-codec';
 import {
   InconsistentStateError,
-  StateArgumentError,
+  StateNotLoadedError,
   StateDecodeError,
   StateUnavailableError,
 } from '../../src/state/errors';
@@ -111,7 +112,7 @@ describe('PersistentState', () => {
 
     it('refuses state access before load()', () => {
       expect(() => activation(new MemoryStateStore()).state).to.throw(
-        StateArgumentError,
+        StateNotLoadedError,
         /before load/,
       );
     });

@@ -62,7 +62,13 @@ describe('Redis outage under grain load (in-process members, real Redis)', funct
         } catch (err) {
           const code = (err as { code?: unknown }).code;
           if (!(err instanceof Error) || typeof code !== 'string') seen.untyped.push(err);
-          else if (phase.down) seen.counterFailedWhileDown.push(`${err.name}:${code}`);
+          else if (phase.down) {
+            // A GrainError's code is ERR_GRAIN; what the grain threw is its originalCode.
+            const thrown = (err as { originalCode?: unknown }).originalCode;
+            seen.counterFailedWhileDown.push(
+              `${err.name}:${typeof thrown === 'string' ? thrown : code}`,
+            );
+          }
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
       }

@@ -1,7 +1,8 @@
 import { startRedis, type RedisHandle } from '@granary/testkit';
+import { InvalidOptionError } from '@granary/core';
 import { expect } from 'chai';
 import { Redis, ReplyError } from 'ioredis';
-import { StateArgumentError, StateStoreError, StateUnavailableError } from '../../src/state/errors';
+import { StateStoreError, StateUnavailableError } from '../../src/state/errors';
 import { RedisStateStore } from '../../src/state/redis/redis-state-store';
 import { describeStateStoreConformance } from './state-store-conformance';
 
@@ -67,15 +68,15 @@ describe('RedisStateStore', () => {
 
     it('rejects url together with client, a bad tombstoneTtlMs and a bad commandTimeoutMs', () => {
       expect(() => new RedisStateStore({ url: redis.url, client: newClient() })).to.throw(
-        StateArgumentError,
+        InvalidOptionError,
         /url or client/,
       );
       expect(() => new RedisStateStore({ tombstoneTtlMs: 1.5 })).to.throw(
-        StateArgumentError,
+        InvalidOptionError,
         /tombstoneTtlMs/,
       );
       expect(() => new RedisStateStore({ commandTimeoutMs: 0 })).to.throw(
-        StateArgumentError,
+        InvalidOptionError,
         /commandTimeoutMs/,
       );
     });

@@ -1,9 +1,9 @@
 import { startRedis, type RedisHandle } from '@granary/testkit';
+import { InvalidOptionError } from '@granary/core';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import {
   InconsistentStateError,
-  StateArgumentError,
   StateStoreError,
   StateUnavailableError,
 } from '../../src/state/errors';
@@ -256,7 +256,7 @@ describe('RedisStateStore write batching', () => {
   it('rejects a writeBatchSize that is not a positive integer, naming the option', () => {
     for (const writeBatchSize of [0, -1, 1.5, Number.NaN]) {
       expect(() => new RedisStateStore({ url: redis.url, writeBatchSize })).to.throw(
-        StateArgumentError,
+        InvalidOptionError,
         /writeBatchSize/,
       );
     }

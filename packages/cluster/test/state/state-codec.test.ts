@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { serialization } from '@granary/core';
+import { InvalidArgumentError, serialization } from '@granary/core';
 import * as protobuf from 'protobufjs';
 import { jsonStateCodec } from '../../src/state/codecs/json-state-codec';
 import { protobufStateCodec } from '../../src/state/codecs/protobuf-state-codec';
 import { decodeState } from '../../src/state/codecs/state-codec';
-import { StateArgumentError, StateDecodeError } from '../../src/state/errors';
+import { StateDecodeError } from '../../src/state/errors';
 
 const root = protobuf.parse(`
   syntax = "proto3";
@@ -104,11 +104,11 @@ describe('state codecs', () => {
 
     it('refuses a type name that is not registered, naming the type', () => {
       expect(() => protobufStateCodec('shop.Nope')).to.throw(
-        StateArgumentError,
+        InvalidArgumentError,
         /shop\.Nope is not registered/,
       );
       expect(() => protobufStateCodec('shop.Nope', { lookup: () => undefined })).to.throw(
-        StateArgumentError,
+        InvalidArgumentError,
         /shop\.Nope is not registered/,
       );
     });

@@ -228,7 +228,11 @@ describe('grain state on etcd + Redis, nodes as processes (acceptance)', functio
         } catch (err) {
           const code = (err as { code?: unknown }).code;
           if (!(err instanceof Error) || typeof code !== 'string') untyped.push(err);
-          else if (phase.down) codesWhileDown.add(`${err.name}:${code}`);
+          else if (phase.down) {
+            // A GrainError's code is ERR_GRAIN; what the grain threw is its originalCode.
+            const thrown = (err as { originalCode?: unknown }).originalCode;
+            codesWhileDown.add(`${err.name}:${typeof thrown === 'string' ? thrown : code}`);
+          }
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
       }

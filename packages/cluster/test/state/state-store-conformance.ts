@@ -1,10 +1,7 @@
 import { expect } from 'chai';
+import { InvalidArgumentError } from '@granary/core';
 import { ClusterError } from '../../src/errors';
-import {
-  InconsistentStateError,
-  StateArgumentError,
-  type StateConflictReason,
-} from '../../src/state/errors';
+import { InconsistentStateError, type StateConflictReason } from '../../src/state/errors';
 import type { StateStore } from '../../src/state/state-store';
 
 /** Two handles on ONE backing store (for Redis: two connections), made fresh per test. */
@@ -174,7 +171,7 @@ export function describeStateStoreConformance(make: () => Promise<StoreFixture>)
       });
     });
 
-    it('rejects bad arguments with StateArgumentError and stores nothing', async () => {
+    it('rejects bad arguments with InvalidArgumentError and stores nothing', async () => {
       const bad: Array<() => Promise<unknown>> = [
         () => store.write(kind, 'a', bytes(1), { expectedVersion: null, epoch: -1 }),
         () => store.write(kind, 'a', bytes(1), { expectedVersion: 1.5, epoch: 1 }),
@@ -189,8 +186,8 @@ export function describeStateStoreConformance(make: () => Promise<StoreFixture>)
       ];
       for (const call of bad) {
         const err = await rejection(call());
-        expect(err).to.be.instanceOf(StateArgumentError);
-        expect((err as StateArgumentError).code).to.equal('ERR_STATE_ARGUMENT');
+        expect(err).to.be.instanceOf(InvalidArgumentError);
+        expect((err as InvalidArgumentError).code).to.equal('ERR_INVALID_ARGUMENT');
       }
       expect(await store.read(kind, 'a')).to.equal(null);
     });

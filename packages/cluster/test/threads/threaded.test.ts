@@ -1,9 +1,9 @@
 import * as path from 'node:path';
+import { InvalidOptionError } from '@granary/core';
 import { expect } from 'chai';
 import type { Cluster } from '../../src/cluster';
 import { DeadlineExceededError, GrainError } from '../../src/errors';
 import { kind } from '../../src/grains/kind';
-import { InvalidClusterOptionError } from '../../src/errors';
 import { threaded } from '../../src/threads/threaded';
 import { ThreadPool } from '../../src/threads/thread-pool';
 import { resolveThreadedOptions } from '../../src/threads/threaded-options';
@@ -87,7 +87,11 @@ describe('threaded kinds (handlers in worker threads)', function () {
   it('gives the caller the handler’s error as GrainError with its name and code', async () => {
     const err = await a.request('compute', 'e', { op: 'throw', v: 'x' }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(GrainError);
-    expect(err).to.include({ originalName: 'RangeError', code: 'ERR_BAD_INPUT', message: 'bad x' });
+    expect(err).to.include({
+      originalName: 'RangeError',
+      originalCode: 'ERR_BAD_INPUT',
+      message: 'bad x',
+    });
   });
 
   it('fails a message or a reply that cannot cross the thread boundary with ERR_THREAD_CLONE', async () => {
@@ -95,10 +99,10 @@ describe('threaded kinds (handlers in worker threads)', function () {
     const message = await a
       .request('compute', 'c', { op: 'echo', v: () => 1 })
       .catch((e: unknown) => e);
-    expect(message).to.be.instanceOf(GrainError).and.include({ code: 'ERR_THREAD_CLONE' });
+    expect(message).to.be.instanceOf(GrainError).and.include({ originalCode: 'ERR_THREAD_CLONE' });
     expect((message as Error).message).to.match(/message cannot cross/);
     const reply = await a.request('compute', 'c', { op: 'function' }).catch((e: unknown) => e);
-    expect(reply).to.be.instanceOf(GrainError).and.include({ code: 'ERR_THREAD_CLONE' });
+    expect(reply).to.be.instanceOf(GrainError).and.include({ originalCode: 'ERR_THREAD_CLONE' });
     expect((reply as Error).message).to.match(/reply cannot cross/);
   });
 
@@ -132,16 +136,13 @@ describe('threaded kinds (handlers in worker threads)', function () {
 
   it('fails a call whose thread died with ERR_THREAD_CRASHED; the next call gets a new thread', async () => {
     const err = await a.request('compute', 'x2', { op: 'exit' }).catch((e: unknown) => e);
-    expect(err).to.be.instanceOf(GrainError).and.include({ code: 'ERR_THREAD_CRASHED' });
+    expect(err).to.be.instanceOf(GrainError).and.include({ originalCode: 'ERR_THREAD_CRASHED' });
     const next = await a.request('compute', 'x2', { op: 'echo', v: 2 });
     expect(next).to.deep.include({ v: 2 });
   });
 
   it('rejects bad options naming them', () => {
-    expect(() => threaded({ module: '' })).to.throw(InvalidClusterOptionError, /module/);
-    expect(() => threaded({ module: TASK, threads: 0 })).to.throw(
-      InvalidClusterOptionError,
-      /threads/,
-    );
+    expect(() => threaded({ module: '' })).to.throw(InvalidOptionError, /module/);
+    expect(() => threaded({ module: TASK, threads: 0 })).to.throw(InvalidOptionError, /threads/);
   });
 });

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { CodegenError, InvalidOptionError } from '../errors';
+import { GranaryError, InvalidArgumentError, InvalidOptionError } from '@granary/core';
 import { generateModules, warningLine } from '../generator/generate';
 import { loadProtoFiles } from '../model/from-proto-files';
 import { checkImportExtension } from '../plugin/plugin';
@@ -26,7 +26,7 @@ const USAGE = `usage: granary-codegen <file.proto...> --out <dir> [-I <dir>]... 
   --import-extension <ext>   extension on relative imports: '' (CommonJS, default) or .js (ESM)
 `;
 
-/** Parses `argv` (without node and script); throws `InvalidOptionError` with the usage on misuse. */
+/** Parses `argv` (without node and script); throws core's `InvalidOptionError` (or `InvalidArgumentError` for missing files) with the usage on misuse. */
 export function parseCliArguments(argv: readonly string[]): CliArguments {
   const args: CliArguments = { files: [], outDir: '', includeDirs: [], importExtension: '' };
   for (let i = 0; i < argv.length; i++) {
@@ -34,7 +34,7 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
     const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? arg.split(/=(.*)/s) : [arg];
     const value = (): string => {
       const v = inline ?? argv[++i];
-      if (v === undefined) throw new InvalidOptionError(`${flag} needs a value\n${USAGE}`);
+      if (v === undefined) throw new InvalidOptionError(flag, `needs a value\n${USAGE}`);
       return v;
     };
     if (flag === '--out' || flag === '-o') args.outDir = value();
@@ -42,12 +42,12 @@ export function parseCliArguments(argv: readonly string[]): CliArguments {
     else if (flag.startsWith('-I') && flag.length > 2) args.includeDirs.push(flag.slice(2));
     else if (flag === '--import-extension') {
       args.importExtension = checkImportExtension(value(), '--import-extension');
-    } else if (flag.startsWith('-'))
-      throw new InvalidOptionError(`unknown option ${flag}\n${USAGE}`);
+    } else if (flag.startsWith('-')) throw new InvalidOptionError(flag, `unknown option\n${USAGE}`);
     else args.files.push(arg);
   }
-  if (args.files.length === 0) throw new InvalidOptionError(`no .proto files given\n${USAGE}`);
-  if (args.outDir === '') throw new InvalidOptionError(`--out <dir> is required\n${USAGE}`);
+  if (args.files.length === 0)
+    throw new InvalidArgumentError('files', `no .proto files given\n${USAGE}`);
+  if (args.outDir === '') throw new InvalidOptionError('--out', `<dir> is required\n${USAGE}`);
   if (args.includeDirs.length === 0) args.includeDirs.push('.');
   return args;
 }
@@ -80,7 +80,7 @@ export function runCli(argv: readonly string[], output: CliOutput): number {
     }
     return 0;
   } catch (err) {
-    if (err instanceof CodegenError) {
+    if (GranaryError.is(err)) {
       output.err(`granary-codegen: ${err.code}: ${err.message}\n`);
       return 1;
     }

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../errors';
+import { InvalidOptionError } from '@granary/core';
 import { generateModules, warningLine } from '../generator/generate';
 import type { GeneratorOptions } from '../generator/options';
 import { modelFromDescriptors } from '../model/from-descriptors';
@@ -61,7 +61,8 @@ export function parsePluginParameter(parameter: string): Partial<GeneratorOption
       options.importExtension = checkImportExtension(value, '--granary_opt=import_extension');
     } else {
       throw new InvalidOptionError(
-        `unknown --granary_opt "${key}"; supported: import_extension=<'' | .js | .ts>`,
+        `--granary_opt=${key}`,
+        `unknown; supported: import_extension=<'' | .js | .ts>`,
       );
     }
   }
@@ -71,7 +72,7 @@ export function parsePluginParameter(parameter: string): Partial<GeneratorOption
 /** The import extension must be empty or `.js`/`.ts`/`.mjs`/`.cjs`. */
 export function checkImportExtension(value: string, option: string): string {
   if (!['', '.js', '.ts', '.mjs', '.cjs'].includes(value)) {
-    throw new InvalidOptionError(`${option} must be '', .js, .ts, .mjs or .cjs, got "${value}"`);
+    throw new InvalidOptionError(option, `must be '', .js, .ts, .mjs or .cjs, got "${value}"`);
   }
   return value;
 }

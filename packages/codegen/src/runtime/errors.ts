@@ -1,4 +1,4 @@
-import { GranaryError } from '@granary/core';
+import { GranaryError, registerErrorClasses } from '@granary/core';
 
 /**
  * Errors of generated clients and grains (subclasses of core's `GranaryError`). Codes are stable strings: a grain on another node
@@ -8,6 +8,7 @@ import { GranaryError } from '@granary/core';
 
 /** The grain does not implement the called rpc (older grain code, or a method left out). */
 export class UnimplementedError extends GranaryError {
+  static override readonly code = 'ERR_UNIMPLEMENTED';
   override readonly name = 'UnimplementedError';
   constructor(
     /** The method identity, `package.Service/Method`, or the message type for a plain message. */
@@ -15,16 +16,13 @@ export class UnimplementedError extends GranaryError {
     message?: string,
     options?: { cause?: unknown },
   ) {
-    super(
-      message ?? `method ${method} is not implemented by the grain`,
-      'ERR_UNIMPLEMENTED',
-      options,
-    );
+    super(message ?? `method ${method} is not implemented by the grain`, options);
   }
 }
 
 /** A payload that does not decode as the message type the method declares. */
 export class PayloadDecodeError extends GranaryError {
+  static override readonly code = 'ERR_PAYLOAD_DECODE';
   override readonly name = 'PayloadDecodeError';
   constructor(
     readonly typeName: string,
@@ -32,7 +30,6 @@ export class PayloadDecodeError extends GranaryError {
   ) {
     super(
       `payload is not a valid ${typeName}: were the client and the grain generated from the same .proto?`,
-      'ERR_PAYLOAD_DECODE',
       options,
     );
   }
@@ -43,17 +40,19 @@ export class PayloadDecodeError extends GranaryError {
  * another name, or a value tagged with another type name.
  */
 export class WrongMessageTypeError extends GranaryError {
+  static override readonly code = 'ERR_WRONG_MESSAGE_TYPE';
   override readonly name = 'WrongMessageTypeError';
   constructor(
     readonly expected: string,
     readonly actual: string,
   ) {
-    super(`expected a ${expected} message, got a ${actual}`, 'ERR_WRONG_MESSAGE_TYPE');
+    super(`expected a ${expected} message, got a ${actual}`);
   }
 }
 
 /** A grain rpc method that returned (or resolved) `undefined` or `null` instead of its response. */
 export class MissingResponseError extends GranaryError {
+  static override readonly code = 'ERR_MISSING_RESPONSE';
   override readonly name = 'MissingResponseError';
   constructor(
     readonly method: string,
@@ -61,13 +60,13 @@ export class MissingResponseError extends GranaryError {
   ) {
     super(
       `grain method for ${method} returned nothing; it must return a ${typeName} (or a promise of one)`,
-      'ERR_MISSING_RESPONSE',
     );
   }
 }
 
 /** A reply to a grain call that is not a `granary.GrainInvokeResult`. */
 export class InvalidReplyError extends GranaryError {
+  static override readonly code = 'ERR_INVALID_REPLY';
   override readonly name = 'InvalidReplyError';
   constructor(
     readonly method: string,
@@ -76,7 +75,6 @@ export class InvalidReplyError extends GranaryError {
     super(
       `reply to ${method} is not a granary.GrainInvokeResult (got ${describe(reply)}): ` +
         `does the grain extend the generated base class?`,
-      'ERR_INVALID_REPLY',
     );
   }
 }
@@ -86,3 +84,11 @@ function describe(value: unknown): string {
   if (typeof value !== 'object') return typeof value;
   return (value as object).constructor?.name ?? 'object';
 }
+
+registerErrorClasses(
+  UnimplementedError,
+  PayloadDecodeError,
+  MissingResponseError,
+  InvalidReplyError,
+  WrongMessageTypeError,
+);

@@ -27,9 +27,8 @@ const RETRYABLE_CODES = new Set([
 export const DEFAULT_CALL_OPTIONS = { retries: 0 } as const;
 
 interface CodedError {
-  name?: unknown;
   code?: unknown;
-  originalName?: unknown;
+  originalCode?: unknown;
 }
 
 /**
@@ -94,12 +93,10 @@ export abstract class GrainClient {
     }
   }
 
-  /** A GrainError that carries ERR_UNIMPLEMENTED becomes an `UnimplementedError` again. */
+  /** A GrainError from an `UnimplementedError` the grain threw becomes one again. */
   private $mapError(path: string, err: unknown): unknown {
     const e = (typeof err === 'object' && err !== null ? err : {}) as CodedError;
-    const unimplemented =
-      e.code === 'ERR_UNIMPLEMENTED' &&
-      (e.name === 'GrainError' || e.name === 'RemoteError' || e.originalName !== undefined);
+    const unimplemented = e.code === 'ERR_GRAIN' && e.originalCode === 'ERR_UNIMPLEMENTED';
     if (!unimplemented) return err;
     return new UnimplementedError(
       path,

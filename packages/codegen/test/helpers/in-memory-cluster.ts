@@ -27,8 +27,9 @@ export interface TestGrain {
 /** What `cluster.request` rejects with when grain code throws, shaped like cluster's GrainError. */
 export class FakeGrainError extends Error {
   override readonly name = 'GrainError';
+  readonly code = 'ERR_GRAIN';
   constructor(
-    readonly code: string,
+    readonly originalCode: string | undefined,
     readonly originalName: string,
     message: string,
   ) {
@@ -80,7 +81,7 @@ export class InMemoryCluster implements ClusterLike {
       await grain.receive(ctx);
     } catch (err) {
       const e = err as { code?: string; name: string; message: string };
-      throw new FakeGrainError(e.code ?? 'ERR_GRAIN', e.name, e.message);
+      throw new FakeGrainError(e.code, e.name, e.message);
     }
     return reply as T;
   }

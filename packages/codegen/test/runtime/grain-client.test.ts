@@ -180,7 +180,11 @@ describe('GrainClient and GrainBase', () => {
       .say({ text: 'boom', n: '0' }, { retries: 3 })
       .catch((e: unknown) => e);
     expect(err).to.be.instanceOf(FakeGrainError);
-    expect(err).to.include({ code: 'ERR_BOOM', originalName: 'Error', message: 'grain exploded' });
+    expect(err).to.include({
+      originalCode: 'ERR_BOOM',
+      originalName: 'Error',
+      message: 'grain exploded',
+    });
     expect(cluster.requests).to.have.length(1);
   });
 
@@ -188,7 +192,10 @@ describe('GrainClient and GrainBase', () => {
     const err = await new EchoClient(cluster, 'echo', 'e1')
       .say({ text: 'nothing', n: '0' })
       .catch((e: unknown) => e);
-    expect(err).to.include({ code: 'ERR_MISSING_RESPONSE', originalName: 'MissingResponseError' });
+    expect(err).to.include({
+      originalCode: 'ERR_MISSING_RESPONSE',
+      originalName: 'MissingResponseError',
+    });
     expect((err as Error).message)
       .to.contain('test.echo.Echo/Say')
       .and.contain('test.echo.Line');
@@ -198,7 +205,10 @@ describe('GrainClient and GrainBase', () => {
     const err = await cluster
       .request('echo', 'e1', grainInvoke('test.echo.Echo/Say', new Uint8Array([0x0a, 0xff, 0xff])))
       .catch((e: unknown) => e);
-    expect(err).to.include({ code: 'ERR_PAYLOAD_DECODE', originalName: 'PayloadDecodeError' });
+    expect(err).to.include({
+      originalCode: 'ERR_PAYLOAD_DECODE',
+      originalName: 'PayloadDecodeError',
+    });
   });
 
   it('retries timeouts up to `retries` times and returns the first success', async () => {
@@ -285,7 +295,10 @@ describe('GrainClient and GrainBase', () => {
       .request('bare', 'b1', tagTypeName('test.echo.Line', { text: 'x', n: '1' }))
       .catch((e: unknown) => e);
     expect(err).to.be.instanceOf(FakeGrainError);
-    expect(err).to.include({ code: 'ERR_UNIMPLEMENTED', originalName: 'UnimplementedError' });
+    expect(err).to.include({
+      originalCode: 'ERR_UNIMPLEMENTED',
+      originalName: 'UnimplementedError',
+    });
     expect((err as Error).message).to.contain('receiveDefault');
   });
 });

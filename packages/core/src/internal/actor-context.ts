@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Context, ReceiveFunc, SendOptions, SenderContext } from '../context';
-import { InvalidOptionError, SystemShutdownError } from '../errors';
+import { InvalidArgumentError, SystemShutdownError } from '../errors';
 import { FutureProcess, type RequestOptions } from '../future-process';
 import { POISON_PILL, RECEIVE_TIMEOUT, STARTED, Unwatch, Watch } from '../messages';
 import type { PID } from '../pid';
@@ -30,7 +30,7 @@ export function spawnActor(
 ): PID {
   if (rt.isShuttingDown) throw new SystemShutdownError(rt.name);
   if (name !== undefined && (typeof name !== 'string' || name.length === 0)) {
-    throw new InvalidOptionError('name', 'spawnNamed needs a non-empty string');
+    throw new InvalidArgumentError('name', 'spawnNamed needs a non-empty string');
   }
   const cell = new ActorContext(rt, props, parent?.self);
   const id =
@@ -211,7 +211,10 @@ export class ActorContext extends ActorLifecycle implements Context {
 
   setReceiveTimeout(ms: number): void {
     if (!(ms > 0 && Number.isFinite(ms))) {
-      throw new InvalidOptionError('receiveTimeout', `${ms} is not a positive number of ms`);
+      throw new InvalidArgumentError(
+        'ms',
+        `setReceiveTimeout needs a positive number of ms, got ${ms}`,
+      );
     }
     const x = this.extras();
     x.receiveTimeoutMs = ms;

@@ -1,16 +1,12 @@
 import * as protobuf from 'protobufjs';
 import {
-  AbortError,
-  DeadLetterError,
-  EndpointUnavailableError,
-  HandshakeError,
-  MailboxFullError,
-  MessageTooLargeError,
-  NameExistsError,
-  RemoteError,
-  TimeoutError,
-  UnknownKindError,
+  GranaryError,
   UnknownTypeError,
+  errorClassOf,
+  errorData,
+  errorFromData,
+  type ErrorClass,
+  type ErrorData,
 } from '../errors';
 import { decodeJson, decodeJsonAt, encodeJson, encodeJsonText } from './internal/json-codec';
 import { loadProto } from './internal/proto-files';
@@ -24,7 +20,10 @@ export const SerializationFormat = {
   Json: 1,
   /** A registered protobufjs type, by full name. */
   Protobuf: 2,
-  /** An `Error`: name, code and message, rehydrated as {@link RemoteError}. */
+  /**
+   * An `Error` as its data (name, code, message, plain fields, cause), rebuilt as its class when
+   * the code has one registered, else as a `RemoteError`.
+   */
   Error: 3,
 } as const;
 
@@ -58,28 +57,7 @@ export const JSON_TYPE_NAME = 'json';
 /** Type name of a serialized `Error`. */
 export const ERROR_TYPE_NAME = 'granary.Error';
 
-/** A Granary error class that is rebuilt as itself (not RemoteError) when its code arrives. */
-export type ErrorClass = abstract new (...args: never[]) => Error;
-
-/** Core's errors keep their class across nodes, so `instanceof DeadLetterError` still works. */
-const BUILT_IN_ERRORS: Array<[string, ErrorClass]> = [
-  ['ERR_TIMEOUT', TimeoutError],
-  ['ERR_MAILBOX_FULL', MailboxFullError],
-  ['ERR_DEAD_LETTER', DeadLetterError],
-  ['ERR_NAME_EXISTS', NameExistsError],
-  ['ERR_ABORTED', AbortError],
-  ['ERR_ENDPOINT_UNAVAILABLE', EndpointUnavailableError],
-  ['ERR_MESSAGE_TOO_LARGE', MessageTooLargeError],
-  ['ERR_UNKNOWN_TYPE', UnknownTypeError],
-  ['ERR_HANDSHAKE', HandshakeError],
-  ['ERR_UNKNOWN_KIND', UnknownKindError],
-];
-
-interface ErrorWire {
-  name: string;
-  code?: string;
-  message: string;
-}
+export type { ErrorClass } from '../errors';
 
 /**
  * Maps wire type names to codecs: protobufjs types registered by full name ('pkg.Msg'), JSON
@@ -92,11 +70,15 @@ interface ErrorWire {
  */
 export class SerializationRegistry {
   private readonly types = new Map<string, protobuf.Type>();
-  private readonly errorClasses = new Map<string, ErrorClass>(BUILT_IN_ERRORS);
+  private readonly errorClasses = new Map<string, ErrorClass>();
+  private readonly classOf = (code: string): ErrorClass | undefined =>
+    this.errorClasses.get(code) ?? errorClassOf(code);
 
   /**
-   * Rebuilds errors with this `code` as instances of `errorClass` (name, code and message set;
-   * the constructor is not run, so class-specific fields are absent). Others become RemoteError.
+   * Rebuilds errors with this `code` as instances of `errorClass` in this registry only (data
+   * fields set; the constructor is not run). Classes registered process-wide with
+   * `registerErrorClasses` (every Granary error class is) need no call; other codes become
+   * RemoteError.
    */
   registerErrorClass(code: string, errorClass: ErrorClass): void {
     this.errorClasses.set(code, errorClass);
@@ -191,11 +173,7 @@ export class SerializationRegistry {
       case SerializationFormat.Json:
         return this.tagJson(typeName, decodeJson(bytes));
       case SerializationFormat.Error: {
-        const wire = decodeJson(bytes) as ErrorWire;
-        const known = wire.code === undefined ? undefined : this.errorClasses.get(wire.code);
-        return known
-          ? rehydrate(known, wire)
-          : new RemoteError(wire.name, wire.code ?? 'ERR_REMOTE', wire.message);
+        return errorFromData(decodeJson(bytes) as ErrorData, this.classOf);
       }
       default:
         return this.protobufType(typeName).decode(bytes);
@@ -303,26 +281,8 @@ function ownTypeOf(message: unknown): protobuf.Type | undefined {
   return $type instanceof protobuf.Type ? $type : undefined;
 }
 
-function rehydrate(errorClass: ErrorClass, wire: ErrorWire): Error {
-  const error = Object.create(errorClass.prototype as object) as Error;
-  const value = (v: unknown): PropertyDescriptor => ({
-    value: v,
-    writable: true,
-    configurable: true,
-  });
-  Object.defineProperties(error, {
-    name: value(wire.name),
-    code: value(wire.code),
-    message: value(wire.message),
-  });
-  Error.captureStackTrace(error, rehydrate);
-  return error;
-}
-
 function serializeError(error: Error): SerializedMessage {
-  const code = (error as { code?: unknown }).code;
-  const wire: ErrorWire = { name: error.name, message: error.message };
-  if (typeof code === 'string') wire.code = code;
+  const wire = error instanceof GranaryError ? error.toJSON() : errorData(error);
   return { typeName: ERROR_TYPE_NAME, format: SerializationFormat.Error, bytes: encodeJson(wire)! };
 }
 

@@ -5,6 +5,7 @@ import {
   AbortError,
   DeadLetterError,
   InvalidOptionError,
+  MailboxFullError,
   MessageTooLargeError,
   NameExistsError,
   TimeoutError,
@@ -121,6 +122,16 @@ describe('Remote', function () {
       expect(err.name).to.equal('InsufficientFunds');
       expect((err as { code?: string }).code).to.equal('ERR_FUNDS');
       expect(err.message).to.equal('balance 3 < 5');
+    });
+
+    it('rejects with a Granary error the remote actor responded with as its class: is() holds', async () => {
+      b.system.root.spawnNamed(
+        Props.fromFunc((ctx: Context) => ctx.respond(new MailboxFullError('x/y', 3))),
+        'full',
+      );
+      const err = await rejectionOf(a.system.root.request(new PID(b.address, 'full'), 'q'));
+      expect(MailboxFullError.is(err)).to.equal(true);
+      expect(err).to.be.instanceOf(MailboxFullError).and.include({ target: 'x/y', capacity: 3 });
     });
 
     it('times out like a local request when the remote actor never answers', async () => {

@@ -1,5 +1,6 @@
+import { InvalidArgumentError } from '@granary/core';
 import { GrainError, type Cluster, type GrainCallOptions } from '@granary/cluster';
-import { PoolOptionsError, PoolSaturatedError, PoolUnavailableError } from '../errors';
+import { PoolSaturatedError, PoolUnavailableError } from '../errors';
 import { place } from './internal/placement';
 import {
   control,
@@ -134,7 +135,7 @@ export class PoolClient {
   /** Changes the number of workers on every hosting member, then places them. */
   async resize(size: number): Promise<number> {
     if (!Number.isInteger(size) || size < 0) {
-      throw new PoolOptionsError(`size must be an integer >= 0, got ${size} (size)`);
+      throw new InvalidArgumentError('size', `must be an integer >= 0, got ${size}`);
     }
     await this.setSize(this.hosts(), size, Date.now());
     this.stale = true;

@@ -1,3 +1,4 @@
+import { InvalidArgumentError, InvalidOptionError } from '@granary/core';
 import {
   kind,
   type DeactivationReason,
@@ -5,7 +6,6 @@ import {
   type GrainContext,
   type KindDefinition,
 } from '@granary/cluster';
-import { PoolOptionsError } from '../errors';
 import {
   INVENTORY_ID,
   isControl,
@@ -85,18 +85,16 @@ export function poolKind(
 ): PoolKind {
   const o = { ...DEFAULT_POOL_KIND_OPTIONS, ...options };
   if (!Number.isInteger(o.size) || o.size < 0) {
-    throw new PoolOptionsError(`size must be an integer >= 0, got ${o.size} (size)`);
+    throw new InvalidOptionError('size', `must be an integer >= 0, got ${o.size}`);
   }
   if (!(o.maxPerNode >= 1)) {
-    throw new PoolOptionsError(`maxPerNode must be >= 1, got ${o.maxPerNode} (maxPerNode)`);
+    throw new InvalidOptionError('maxPerNode', `must be >= 1, got ${o.maxPerNode}`);
   }
   if (!Number.isInteger(o.maxInFlight) || o.maxInFlight < 1) {
-    throw new PoolOptionsError(
-      `maxInFlight must be an integer >= 1, got ${o.maxInFlight} (maxInFlight)`,
-    );
+    throw new InvalidOptionError('maxInFlight', `must be an integer >= 1, got ${o.maxInFlight}`);
   }
   if (typeof factory !== 'function') {
-    throw new PoolOptionsError('poolKind needs a worker factory function (factory)');
+    throw new InvalidArgumentError('factory', 'poolKind needs a worker factory function');
   }
   return {
     name,

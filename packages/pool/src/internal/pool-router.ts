@@ -1,4 +1,5 @@
 import {
+  InvalidArgumentError,
   PoisonPill,
   Terminated,
   Unwatch,
@@ -17,7 +18,7 @@ import {
   type LocalProcess,
   type ProcessRegistry,
 } from '@granary/core/internal';
-import { PoolOptionsError, PoolSaturatedError, PoolStateError } from '../errors';
+import { PoolSaturatedError, PoolStateError } from '../errors';
 import type { PoolBehavior, PoolContext, PoolInspection } from '../pool-behavior';
 import type { PoolStrategy, WorkerLoad } from '../pool-strategy';
 import { POOL_PRIORITY_HEADER } from '../urgent';
@@ -336,8 +337,9 @@ export class PoolRouter implements LocalProcess, PoolContext, WorkerLoad {
   private checkResize(operation: string, n: number, most: number): void {
     if (this.state !== 'running') throw new PoolStateError(operation, this.state);
     if (!(Number.isInteger(n) && n >= 1 && n <= most)) {
-      throw new PoolOptionsError(
-        `${operation}(n): n must be an integer from 1 to ${most}, got ${n} (the pool keeps at least one worker)`,
+      throw new InvalidArgumentError(
+        'n',
+        `${operation}(n) needs an integer from 1 to ${most}, got ${n} (the pool keeps at least one worker)`,
       );
     }
   }

@@ -1,5 +1,5 @@
+import { InvalidOptionError } from '@granary/core';
 import type { IOptions } from 'etcd3';
-import { InvalidClusterOptionError } from '../../errors';
 import type { ClusterLogger } from '../../internal/logger';
 
 /** Options of EtcdProvider. */
@@ -91,20 +91,17 @@ const MAX_ETCD_TTL_SECONDS = 9_000_000_000;
 export type ResolvedEtcdProviderOptions = Required<Omit<EtcdProviderOptions, 'logger' | 'etcd'>> &
   Pick<EtcdProviderOptions, 'logger' | 'etcd'>;
 
-/** Applies the defaults and validates; throws InvalidClusterOptionError naming the option. */
+/** Applies the defaults and validates; throws InvalidOptionError naming the option. */
 export function resolveEtcdProviderOptions(
   options: EtcdProviderOptions,
 ): ResolvedEtcdProviderOptions {
   const endpoints = options?.endpoints;
   if (!Array.isArray(endpoints) || endpoints.length === 0) {
-    throw new InvalidClusterOptionError('endpoints', 'at least one etcd endpoint URL is required');
+    throw new InvalidOptionError('endpoints', 'at least one etcd endpoint URL is required');
   }
   for (const e of endpoints) {
     if (typeof e !== 'string' || !/^(https?:\/\/)?[^/\s:]+(:\d+)?\/?$/.test(e)) {
-      throw new InvalidClusterOptionError(
-        'endpoints',
-        `not an etcd endpoint URL: ${JSON.stringify(e)}`,
-      );
+      throw new InvalidOptionError('endpoints', `not an etcd endpoint URL: ${JSON.stringify(e)}`);
     }
   }
   const merged = { ...DEFAULT_ETCD_PROVIDER_OPTIONS, ...stripUndefined(options) };
@@ -114,7 +111,7 @@ export function resolveEtcdProviderOptions(
     ttlSeconds < MIN_ETCD_TTL_SECONDS ||
     ttlSeconds > MAX_ETCD_TTL_SECONDS
   ) {
-    throw new InvalidClusterOptionError(
+    throw new InvalidOptionError(
       'ttlSeconds',
       `must be a whole number of seconds >= ${MIN_ETCD_TTL_SECONDS} (etcd raises shorter leases), got ${ttlSeconds}`,
     );
@@ -125,7 +122,7 @@ export function resolveEtcdProviderOptions(
   const safetyMarginMs =
     options.safetyMarginMs ?? DEFAULT_ETCD_PROVIDER_OPTIONS.safetyMarginMs * scale;
   if (!(safetyMarginMs >= 0 && safetyMarginMs < ttlMs)) {
-    throw new InvalidClusterOptionError(
+    throw new InvalidOptionError(
       'safetyMarginMs',
       `must be in [0, ttlSeconds * 1000), got ${safetyMarginMs}`,
     );
@@ -133,28 +130,27 @@ export function resolveEtcdProviderOptions(
   const keepAliveIntervalMs =
     options.keepAliveIntervalMs ?? DEFAULT_ETCD_PROVIDER_OPTIONS.keepAliveIntervalMs * scale;
   if (!(keepAliveIntervalMs > 0 && keepAliveIntervalMs * 2 <= ttlMs - safetyMarginMs)) {
-    throw new InvalidClusterOptionError(
+    throw new InvalidOptionError(
       'keepAliveIntervalMs',
       `must be > 0 and at most half of ttlSeconds * 1000 - safetyMarginMs (${ttlMs - safetyMarginMs}), got ${keepAliveIntervalMs}`,
     );
   }
   if (!(Number.isFinite(merged.maxLoopStallMs) && merged.maxLoopStallMs >= MIN_MAX_LOOP_STALL_MS)) {
-    throw new InvalidClusterOptionError(
+    throw new InvalidOptionError(
       'maxLoopStallMs',
       `must be >= ${MIN_MAX_LOOP_STALL_MS}, got ${merged.maxLoopStallMs}`,
     );
   }
   for (const name of ['requestTimeoutMs', 'joinTimeoutMs'] as const) {
     const v = merged[name];
-    if (!(Number.isFinite(v) && v > 0))
-      throw new InvalidClusterOptionError(name, `must be > 0, got ${v}`);
+    if (!(Number.isFinite(v) && v > 0)) throw new InvalidOptionError(name, `must be > 0, got ${v}`);
   }
   if (
     typeof merged.prefix !== 'string' ||
     !merged.prefix.startsWith('/') ||
     merged.prefix.endsWith('/')
   ) {
-    throw new InvalidClusterOptionError(
+    throw new InvalidOptionError(
       'prefix',
       `must start and not end with '/', got ${JSON.stringify(merged.prefix)}`,
     );

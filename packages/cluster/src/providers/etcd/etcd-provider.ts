@@ -85,7 +85,7 @@ export class EtcdProvider implements ClusterProvider {
   private registeredAt = 0;
   private fenceStreak = 0;
 
-  /** Validates the options at once: a bad one throws InvalidClusterOptionError naming it. */
+  /** Validates the options at once: a bad one throws InvalidOptionError naming it. */
   constructor(options: EtcdProviderOptions) {
     this.options = resolveEtcdProviderOptions(options);
     this.logger = this.options.logger ?? NOOP_LOGGER;

@@ -1,5 +1,6 @@
+import { InvalidOptionError } from '@granary/core';
 import { performance } from 'node:perf_hooks';
-import { InvalidClusterOptionError, LeaseLostError, NotJoinedError } from '../../errors';
+import { LeaseLostError, NotJoinedError } from '../../errors';
 import { Listeners } from '../../internal/listeners';
 import type { Topology } from '../../membership/topology';
 import type {
@@ -64,11 +65,11 @@ export class MemoryProvider implements ClusterProvider {
   ) {
     const ttlMs = options.ttlMs ?? DEFAULT_MEMORY_PROVIDER_OPTIONS.ttlMs;
     if (!Number.isFinite(ttlMs) || ttlMs <= 0) {
-      throw new InvalidClusterOptionError('ttlMs', `must be a positive number, got ${ttlMs}`);
+      throw new InvalidOptionError('ttlMs', `must be a positive number, got ${ttlMs}`);
     }
     const keepAliveMs = options.keepAliveIntervalMs ?? ttlMs / 4;
     if (!(keepAliveMs > 0 && keepAliveMs < ttlMs * (1 - SAFETY_MARGIN_FRACTION))) {
-      throw new InvalidClusterOptionError(
+      throw new InvalidOptionError(
         'keepAliveIntervalMs',
         `must be > 0 and well inside ttlMs (${ttlMs}), got ${keepAliveMs}`,
       );

@@ -1,4 +1,4 @@
-import { InvalidClusterOptionError } from '../../errors';
+import { InvalidOptionError } from '@granary/core';
 import type { ClusterLogger } from '../../internal/logger';
 
 /** Options of SeedProvider. */
@@ -61,25 +61,25 @@ export interface ResolvedSeedProviderOptions {
   logger: ClusterLogger | undefined;
 }
 
-/** Applies the defaults and validates; throws InvalidClusterOptionError naming the option. */
+/** Applies the defaults and validates; throws InvalidOptionError naming the option. */
 export function resolveSeedProviderOptions(
   options: SeedProviderOptions = {},
 ): ResolvedSeedProviderOptions {
   const isSeed = options.isSeed ?? DEFAULT_SEED_PROVIDER_OPTIONS.isSeed;
   const seed = options.seed;
   if (!isSeed && (typeof seed !== 'string' || !/^[^:\s/]+:\d{1,5}$/.test(seed))) {
-    throw new InvalidClusterOptionError(
+    throw new InvalidOptionError(
       'seed',
       `host:port of the seed node is required on a non-seed member, got ${JSON.stringify(seed)}`,
     );
   }
   const ttlMs = options.ttlMs ?? DEFAULT_SEED_PROVIDER_OPTIONS.ttlMs;
   if (!(Number.isFinite(ttlMs) && ttlMs >= 100)) {
-    throw new InvalidClusterOptionError('ttlMs', `must be a number >= 100, got ${ttlMs}`);
+    throw new InvalidOptionError('ttlMs', `must be a number >= 100, got ${ttlMs}`);
   }
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? ttlMs / 4;
   if (!(heartbeatIntervalMs > 0 && heartbeatIntervalMs <= ttlMs / 4)) {
-    throw new InvalidClusterOptionError(
+    throw new InvalidOptionError(
       'heartbeatIntervalMs',
       `must be > 0 and <= ttlMs / 4 (${ttlMs / 4}), got ${heartbeatIntervalMs}`,
     );
@@ -91,8 +91,7 @@ export function resolveSeedProviderOptions(
     ['requestTimeoutMs', requestTimeoutMs],
     ['joinTimeoutMs', joinTimeoutMs],
   ] as const) {
-    if (!(Number.isFinite(v) && v > 0))
-      throw new InvalidClusterOptionError(name, `must be > 0, got ${v}`);
+    if (!(Number.isFinite(v) && v > 0)) throw new InvalidOptionError(name, `must be > 0, got ${v}`);
   }
   return {
     seed,

@@ -1,8 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import { PID, Props, type ActorSystem } from '@granary/core';
+import { InvalidOptionError, PID, Props, type ActorSystem } from '@granary/core';
 import {
   ClusterError,
-  InvalidClusterOptionError,
   JoinRefusedError,
   JoinTimeoutError,
   LeaseLostError,
@@ -78,7 +77,7 @@ export class SeedProvider implements ClusterProvider {
   private readonly releaseListeners = new Listeners<ClaimReleased>();
   private readonly healthListeners = new Listeners<LeaseHealth>();
 
-  /** Validates the options at once: a bad one throws InvalidClusterOptionError naming it. */
+  /** Validates the options at once: a bad one throws InvalidOptionError naming it. */
   constructor(options: SeedProviderOptions = {}) {
     this.options = resolveSeedProviderOptions(options);
     this.logger = this.options.logger ?? NOOP_LOGGER;
@@ -87,7 +86,7 @@ export class SeedProvider implements ClusterProvider {
   async join(self: JoinRequest): Promise<void> {
     const system = self.system;
     if (!system || system.address === 'nonhost') {
-      throw new InvalidClusterOptionError(
+      throw new InvalidOptionError(
         'remote',
         'SeedProvider talks over the remote transport: give Cluster.start a remote option',
       );

@@ -1,5 +1,4 @@
-import { serialization } from '@granary/core';
-import { StateArgumentError } from '../errors';
+import { InvalidArgumentError, serialization } from '@granary/core';
 import { checkWireTypes, type WireType } from './internal/check-wire-types';
 import type { StateCodec } from './state-codec';
 
@@ -56,7 +55,8 @@ export function protobufStateCodec<T extends object>(
 function lookup(typeName: string, registry: ProtobufTypeRegistry): ProtobufStateType {
   const type = registry.lookup(typeName.replace(/^\./, ''));
   if (!type) {
-    throw new StateArgumentError(
+    throw new InvalidArgumentError(
+      'typeName',
       `protobufStateCodec: type ${typeName} is not registered (serialization.registerRoot / registerType)`,
     );
   }

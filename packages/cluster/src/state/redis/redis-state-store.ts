@@ -1,11 +1,7 @@
+import { InvalidOptionError } from '@granary/core';
 import { Redis, type Cluster } from 'ioredis';
 import type { ClusterLogger } from '../../internal/logger';
-import {
-  InconsistentStateError,
-  StateArgumentError,
-  StateStoreError,
-  StateUnavailableError,
-} from '../errors';
+import { InconsistentStateError, StateStoreError, StateUnavailableError } from '../errors';
 import { checkKey, checkWriteArguments } from '../internal/check-arguments';
 import type { StateRecord, StateStore, StateWriteOptions } from '../state-store';
 import {
@@ -73,25 +69,28 @@ export class RedisStateStore implements StateStore {
 
   constructor(options: RedisStateStoreOptions = {}) {
     if (options.url !== undefined && options.client !== undefined) {
-      throw new StateArgumentError('RedisStateStore: give either url or client, not both');
+      throw new InvalidOptionError(
+        'client',
+        'RedisStateStore takes either url or client, not both',
+      );
     }
     const o = { ...DEFAULT_REDIS_STATE_STORE_OPTIONS, ...options };
     if (!Number.isFinite(o.commandTimeoutMs) || o.commandTimeoutMs <= 0) {
-      throw new StateArgumentError(
-        `RedisStateStore: commandTimeoutMs must be a positive number, got ${o.commandTimeoutMs}`,
+      throw new InvalidOptionError(
+        'commandTimeoutMs',
+        `must be a positive number, got ${o.commandTimeoutMs}`,
       );
     }
     const ttl = o.tombstoneTtlMs;
     if (ttl !== null && !(Number.isSafeInteger(ttl) && ttl > 0)) {
-      throw new StateArgumentError(
-        `RedisStateStore: tombstoneTtlMs must be null or a positive integer, got ${ttl}`,
+      throw new InvalidOptionError(
+        'tombstoneTtlMs',
+        `must be null or a positive integer, got ${ttl}`,
       );
     }
     const batch = o.writeBatchSize;
     if (!(Number.isSafeInteger(batch) && batch >= 1)) {
-      throw new StateArgumentError(
-        `RedisStateStore: writeBatchSize must be a positive integer, got ${batch}`,
-      );
+      throw new InvalidOptionError('writeBatchSize', `must be a positive integer, got ${batch}`);
     }
     this.keyPrefix = o.keyPrefix;
     this.commandTimeoutMs = o.commandTimeoutMs;

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
+import { InvalidOptionError } from '@granary/core';
 import { Etcd3 } from 'etcd3';
 import { freePort, startEtcd, type EtcdHandle } from '@granary/testkit';
-import { InvalidClusterOptionError, JoinTimeoutError, LeaseLostError } from '../../../src/errors';
+import { JoinTimeoutError, LeaseLostError } from '../../../src/errors';
 import type { ClusterLogger } from '../../../src/internal/logger';
 import type { Topology } from '../../../src/membership/topology';
 import type { ClaimReleased, LeaseHealth } from '../../../src/providers/cluster-provider';
@@ -40,7 +41,7 @@ describe('EtcdProvider', () => {
     for (const [option, opts] of bad) {
       it(`rejects ${JSON.stringify(opts)} with an error naming ${option}`, () => {
         expect(() => new EtcdProvider({ endpoints: ['http://127.0.0.1:2379'], ...opts }))
-          .to.throw(InvalidClusterOptionError, option)
+          .to.throw(InvalidOptionError, option)
           .with.property('option', option);
       });
     }

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { InvalidClusterOptionError, LeaseLostError, NotJoinedError } from '../../../src/errors';
+import { InvalidOptionError } from '@granary/core';
+import { LeaseLostError, NotJoinedError } from '../../../src/errors';
 import type { Topology } from '../../../src/membership/topology';
 import type { ClaimReleased, LeaseHealth } from '../../../src/providers/cluster-provider';
 import { MemoryProvider } from '../../../src/providers/memory/memory-provider';
@@ -56,7 +57,7 @@ describe('MemoryProvider', () => {
 
     it('rejects a TTL that is not positive, naming ttlMs', () => {
       expect(() => new MemoryProvider(new MemoryClusterTable(), { ttlMs: 0 }))
-        .to.throw(InvalidClusterOptionError)
+        .to.throw(InvalidOptionError)
         .with.property('option', 'ttlMs');
     });
   });

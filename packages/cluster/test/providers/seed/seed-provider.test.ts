@@ -1,7 +1,8 @@
 import { expect } from 'chai';
+import { InvalidOptionError } from '@granary/core';
 import { freePort } from '@granary/testkit';
 import { Cluster } from '../../../src/cluster';
-import { InvalidClusterOptionError, JoinRefusedError, JoinTimeoutError } from '../../../src/errors';
+import { JoinRefusedError, JoinTimeoutError } from '../../../src/errors';
 import { SeedProvider } from '../../../src/providers/seed/seed-provider';
 import type { SeedProviderOptions } from '../../../src/providers/seed/seed-provider-options';
 import { NOOP_LOGGER } from '../../../src/internal/logger';
@@ -22,7 +23,7 @@ describe('SeedProvider', () => {
     for (const [option, opts] of bad) {
       it(`rejects ${JSON.stringify(opts)} with an error naming ${option}`, () => {
         expect(() => new SeedProvider(opts))
-          .to.throw(InvalidClusterOptionError)
+          .to.throw(InvalidOptionError)
           .with.property('option', option);
       });
     }
@@ -33,7 +34,7 @@ describe('SeedProvider', () => {
         provider: new SeedProvider({ isSeed: true }),
         kinds: [KIND],
       }).catch((e) => e);
-      expect(err).to.be.instanceOf(InvalidClusterOptionError).with.property('option', 'remote');
+      expect(err).to.be.instanceOf(InvalidOptionError).with.property('option', 'remote');
     });
   });
 
