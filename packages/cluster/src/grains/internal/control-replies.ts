@@ -1,4 +1,5 @@
 import { TYPE_NAME, withTypeName } from '@granary/core';
+import { GrainError } from '../../errors';
 
 /**
  * Type name of the runtime's own replies to a grain call (as opposed to the grain's reply):
@@ -30,13 +31,17 @@ export function asControl(reply: unknown): ControlReply | undefined {
   return tag === CONTROL_TYPE_NAME ? (reply as ControlReply) : undefined;
 }
 
-/** A failure reply carrying an error thrown by grain code. */
+/**
+ * A failure reply carrying an error thrown by grain code. A GrainError the grain rethrew (from a
+ * call of its own) passes on the name and code of the error first thrown, not its own.
+ */
 export function failureOf(error: unknown): ControlReply {
   const e = error instanceof Error ? error : new Error(String(error));
-  const code = (e as { code?: unknown }).code;
+  const nested = GrainError.is(e);
+  const code = nested ? e.originalCode : (e as { code?: unknown }).code;
   return control({
     c: 'failure',
-    name: e.name,
+    name: nested ? e.originalName : e.name,
     code: typeof code === 'string' ? code : undefined,
     message: e.message,
   });
