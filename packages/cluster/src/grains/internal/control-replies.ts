@@ -1,5 +1,6 @@
 import { TYPE_NAME, withTypeName } from '@granary/core';
 import { GrainError } from '../../errors';
+import { ThreadHandlerError } from '../../threads/errors';
 
 /**
  * Type name of the runtime's own replies to a grain call (as opposed to the grain's reply):
@@ -32,12 +33,13 @@ export function asControl(reply: unknown): ControlReply | undefined {
 }
 
 /**
- * A failure reply carrying an error thrown by grain code. A GrainError the grain rethrew (from a
- * call of its own) passes on the name and code of the error first thrown, not its own.
+ * A failure reply carrying an error thrown by grain code. An error that stands for another one
+ * (a GrainError the grain rethrew from a call of its own, a threaded handler's error) passes on
+ * the name and code of the error first thrown, not its own.
  */
 export function failureOf(error: unknown): ControlReply {
   const e = error instanceof Error ? error : new Error(String(error));
-  const nested = GrainError.is(e);
+  const nested = GrainError.is(e) || ThreadHandlerError.is(e);
   const code = nested ? e.originalCode : (e as { code?: unknown }).code;
   return control({
     c: 'failure',
