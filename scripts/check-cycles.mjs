@@ -1,8 +1,43 @@
-// Fails when any two source files import each other in a cycle (madge over the compiled JS,
-// which is what Node loads), or when a package imports one above it in the layering.
+// Fails when any two source files import each other in a cycle: in the compiled JS (madge, what
+// Node loads), or in the .ts sources with type-only imports counted (ts-import-cycles.mjs); or
+// when a package imports one above it in the layering.
 import madge from 'madge';
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { tsImportCycles } from './ts-import-cycles.mjs';
+
+// Type-only cycles that existed when the .ts check came in (issue 15), tolerated with a warning
+// until the work that removes them lands. A cycle passes only if all its files are in one entry;
+// this list only shrinks: delete an entry once the check says it is unused.
+const KNOWN_TYPE_CYCLES = [
+  [
+    'packages/core/src/actor-system.ts',
+    'packages/core/src/actor.ts',
+    'packages/core/src/context.ts',
+    'packages/core/src/internal/actor-cell.ts',
+    'packages/core/src/internal/actor-context.ts',
+    'packages/core/src/internal/actor-lifecycle.ts',
+    'packages/core/src/internal/cell-extras.ts',
+    'packages/core/src/internal/send.ts',
+    'packages/core/src/internal/shape-anchor.ts',
+    'packages/core/src/middleware.ts',
+    'packages/core/src/props.ts',
+    'packages/core/src/root-context.ts',
+  ],
+  [
+    'packages/core/src/internal/envelope.ts',
+    'packages/core/src/pid.ts',
+    'packages/core/src/process-registry.ts',
+    'packages/core/src/process.ts',
+  ],
+  [
+    'packages/cluster/src/grains/activation.ts',
+    'packages/cluster/src/grains/grain-context.ts',
+    'packages/cluster/src/grains/internal/grain-host.ts',
+    'packages/cluster/src/grains/internal/idle-list.ts',
+    'packages/cluster/src/grains/internal/kind-slot.ts',
+  ],
+];
 
 const roots = ['packages', 'examples']
   .filter((d) => existsSync(d))
@@ -13,6 +48,29 @@ const roots = ['packages', 'examples']
 const LAYERS = ['@granary/pool', '@granary/cluster', '@granary/core'];
 
 let failed = false;
+const usedKnown = new Set();
+for (const dir of [...roots.flatMap((r) => [join(r, 'src'), join(r, 'test')]), 'bench/src']) {
+  if (!existsSync(dir)) continue;
+  for (const cycle of tsImportCycles(dir)) {
+    const known = KNOWN_TYPE_CYCLES.find((k) => cycle.files.every((f) => k.includes(f)));
+    const what = cycle.typeOnly ? 'type-only import cycle' : 'import cycle';
+    if (known && cycle.typeOnly) {
+      usedKnown.add(known);
+      console.warn(
+        `warning: known ${what} (${cycle.files.length} files), to be removed: ${cycle.path}`,
+      );
+      continue;
+    }
+    failed = true;
+    console.error(`${what} in ${dir} among ${cycle.files.length} files:\n  ${cycle.path}`);
+    console.error(`  files: ${cycle.files.join(', ')}`);
+  }
+}
+for (const known of KNOWN_TYPE_CYCLES.filter((k) => !usedKnown.has(k))) {
+  console.warn(
+    `note: no cycle left among ${known[0]} and the others of its KNOWN_TYPE_CYCLES entry: delete the entry`,
+  );
+}
 for (const root of roots) {
   const dist = join(root, 'dist', 'src');
   if (!existsSync(dist)) continue;
@@ -36,4 +94,5 @@ for (const root of roots) {
   }
 }
 if (failed) process.exit(1);
-console.log(`no import cycles in ${roots.length} packages`);
+const tolerated = usedKnown.size > 0 ? ` (${usedKnown.size} known type-only cycles tolerated)` : '';
+console.log(`no import cycles in ${roots.length} packages, .ts and JS${tolerated}`);
