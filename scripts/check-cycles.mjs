@@ -25,12 +25,6 @@ const KNOWN_TYPE_CYCLES = [
     'packages/core/src/root-context.ts',
   ],
   [
-    'packages/core/src/internal/envelope.ts',
-    'packages/core/src/pid.ts',
-    'packages/core/src/process-registry.ts',
-    'packages/core/src/process.ts',
-  ],
-  [
     'packages/cluster/src/grains/activation.ts',
     'packages/cluster/src/grains/grain-context.ts',
     'packages/cluster/src/grains/internal/grain-host.ts',
