@@ -20,6 +20,7 @@ interface ChaosRunLike {
       recoveryMs: number;
       minAvailability: number;
       slowestMs: number;
+      fenced: string[];
     }>;
   };
 }
@@ -89,6 +90,7 @@ export const benchmark = defineBenchmark({
         'ratio',
         (r) => r.report.recovery[i]?.minAvailability ?? NaN,
       ),
+      figure(`${id}-members-fenced`, 'count', (r) => r.report.recovery[i]?.fenced.length ?? NaN),
     ]),
   ],
 });

@@ -169,13 +169,24 @@ describe('chaos checker', () => {
           ],
         }),
         faults: [{ name: 'kill', at: T + 1200 }],
+        nodeLines: [
+          { type: 'lease', state: 'lost', node: 'a', at: T + 1500 },
+          { type: 'lease', state: 'lost', node: 'b', at: T + 900 },
+        ],
         to: T + 5000,
       }),
     );
     expect(r.windows.map((w) => w.availability)).to.deep.equal([1, 0.5, 0, 1, 1]);
     expect(r.minAvailability).to.equal(0);
     expect(r.recovery).to.deep.equal([
-      { fault: 'kill', at: T + 1200, recoveryMs: 2800, minAvailability: 0, slowestMs: 4000 },
+      {
+        fault: 'kill',
+        at: T + 1200,
+        recoveryMs: 2800,
+        minAvailability: 0,
+        slowestMs: 4000,
+        fenced: ['a'],
+      },
     ]);
   });
 });

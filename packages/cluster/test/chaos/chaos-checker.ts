@@ -64,6 +64,8 @@ export interface ChaosReport {
     recoveryMs: number;
     minAvailability: number;
     slowestMs: number;
+    /** Members that lost their lease (fenced themselves) meanwhile, one entry per loss. */
+    fenced: string[];
   }>;
 }
 
@@ -256,6 +258,15 @@ export function checkChaos(logs: ChaosLogs): ChaosReport {
         lastBad === undefined ? 0 : Math.max(0, first + (lastBad.second + 1) * 1000 - f.at),
       minAvailability: Math.min(1, ...mine.map((w) => w.availability)),
       slowestMs: Math.max(0, ...mine.map((w) => w.slowestMs)),
+      fenced: logs.nodeLines
+        .filter(
+          (l) =>
+            l.type === 'lease' &&
+            l.state === 'lost' &&
+            (l.at as number) >= f.at &&
+            (l.at as number) < until,
+        )
+        .map((l) => l.node as string),
     };
   });
   const l = lost(logs);

@@ -27,7 +27,7 @@ export function formatChaos(run: ChaosRun): string[] {
   }
   for (const f of r.recovery) {
     lines.push(
-      `  ${f.fault}: recovered in ${(f.recoveryMs / 1000).toFixed(1)} s, min availability ${f.minAvailability.toFixed(3)}, slowest call ${(f.slowestMs / 1000).toFixed(1)} s`,
+      `  ${f.fault}: recovered in ${(f.recoveryMs / 1000).toFixed(1)} s, min availability ${f.minAvailability.toFixed(3)}, slowest call ${(f.slowestMs / 1000).toFixed(1)} s, members fenced: ${f.fenced.length === 0 ? 'none' : f.fenced.join(', ')}`,
     );
   }
   for (const s of run.skipped) lines.push(`  skipped: ${s}`);
