@@ -1,3 +1,4 @@
+import { SYSTEM_CLOCK, type Clock, type RandomSource } from './clock';
 import { DeadLetterProcess, DeadLetters, type DeadLetterOptions } from './dead-letters';
 import { Dispatcher } from './dispatcher';
 import { SystemShutdownError } from './errors';
@@ -59,6 +60,18 @@ export interface ActorSystemOptions {
    * @default 10000
    */
   shutdownTimeoutMs?: number;
+  /**
+   * Time for request deadlines, receive timeouts, restart windows, dead-letter throttling and
+   * the timer wheel. A simulation passes a virtual clock (the same one to every node).
+   * @default SYSTEM_CLOCK (Date.now, performance.now, setTimeout)
+   */
+  clock?: Clock;
+  /**
+   * Uniform numbers in [0, 1) for what runs on this system and draws jitter or random
+   * choices (`system.random`). A simulation passes a seeded one.
+   * @default Math.random
+   */
+  random?: RandomSource;
 }
 
 /** Defaults of {@link ActorSystemOptions}. */
@@ -104,6 +117,10 @@ export class ActorSystem implements Runtime {
   readonly dispatcher: Dispatcher;
   readonly timers: TimerWheel;
   readonly root: RootContext;
+  /** This system's time (see ActorSystemOptions.clock). */
+  readonly clock: Clock;
+  /** This system's random numbers (see ActorSystemOptions.random). */
+  readonly random: RandomSource;
   /** Extension point for other modules (by a name they own), e.g. cluster state. */
   readonly extensions = new Map<string, unknown>();
   /** Set by remoting when it starts. */
@@ -120,10 +137,17 @@ export class ActorSystem implements Runtime {
     const o = { ...DEFAULT_ACTOR_SYSTEM_OPTIONS, ...options };
     this.name = o.name;
     this.shutdownTimeoutMs = o.shutdownTimeoutMs;
+    this.clock = options.clock ?? SYSTEM_CLOCK;
+    this.random = options.random ?? Math.random;
     this.logger = (options.logger ?? createStderrLogger('warn')).child({ system: this.name });
     const onError = (where: string) => (err: unknown) => this.logger.error({ err }, where);
     this.eventStream = new EventStream(onError('event stream subscriber failed'));
-    this.deadLetters = new DeadLetters(this.eventStream, this.logger, o.deadLetterThrottle);
+    this.deadLetters = new DeadLetters(
+      this.eventStream,
+      this.logger,
+      o.deadLetterThrottle,
+      this.clock,
+    );
     this.registry = new ProcessRegistry(
       new DeadLetterProcess(this.deadLetters, () => this.registry),
     );
@@ -132,7 +156,7 @@ export class ActorSystem implements Runtime {
       { throughput: o.throughput, timeSliceMs: o.timeSliceMs },
       onError('dispatcher turn failed'),
     );
-    this.timers = new TimerWheel(o.timers, onError('timer callback failed'));
+    this.timers = new TimerWheel(o.timers, onError('timer callback failed'), this.clock);
     this.root = new RootContext(this);
     this.guardian = new Guardian(
       this.registry,
@@ -178,12 +202,12 @@ export class ActorSystem implements Runtime {
     if (this.topLevelCount > 0) {
       const stopped = new Promise<void>((resolve) => (this.allStopped = resolve));
       for (const pid of this.topLevelPids()) this.registry.get(pid).stop(pid);
-      let timer: NodeJS.Timeout | undefined;
+      let timer: unknown;
       const timedOut = new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(true), this.shutdownTimeoutMs);
+        timer = this.clock.setTimer(() => resolve(true), this.shutdownTimeoutMs);
       });
       const late = await Promise.race([stopped.then(() => false), timedOut]);
-      clearTimeout(timer);
+      this.clock.clearTimer(timer);
       if (late) {
         const ids = this.topLevelPids().map((pid) => pid.id);
         this.logger.error({ actors: ids }, 'shutdown: actors did not stop (shutdownTimeoutMs)');

@@ -1,3 +1,4 @@
+import { SYSTEM_CLOCK, type Clock } from './clock';
 import { DeadLetterError } from './errors';
 import type { EventStream } from './event-stream';
 import type { Logger } from './logger';
@@ -51,6 +52,8 @@ export class DeadLetters {
     private readonly eventStream: EventStream,
     private readonly logger: Logger,
     options: DeadLetterOptions = {},
+    /** The throttle's window is on this clock. */
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {
     this.logPerSecond = { ...DEFAULT_DEAD_LETTER_OPTIONS, ...options }.logPerSecond;
   }
@@ -73,7 +76,7 @@ export class DeadLetters {
   }
 
   private log(pid: PID, message: unknown, sender: PID | undefined, reason: string): void {
-    const now = Date.now();
+    const now = this.clock.now();
     if (now - this.windowStart >= 1000) {
       if (this.logged > this.logPerSecond) {
         this.logger.info(

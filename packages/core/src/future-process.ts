@@ -135,7 +135,7 @@ export class FutureProcess<T = unknown>
         return;
       }
       // The deadline travels with the request (ctx.deadline at the target, also remotely).
-      this.due = Date.now() + ms;
+      this.due = this.runtime.clock.now() + ms;
       this.timeoutMs = ms;
       this.timer = this.runtime.timers.schedule(ms, this);
     }

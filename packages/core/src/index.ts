@@ -1,4 +1,5 @@
 export { VERSION } from './version';
+export { SYSTEM_CLOCK, type Clock, type RandomSource } from './clock';
 export {
   ActorSystem,
   DEFAULT_ACTOR_SYSTEM_OPTIONS,

@@ -1,4 +1,4 @@
-import { performance } from 'node:perf_hooks';
+import { SYSTEM_CLOCK, type Clock } from './clock';
 import { InvalidOptionError } from './errors';
 
 /** A scheduled callback; `cancel()` is idempotent and O(1). */
@@ -51,8 +51,8 @@ class TimerEntry implements TimerHandle {
 
 /**
  * One hashed timing wheel per ActorSystem: every receive timeout, request timeout, backoff and
- * grain idle timer lives here, driven by ONE setTimeout that is armed only while entries
- * exist. 100k timers cost 100k small list nodes, not 100k Node timers.
+ * grain idle timer lives here, driven by ONE timer of the system's clock (a setTimeout) that is
+ * armed only while entries exist. 100k timers cost 100k small list nodes, not 100k Node timers.
  *
  * Entries are linked into the slot of their deadline's tick (doubly linked, so cancel is
  * O(1)); each tick visits one slot and fires the entries that are due, leaving later rounds.
@@ -68,7 +68,8 @@ export class TimerWheel {
   /** The last tick processed. */
   private tick: number;
   private count = 0;
-  private timer: NodeJS.Timeout | undefined = undefined;
+  /** The clock's timer handle while armed. */
+  private timer: unknown = undefined;
   private stopped = false;
   /** How many times the wheel armed its underlying setTimeout (for tests and metrics). */
   armCount = 0;
@@ -76,6 +77,8 @@ export class TimerWheel {
   constructor(
     options: TimerWheelOptions = {},
     private readonly onError: (error: unknown) => void = () => {},
+    /** Where time comes from and what runs the tick (the system's clock). */
+    readonly clock: Clock = SYSTEM_CLOCK,
   ) {
     const o = { ...DEFAULT_TIMER_WHEEL_OPTIONS, ...options };
     if (!(o.tickMs >= 1)) throw new InvalidOptionError('timers.tickMs', `${o.tickMs} < 1`);
@@ -85,7 +88,7 @@ export class TimerWheel {
     this.tickMs = o.tickMs;
     this.mask = slots - 1;
     this.heads = new Array<TimerEntry | null>(slots).fill(null);
-    this.tick = Math.floor(performance.now() / this.tickMs);
+    this.tick = Math.floor(clock.monotonic() / this.tickMs);
   }
 
   /** Pending (not fired, not cancelled) entries. */
@@ -98,7 +101,7 @@ export class TimerWheel {
    * one tick later).
    */
   schedule(delayMs: number, callback: (() => void) | TimerTarget): TimerHandle {
-    const now = performance.now();
+    const now = this.clock.monotonic();
     if (this.count === 0 && this.timer === undefined) this.tick = Math.floor(now / this.tickMs);
     const entry = new TimerEntry(this, now + Math.max(0, delayMs), callback);
     if (this.stopped) return entry;
@@ -118,7 +121,7 @@ export class TimerWheel {
   /** Cancels everything and never arms again (ActorSystem.shutdown). */
   stop(): void {
     this.stopped = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.timer !== undefined) this.clock.clearTimer(this.timer);
     this.timer = undefined;
     for (let i = 0; i < this.heads.length; i++) {
       for (let e = this.heads[i]!; e !== null; e = e.next!) e.slot = -1;
@@ -136,21 +139,21 @@ export class TimerWheel {
     entry.prev = entry.next = null;
     entry.slot = -1;
     if (--this.count === 0 && this.timer !== undefined) {
-      clearTimeout(this.timer);
+      this.clock.clearTimer(this.timer);
       this.timer = undefined;
     }
   }
 
   private arm(): void {
     if (this.timer !== undefined || this.count === 0 || this.stopped) return;
-    const delay = Math.max(1, (this.tick + 1) * this.tickMs - performance.now());
+    const delay = Math.max(1, (this.tick + 1) * this.tickMs - this.clock.monotonic());
     this.armCount++;
-    this.timer = setTimeout(this.onTick, delay);
+    this.timer = this.clock.setTimer(this.onTick, delay);
   }
 
   private readonly onTick = (): void => {
     this.timer = undefined;
-    const now = performance.now();
+    const now = this.clock.monotonic();
     const target = Math.floor(now / this.tickMs);
     // After a long stall every slot is visited once, not once per missed tick.
     const from = Math.max(this.tick + 1, target - this.mask);

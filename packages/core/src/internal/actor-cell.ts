@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import type { Actor } from '../context';
 import { DEAD, IDLE, RUNNING, type Schedulable } from '../dispatcher';
 import { Mailbox } from '../mailbox';
@@ -158,7 +157,7 @@ export abstract class ActorCell extends Mailbox implements LocalProcess, Schedul
     }
     const x = this.ext;
     if (x !== null && x.receiveTimeoutMs !== 0 && !isNotInfluencing(message)) {
-      x.lastActivity = performance.now();
+      x.lastActivity = this.runtime.clock.monotonic();
     }
     let result: unknown;
     try {
@@ -199,7 +198,7 @@ export abstract class ActorCell extends Mailbox implements LocalProcess, Schedul
     const settle = (error: unknown, failed: boolean): void => {
       if (!dispatcher.resume(this)) return;
       const x = this.ext;
-      if (x !== null && x.receiveTimeoutMs !== 0) x.lastActivity = performance.now();
+      if (x !== null && x.receiveTimeoutMs !== 0) x.lastActivity = this.runtime.clock.monotonic();
       if (failed) this.turnFailed(error, message);
       if (after !== undefined) after();
       if (this.sched !== RUNNING) return;

@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import type { Context, ReceiveFunc, SendOptions, SenderContext } from '../context';
 import { InvalidArgumentError, SystemShutdownError } from '../errors';
 import { FutureProcess, type RequestOptions } from '../future-process';
@@ -218,7 +217,7 @@ export class ActorContext extends ActorLifecycle implements Context {
     }
     const x = this.extras();
     x.receiveTimeoutMs = ms;
-    x.lastActivity = performance.now();
+    x.lastActivity = this.runtime.clock.monotonic();
     x.receiveTimer?.cancel();
     x.onReceiveTimer ??= () => this.receiveTimerFired();
     x.receiveTimer = this.runtime.timers.schedule(ms, x.onReceiveTimer);
@@ -240,7 +239,7 @@ export class ActorContext extends ActorLifecycle implements Context {
     const x = this.ext!;
     x.receiveTimer = undefined;
     if (this.dead || x.receiveTimeoutMs === 0) return;
-    const now = performance.now();
+    const now = this.runtime.clock.monotonic();
     const idle = now - x.lastActivity;
     if (idle < x.receiveTimeoutMs) {
       x.receiveTimer = this.runtime.timers.schedule(x.receiveTimeoutMs - idle, x.onReceiveTimer!);

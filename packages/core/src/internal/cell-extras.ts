@@ -17,7 +17,7 @@ export class CellExtras {
   restartStats: RestartStatistics | undefined = undefined;
   /** Receive timeout in ms (0: off). */
   receiveTimeoutMs = 0;
-  /** Dispatcher clock of the last influencing user message. */
+  /** Monotonic clock time of the last influencing user message. */
   lastActivity = 0;
   receiveTimer: TimerHandle | undefined = undefined;
   /** A ReceiveTimeout is in the system lane: a slow actor gets one, not one per period. */

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock';
 import type { DeadLetters } from '../dead-letters';
 import type { Dispatcher } from '../dispatcher';
 import type { EventStream } from '../event-stream';
@@ -19,6 +20,8 @@ export interface Runtime {
   readonly timers: TimerWheel;
   readonly eventStream: EventStream;
   readonly logger: Logger;
+  /** Time for deadlines, receive timeouts and the timer wheel. */
+  readonly clock: Clock;
   /** True once shutdown() began. */
   readonly isShuttingDown: boolean;
   /** A top-level actor (no parent actor) started. */

@@ -1,5 +1,6 @@
 import type { PeerCertificate } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
+import type { Clock } from '../clock';
 import type { EndpointHost } from './endpoint';
 import { CHANNEL_OPTIONS, Endpoint } from './endpoint';
 import { channelCredentials, serverCredentials } from './internal/credentials';
@@ -31,11 +32,13 @@ export interface TransportConfig {
   connectTimeoutMs: number;
   handshakeTimeoutMs: number;
   reconnect: { initialDelayMs: number; maxDelayMs: number };
+  /** The system's clock (deadlines on the wire, arrival stamps). */
+  clock: Clock;
 }
 
 /** What the transport hands up to the remote. */
 export interface TransportEvents {
-  /** `receivedAt`: Date.now() when the frame arrived. */
+  /** `receivedAt`: clock.now() when the frame arrived. */
   batch(batch: WireBatch, fromAddress: string, receivedAt: number): void;
   reject(address: string, env: OutboundEnvelope, error: Error): void;
   up(address: string): void;
@@ -61,6 +64,7 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost {
   readonly connectTimeoutMs: number;
   readonly reconnect: { initialDelayMs: number; maxDelayMs: number };
   readonly linkHandlers: StreamLinkHandlers;
+  readonly clock: Clock;
   readonly stats: TransportStats = { corruptFrames: 0, refusedHandshakes: 0 };
   readonly clusterName: string;
   readonly secret: string | undefined;
@@ -91,6 +95,7 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost {
     this.batchSize = config.batchSize;
     this.connectTimeoutMs = config.connectTimeoutMs;
     this.reconnect = config.reconnect;
+    this.clock = config.clock;
     this.linkHandlers = {
       onFrame: (link, frame, receivedAt) => this.onFrame(link, frame, receivedAt),
       onClose: () => undefined,
@@ -185,27 +190,33 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost {
   private accept(call: grpc.ServerDuplexStream<Buffer, Buffer>): void {
     const handshake = new ServerHandshake(this, () => peerCertificateOf(call));
     let open = false;
-    const link: StreamLink = new StreamLink(call, 'server', '', {
-      onFrame: (l, frame, receivedAt) => {
-        if (open) return this.onFrame(l, frame, receivedAt);
-        const step = handshake.step(frame);
-        if (step.reply) l.write(encodeFrame(step.reply));
-        if (step.outcome.kind === 'pending') return;
-        clearTimeout(timer);
-        if (step.outcome.kind === 'refused') return this.refuse(l, step.outcome);
-        open = true;
-        this.opened(l, step.outcome.address, step.outcome.memberId);
+    const link: StreamLink = new StreamLink(
+      call,
+      'server',
+      '',
+      {
+        onFrame: (l, frame, receivedAt) => {
+          if (open) return this.onFrame(l, frame, receivedAt);
+          const step = handshake.step(frame);
+          if (step.reply) l.write(encodeFrame(step.reply));
+          if (step.outcome.kind === 'pending') return;
+          clearTimeout(timer);
+          if (step.outcome.kind === 'refused') return this.refuse(l, step.outcome);
+          open = true;
+          this.opened(l, step.outcome.address, step.outcome.memberId);
+        },
+        onClose: (l, error) => {
+          clearTimeout(timer);
+          this.inbound.delete(l);
+          if (!open) return;
+          if (this.byAddress.get(l.peerAddress) === l) this.byAddress.delete(l.peerAddress);
+          if (this.byMember.get(l.peerMemberId) === l) this.byMember.delete(l.peerMemberId);
+          this.endpoints.get(l.peerAddress)?.linkClosed(l, error);
+        },
+        onCorruptFrame: (l, error) => this.onCorruptFrame(l, error),
       },
-      onClose: (l, error) => {
-        clearTimeout(timer);
-        this.inbound.delete(l);
-        if (!open) return;
-        if (this.byAddress.get(l.peerAddress) === l) this.byAddress.delete(l.peerAddress);
-        if (this.byMember.get(l.peerMemberId) === l) this.byMember.delete(l.peerMemberId);
-        this.endpoints.get(l.peerAddress)?.linkClosed(l, error);
-      },
-      onCorruptFrame: (l, error) => this.onCorruptFrame(l, error),
-    });
+      this.clock,
+    );
     if (this.closing) return link.abort(grpc.status.UNAVAILABLE, 'node is shutting down');
     this.inbound.add(link);
     const timer = setTimeout(() => {

@@ -1,4 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
+import type { Clock } from '../clock';
 import { EndpointUnavailableError, type HandshakeError } from '../errors';
 import { BatchBuilder } from './internal/batch-builder';
 import { ClientHandshake } from './internal/client-handshake';
@@ -34,6 +35,8 @@ export interface EndpointHost {
   readonly connectTimeoutMs: number;
   readonly reconnect: { initialDelayMs: number; maxDelayMs: number };
   readonly logger: RemoteLogger;
+  /** The system's clock (deadlines on the wire, arrival stamps). */
+  readonly clock: Clock;
   /** Frames that arrive after the handshake (batches, goodbye). */
   readonly linkHandlers: StreamLinkHandlers;
   /** An envelope that will never be sent; the host dead-letters it or fails its request. */
@@ -63,7 +66,7 @@ export class Endpoint {
   private link: StreamLink | undefined;
   private client: grpc.Client | undefined;
   private pending: OutboundEnvelope[] = [];
-  private readonly batch = new BatchBuilder();
+  private readonly batch: BatchBuilder;
   private flushScheduled = false;
   private attempts = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -72,7 +75,9 @@ export class Endpoint {
   constructor(
     readonly address: string,
     private readonly host: EndpointHost,
-  ) {}
+  ) {
+    this.batch = new BatchBuilder(host.clock);
+  }
 
   /** True while a stream to the peer is open. */
   get isConnected(): boolean {
@@ -179,38 +184,44 @@ export class Endpoint {
     this.client = client;
     const handshake = new ClientHandshake(this.host, this.host.secret, this.address);
     let open = false;
-    const link = new StreamLink(stream, 'client', this.address, {
-      onFrame: (l, frame, receivedAt) => {
-        if (open) return this.host.linkHandlers.onFrame(l, frame, receivedAt);
-        // An attempt overtaken by close(), a goodbye or a timeout: not ours to adopt any more.
-        if (this.client !== client || this.state !== 'connecting') return l.end();
-        const step = handshake.step(frame);
-        if (step.kind === 'pending') {
-          l.write(encodeFrame(step.reply));
-          return;
-        }
-        this.clearTimer();
-        if (step.kind === 'refused') return this.refused(l, step.error);
-        open = true;
-        l.peerMemberId = step.memberId;
-        this.becomeConnected(l);
+    const link = new StreamLink(
+      stream,
+      'client',
+      this.address,
+      {
+        onFrame: (l, frame, receivedAt) => {
+          if (open) return this.host.linkHandlers.onFrame(l, frame, receivedAt);
+          // An attempt overtaken by close(), a goodbye or a timeout: not ours to adopt any more.
+          if (this.client !== client || this.state !== 'connecting') return l.end();
+          const step = handshake.step(frame);
+          if (step.kind === 'pending') {
+            l.write(encodeFrame(step.reply));
+            return;
+          }
+          this.clearTimer();
+          if (step.kind === 'refused') return this.refused(l, step.error);
+          open = true;
+          l.peerMemberId = step.memberId;
+          this.becomeConnected(l);
+        },
+        onClose: (l, error) => {
+          if (open) {
+            this.host.linkHandlers.onClose(l, error);
+            this.linkClosed(l, error);
+          } else if (this.client === client && this.state === 'connecting') {
+            this.connectFailed(
+              new EndpointUnavailableError(
+                this.address,
+                `cannot connect to ${this.address}: ${error?.message ?? 'stream ended'}`,
+                { cause: error },
+              ),
+            );
+          }
+        },
+        onCorruptFrame: (l, error) => this.host.linkHandlers.onCorruptFrame(l, error),
       },
-      onClose: (l, error) => {
-        if (open) {
-          this.host.linkHandlers.onClose(l, error);
-          this.linkClosed(l, error);
-        } else if (this.client === client && this.state === 'connecting') {
-          this.connectFailed(
-            new EndpointUnavailableError(
-              this.address,
-              `cannot connect to ${this.address}: ${error?.message ?? 'stream ended'}`,
-              { cause: error },
-            ),
-          );
-        }
-      },
-      onCorruptFrame: (l, error) => this.host.linkHandlers.onCorruptFrame(l, error),
-    });
+      this.host.clock,
+    );
     link.write(encodeFrame({ handshake: handshake.hello }));
     this.timer = setTimeout(() => {
       if (this.client !== client || this.state !== 'connecting') return;

@@ -130,6 +130,7 @@ export class Remote {
         connectTimeoutMs: o.connectTimeoutMs,
         handshakeTimeoutMs: o.handshakeTimeoutMs,
         reconnect: o.reconnect,
+        clock: this.system.clock,
       },
       {
         batch: (batch, from, receivedAt) => deliverBatch(this.state!, batch, from, receivedAt),

@@ -58,8 +58,9 @@ export class ExponentialBackoffStrategy implements SupervisorStrategy {
     _reason: unknown,
     _message: unknown,
   ): void {
-    if (stats.failuresWithin(this.options.backoffWindowMs) === 0) stats.reset();
-    stats.fail();
+    const now = supervisor.timers.clock.now();
+    if (stats.failuresWithin(this.options.backoffWindowMs, now) === 0) stats.reset();
+    stats.fail(now);
     const delay = this.backoffFor(stats.failureCount);
     supervisor.timers.schedule(delay, () => supervisor.restartChildren(child));
   }

@@ -46,8 +46,9 @@ export function applyDirective(
       supervisor.resumeChildren(child);
       return;
     case 'restart':
-      if (retriesExhausted(options, stats)) supervisor.stopChildren(...targets);
-      else supervisor.restartChildren(...targets);
+      if (retriesExhausted(options, stats, supervisor.timers.clock.now())) {
+        supervisor.stopChildren(...targets);
+      } else supervisor.restartChildren(...targets);
       return;
     case 'stop':
       supervisor.stopChildren(...targets);
@@ -58,11 +59,15 @@ export function applyDirective(
   }
 }
 
-function retriesExhausted(options: Required<RestartingStrategyOptions>, stats: RestartStatistics) {
+function retriesExhausted(
+  options: Required<RestartingStrategyOptions>,
+  stats: RestartStatistics,
+  now: number,
+) {
   if (options.maxRetries === 0) return true;
-  stats.fail();
+  stats.fail(now);
   const failures =
-    options.withinMs === 0 ? stats.failureCount : stats.failuresWithin(options.withinMs);
+    options.withinMs === 0 ? stats.failureCount : stats.failuresWithin(options.withinMs, now);
   return failures > options.maxRetries;
 }
 

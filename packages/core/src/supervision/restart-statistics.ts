@@ -2,7 +2,7 @@
 export class RestartStatistics {
   private times: number[] = [];
 
-  /** Records a failure now. */
+  /** Records a failure at `now` (epoch ms; strategies pass the system clock's). */
   fail(now: number = Date.now()): void {
     this.times.push(now);
   }
@@ -12,7 +12,7 @@ export class RestartStatistics {
     return this.times.length;
   }
 
-  /** Failures within the last `withinMs` (older ones are forgotten). */
+  /** Failures within the `withinMs` before `now` (older ones are forgotten). */
   failuresWithin(withinMs: number, now: number = Date.now()): number {
     const cutoff = now - withinMs;
     this.times = this.times.filter((t) => t > cutoff);

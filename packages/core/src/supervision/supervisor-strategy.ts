@@ -5,7 +5,7 @@ import type { RestartStatistics } from './restart-statistics';
 /** What a strategy can do to the supervisor's children. */
 export interface Supervisor {
   readonly children: PID[];
-  /** The system's shared timer wheel (backoff). */
+  /** The system's shared timer wheel (backoff), and through it the system's clock. */
   readonly timers: TimerWheel;
   resumeChildren(...pids: PID[]): void;
   restartChildren(...pids: PID[]): void;

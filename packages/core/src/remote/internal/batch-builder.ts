@@ -1,3 +1,4 @@
+import { SYSTEM_CLOCK, type Clock } from '../../clock';
 import { FUTURE_PREFIX } from '../../process-registry';
 import { ByteWriter, lengthDelimitedSize, utf8Length, varintSize } from './byte-writer';
 import type { OutboundEnvelope } from './outbound-envelope';
@@ -40,10 +41,15 @@ export class BatchBuilder {
   private readonly senderAddresses = new StringTable();
   private sources: OutboundEnvelope[] = [];
   private payloadBytes = 0;
-  /** Date.now() of the first deadline encoded in this batch. */
+  /** clock.now() at the first deadline encoded in this batch. */
   private now: number | undefined = undefined;
   private capacity = INITIAL_CAPACITY;
   private writer = new ByteWriter(this.capacity, FRAME_HEADROOM);
+
+  constructor(
+    /** Deadlines go as the time left on this clock (the system's). */
+    private readonly clock: Clock = SYSTEM_CLOCK,
+  ) {}
 
   /** Envelopes in the current batch. */
   get count(): number {
@@ -146,7 +152,7 @@ export class BatchBuilder {
    */
   private remainingMs(deadline: number): number {
     if (!(deadline < Infinity)) return 0;
-    const left = Math.ceil(deadline - (this.now ??= Date.now()));
+    const left = Math.ceil(deadline - (this.now ??= this.clock.now()));
     return left < 1 ? 1 : left > MAX_TIMEOUT_MS ? MAX_TIMEOUT_MS : left;
   }
 

@@ -1,3 +1,4 @@
+import { SYSTEM_CLOCK, type Clock } from '../../clock';
 import * as grpc from '@grpc/grpc-js';
 import type { WireFrame } from './wire';
 import { decodeFrame } from './wire';
@@ -8,7 +9,7 @@ export type FrameStream =
 
 /** What a link reports to its owner. */
 export interface StreamLinkHandlers {
-  /** `receivedAt`: Date.now() when the frame arrived (it may wait for its turn after that). */
+  /** `receivedAt`: clock.now() when the frame arrived (it may wait for its turn after that). */
   onFrame(link: StreamLink, frame: WireFrame, receivedAt: number): void;
   /** Called once; `error` is absent for an orderly end. */
   onClose(link: StreamLink, error?: Error): void;
@@ -45,6 +46,8 @@ export class StreamLink {
     readonly side: 'client' | 'server',
     peerAddress: string,
     private readonly handlers: StreamLinkHandlers,
+    /** Stamps each frame's arrival (deadlines count from it): the system's clock. */
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {
     this.peerAddress = peerAddress;
     stream.on('data', (bytes: Buffer) => this.receive(bytes));
@@ -97,7 +100,7 @@ export class StreamLink {
    */
   private receive(bytes: Buffer): void {
     if (this.closed) return;
-    const receivedAt = Date.now();
+    const receivedAt = this.clock.now();
     if (this.busy) {
       this.inbox.push(bytes);
       this.arrivals.push(receivedAt);
