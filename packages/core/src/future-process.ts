@@ -1,6 +1,7 @@
 import { AbortError, InvalidArgumentError, TimeoutError } from './errors';
 import { entryMessage } from './entry';
 import { Envelope } from './internal/envelope';
+import { promiseSettledBy, type Settlers } from './internal/settlers';
 import type { Runtime } from './internal/runtime';
 import { Terminated, Watch } from './messages';
 import type { PID } from './pid';
@@ -43,21 +44,9 @@ export interface ReplySink {
   settle(reply: unknown, error: Error | undefined): void;
 }
 
-/** Where `capture` leaves a new promise's resolving functions (read right after `new Promise`). */
-const captured: { resolve: (value: unknown) => void; reject: (error: Error) => void } = {
-  resolve: () => {},
-  reject: () => {},
-};
-
 /** Placeholders of a sink future's resolving functions (`dead` is derived from them). */
 const settleReply = (): void => {};
 const settleError = (): void => {};
-
-/** The executor of every request's promise: runs synchronously inside `new Promise`. */
-function capture(resolve: (value: unknown) => void, reject: (error: Error) => void): void {
-  captured.resolve = resolve;
-  captured.reject = reject;
-}
 
 /** What only requests with a signal or watchers need (allocated on demand). */
 class FutureExtras {
@@ -76,14 +65,18 @@ class FutureExtras {
  */
 export class FutureProcess<T = unknown>
   extends Envelope
-  implements LocalProcess, SequencedProcess, TimerTarget
+  implements LocalProcess, SequencedProcess, TimerTarget, Settlers<T>
 {
   readonly seq: number;
   /** Undefined when a ReplySink takes the outcome. */
   readonly promise: Promise<T> | undefined;
-  /** Cleared when settled: `dead` is derived from it (fewer fields per request). */
-  private resolve: ((value: T) => void) | undefined = undefined;
-  private reject: ((error: Error) => void) | undefined = undefined;
+  /**
+   * Cleared when settled: `dead` is derived from it (fewer fields per request). Written by
+   * promiseSettledBy, or placeholders when a sink takes the outcome. @internal
+   */
+  resolve: ((value: T) => void) | undefined = undefined;
+  /** @internal */
+  reject: ((error: Error) => void) | undefined = undefined;
   private extras: FutureExtras | undefined = undefined;
   private sink: ReplySink | undefined = undefined;
   /** The request's timeout: the future is its own timer callback (no closure per request). */
@@ -99,12 +92,8 @@ export class FutureProcess<T = unknown>
     sink?: ReplySink,
   ) {
     super(message, undefined, options?.header);
-    if (sink === undefined) {
-      // A module-level executor: no closure and no context allocated per request.
-      this.promise = new Promise<T>(capture as never);
-      this.resolve = captured.resolve as (value: T) => void;
-      this.reject = captured.reject;
-    } else {
+    if (sink === undefined) this.promise = promiseSettledBy<T>(this);
+    else {
       this.promise = undefined;
       this.sink = sink;
       this.resolve = settleReply as (value: T) => void;

@@ -1,5 +1,5 @@
 import type { RequestOptions } from '@granary/core';
-import type { ReplySink } from '@granary/core/internal';
+import { promiseSettledBy, type ReplySink, type Settlers } from '@granary/core/internal';
 import type { GrainCallOptions } from '../grain';
 import { localCallHeader } from './call-headers';
 import { asControl } from './control-replies';
@@ -16,25 +16,13 @@ export interface Outcome {
 /** Where a call goes when its first attempt did not end with the grain's reply. */
 export type RetryFrom = (call: GrainCall, first: Outcome) => Promise<unknown>;
 
-/** Where `capture` leaves a new promise's resolving functions (read right after `new Promise`). */
-const captured: { resolve: (value: unknown) => void; reject: (error: Error) => void } = {
-  resolve: () => {},
-  reject: () => {},
-};
-
-/** The executor of every call's promise: runs synchronously inside `new Promise`. */
-function capture(resolve: (value: unknown) => void, reject: (error: Error) => void): void {
-  captured.resolve = resolve;
-  captured.reject = reject;
-}
-
 /**
  * One grain call: what its attempts share, the options of its core requests, and the sink of
  * its first attempt's reply. The first attempt settles the caller's promise directly when the
  * grain answered (one object and one promise per call: no derived promise, no closures); any
  * other outcome (a failure, a runtime control reply) goes on to the caller's retry loop.
  */
-export class GrainCall implements ReplySink, RequestOptions {
+export class GrainCall implements ReplySink, RequestOptions, Settlers<unknown> {
   /** The first attempt's timeout (RequestOptions): the whole time left. */
   readonly timeoutMs: number;
   /** The member the first attempt went to. */
@@ -42,8 +30,9 @@ export class GrainCall implements ReplySink, RequestOptions {
   /** The header of the attempt being sent (RequestOptions): `extras`, or `localHeader()`. */
   header: Record<string, string> | undefined = undefined;
   private local: Record<string, string> | undefined = undefined;
-  private resolve: ((value: unknown) => void) | undefined = undefined;
-  private reject: ((error: Error) => void) | undefined = undefined;
+  /** The caller's promise's resolving functions (promiseSettledBy writes them). */
+  resolve: ((value: unknown) => void) | undefined = undefined;
+  reject: ((error: Error) => void) | undefined = undefined;
 
   constructor(
     private readonly retryFrom: RetryFrom,
@@ -79,10 +68,7 @@ export class GrainCall implements ReplySink, RequestOptions {
 
   /** The promise the caller returns; `settle` (or the retry loop) settles it. */
   promise<T>(): Promise<T> {
-    const p = new Promise<T>(capture as never);
-    this.resolve = captured.resolve;
-    this.reject = captured.reject;
-    return p;
+    return promiseSettledBy(this) as Promise<T>;
   }
 
   settle(reply: unknown, error: Error | undefined): void {
