@@ -42,6 +42,16 @@ export default tseslint.config(
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
       ],
+      // What verbatimModuleSyntax would check, for packages emitted as CommonJS, where
+      // TypeScript forbids that flag with import/export syntax (TS1286/TS1287/TS1295): an import
+      // used only as a type says so, so it is erased and never loads a module for nothing, and
+      // `import { type A }` (all inline types) is written `import type { A }`. tsconfig's
+      // isolatedModules adds the rest (type re-exports as `export type`).
+      '@typescript-eslint/consistent-type-imports': [
+        'error',
+        { prefer: 'type-imports', fixStyle: 'inline-type-imports', disallowTypeAnnotations: false },
+      ],
+      '@typescript-eslint/no-import-type-side-effects': 'error',
       // `.only` in a committed test hides the rest of the suite (mocha's forbidOnly also fails the run).
       'no-restricted-properties': [
         'error',

@@ -6,7 +6,12 @@ import { freePort, startEtcd, startRedis } from '@granary/testkit';
 import type { EtcdHandle, RedisHandle } from '@granary/testkit';
 import { readConfig } from '../src/config';
 import type { NodeRole } from '../src/config';
-import { PingMessage, PongMessage, PongerClient, PongerGrain } from '../src/gen/protos.granary';
+import {
+  PingMessage,
+  type PongMessage,
+  PongerClient,
+  PongerGrain,
+} from '../src/gen/protos.granary';
 import { startNode } from '../src/node';
 import type { RunningNode } from '../src/node';
 import { LogCapture } from './helpers/log-capture';

@@ -7,7 +7,13 @@ import {
   thenClient,
   thenGrain,
 } from './golden/hostile/services.granary';
-import { __proto___, Words, Words_Word, constructor_, then_ } from './golden/hostile/types.granary';
+import {
+  __proto___,
+  type Words,
+  Words_Word,
+  constructor_,
+  then_,
+} from './golden/hostile/types.granary';
 import type { then_ as Then } from './golden/hostile/types.granary';
 import { InMemoryCluster } from './helpers/in-memory-cluster';
 

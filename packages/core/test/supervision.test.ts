@@ -6,7 +6,7 @@ import {
   Props,
   Restarting,
   Started,
-  Terminated,
+  type Terminated,
   type Actor,
   type ActorSystem,
   type Context,

@@ -3,7 +3,7 @@ import {
   EndpointUnavailableError,
   InvalidArgumentError,
   MailboxFullError,
-  PID,
+  type PID,
   TimeoutError,
   UnknownKindError,
   type ActorSystem,

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { NodeProcess, TestCluster, type NodeLine } from '@granary/testkit';
-import { Cluster } from '../../src/cluster';
+import type { Cluster } from '../../src/cluster';
 import type { ActivationEvent } from '../../src/grains/grains-options';
 import type { Topology } from '../../src/membership/topology';
 import { shardOf } from '../../src/placement/shard-of';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { startRedis, TestCluster, type RedisHandle, type TestClusterNode } from '@granary/testkit';
 import { expect } from 'chai';
-import { Cluster } from '../../src/cluster';
+import type { Cluster } from '../../src/cluster';
 import { CallOutcomeUnknownError } from '../../src/errors';
 import { jsonStateCodec } from '../../src/state/codecs/json-state-codec';
 import { RedisStateStore } from '../../src/state/redis/redis-state-store';

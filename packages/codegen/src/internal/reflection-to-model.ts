@@ -1,4 +1,4 @@
-import { Enum, Field, MapField, Service, Type } from 'protobufjs';
+import { Enum, Field, MapField, type Service, Type } from 'protobufjs';
 import type { ReflectionObject } from 'protobufjs';
 import { UnsupportedProtoError } from '../errors';
 import { defaultFromProtobufjs } from '../model/defaults';

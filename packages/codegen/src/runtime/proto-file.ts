@@ -1,4 +1,4 @@
-import { Namespace, Root, Type } from 'protobufjs';
+import { Namespace, Root, type Type } from 'protobufjs';
 import type { INamespace } from 'protobufjs';
 import { resetCompletionPlans } from './completion';
 import { UnimplementedError } from './errors';

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
-import { EndpointUnavailableError, HandshakeError } from '../../src/errors';
+import { EndpointUnavailableError, type HandshakeError } from '../../src/errors';
 import { PID } from '../../src/pid';
 import { Props } from '../../src/props';
 import type { RemoteTlsOptions } from '../../src/remote/remote-options';

@@ -23,7 +23,7 @@ import type { PoolBehavior, PoolContext, PoolInspection } from '../pool-behavior
 import type { PoolStrategy, WorkerLoad } from '../pool-strategy';
 import { POOL_PRIORITY_HEADER } from '../urgent';
 import { DRAIN_POOL, PendingMessage, UrgentMessage } from './pool-messages';
-import { Slot, WorkerFactory } from './worker-factory';
+import { Slot, type WorkerFactory } from './worker-factory';
 
 /**
  * Module-level aliases of core's entry helpers for the per-message path: a CommonJS import is

@@ -10,7 +10,7 @@ import type {
   JoinRequest,
   LeaseHealth,
 } from '../cluster-provider';
-import { MemoryClusterTable } from './memory-table';
+import type { MemoryClusterTable } from './memory-table';
 
 /** Options of MemoryProvider. */
 export interface MemoryProviderOptions {
