@@ -121,6 +121,7 @@ export async function measure(benchmark: Benchmark): Promise<BenchResult> {
       const values = samples.get(c.id)!;
       const base = c.baseline ? medians.get(c.baseline) : undefined;
       const m = medians.get(c.id)!;
+      const error = errors.get(c.id);
       return {
         case: c.id,
         metric: c.metric,
@@ -129,7 +130,7 @@ export async function measure(benchmark: Benchmark): Promise<BenchResult> {
         max: Math.max(...values),
         baseline: c.baseline ?? null,
         ratio: base ? m / base : null,
-        ...(errors.has(c.id) ? { error: errors.get(c.id) } : {}),
+        ...(error !== undefined ? { error } : {}),
       };
     }),
   };

@@ -41,7 +41,7 @@ export interface SendOptions {
    * The `ctx.sender` the target sees (plain sends carry none).
    * @default undefined
    */
-  sender?: PID;
+  sender?: PID | undefined;
   /**
    * String headers for the target's `ctx.headers`.
    * @default undefined

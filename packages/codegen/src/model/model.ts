@@ -59,7 +59,7 @@ export interface FieldModel {
   /** Key type of a `map<K, V>` field. */
   readonly mapKey?: ScalarType;
   /** Name of the (real, non-synthetic) oneof this field belongs to. */
-  readonly oneof?: string;
+  readonly oneof?: string | undefined;
   /** `optional` on a proto3 scalar: explicit presence. */
   readonly proto3Optional: boolean;
   /** The `packed` option when the .proto sets it (proto2 `[packed = true]`, proto3 `false`). */

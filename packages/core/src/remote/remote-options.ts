@@ -64,7 +64,7 @@ export interface RemoteOptions {
    * Host peers use to reach this node, when it differs from `host` (e.g. binding 0.0.0.0).
    * @default the value of `host`
    */
-  advertisedHost?: string;
+  advertisedHost?: string | undefined;
   /**
    * Nodes only talk to nodes of the same cluster name; a mismatch is refused at handshake.
    * @default 'granary'
@@ -81,13 +81,13 @@ export interface RemoteOptions {
    * the secret itself never crosses the wire.
    * @default undefined (no secret)
    */
-  secret?: string;
+  secret?: string | undefined;
   /**
    * TLS or mutual TLS; plaintext when absent. With `requireClientCert` every peer must present
    * a certificate of `ca` that covers the host of the address it states (or its member id).
    * @default undefined
    */
-  tls?: RemoteTlsOptions;
+  tls?: RemoteTlsOptions | undefined;
   /**
    * Listen on a non-loopback interface with neither `secret` nor mutual `tls`. Without it such
    * a start throws InsecureRemoteError: anyone who can reach the port could join and send

@@ -8,7 +8,7 @@ export interface SeedProviderOptions {
    * (the seed uses its own address).
    * @default undefined
    */
-  seed?: string;
+  seed?: string | undefined;
   /**
    * True on the one node that keeps the membership table.
    * @default false

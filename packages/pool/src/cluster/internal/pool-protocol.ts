@@ -17,7 +17,7 @@ export interface PoolControl {
   $granaryPool: 'inventory' | 'ping' | 'retire' | 'stats' | 'resize';
   size?: number;
   /** When the size was set (resize): the newest setting wins on every member. */
-  sizeAt?: number;
+  sizeAt?: number | undefined;
 }
 
 /** What a member's inventory grain answers. */
