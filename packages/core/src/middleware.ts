@@ -5,17 +5,17 @@ import type { PID } from './pid';
 export interface MessageEnvelope {
   message: unknown;
   /** Who to reply to; a request's sender is its future process. */
-  sender?: PID;
+  sender?: PID | undefined;
   /** String headers, carried across nodes. */
-  header?: Record<string, string>;
+  header?: Record<string, string> | undefined;
   /** `'urgent'` uses the target's urgent lane, drained before ordinary user messages. */
-  priority?: 'urgent';
+  priority?: 'urgent' | undefined;
   /**
    * A request's deadline, epoch ms: the requester stops waiting then. Set from the request's
    * `timeoutMs` and carried across nodes (as the remaining time, so clocks need not agree), so
    * the target can see it as `ctx.deadline`.
    */
-  deadline?: number;
+  deadline?: number | undefined;
 }
 
 /** Wraps an actor's receive: may act before and after `next(ctx)`, or not call it. */

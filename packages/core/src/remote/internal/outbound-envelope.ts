@@ -9,12 +9,12 @@ export interface OutboundEnvelope {
   /** Bytes, or JSON text written into the frame as UTF-8 (then `payloadLength` is set). */
   payload: Uint8Array | string;
   /** The payload's size in bytes (a string's UTF-8 length; for bytes, their byteLength). */
-  payloadLength?: number;
-  sender?: PID;
-  header?: Record<string, string>;
+  payloadLength?: number | undefined;
+  sender?: PID | undefined;
+  header?: Record<string, string> | undefined;
   urgent: boolean;
   /** A request's deadline, epoch ms: sent as the time remaining when the batch is encoded. */
-  deadline?: number;
+  deadline?: number | undefined;
   /** The message before serialization, kept so a rejected envelope can be dead-lettered. */
   message: unknown;
 }

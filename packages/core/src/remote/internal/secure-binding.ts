@@ -31,8 +31,8 @@ export function authenticates(
 export function checkSecureBinding(
   options: {
     host: string;
-    secret?: string;
-    tls?: RemoteTlsOptions;
+    secret?: string | undefined;
+    tls?: RemoteTlsOptions | undefined;
     insecure: boolean;
   },
   logger: RemoteLogger,

@@ -27,8 +27,8 @@ export type HandshakeOutcome =
       kind: 'refused';
       refusal: HandshakeRefusal;
       reason: string;
-      memberId?: string;
-      address?: string;
+      memberId?: string | undefined;
+      address?: string | undefined;
     };
 
 /** One handshake step: the frame to write back (if any) and the outcome. */

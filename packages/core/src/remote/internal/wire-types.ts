@@ -47,7 +47,7 @@ export interface WireEnvelope {
   end: number;
   senderAddress: number;
   senderId: string;
-  header?: Record<string, string>;
+  header?: Record<string, string> | undefined;
   urgent: boolean;
   /** A request's remaining time in ms when it was sent; 0 for none. */
   timeoutMs: number;
