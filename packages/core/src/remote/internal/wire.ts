@@ -4,8 +4,13 @@ import type { SerializationRegistry } from '../../serialization/serialization-re
 import { decodeBatchFrame } from './batch-decoder';
 import type { WireBatch, WireEnvelope, WireFrame } from './wire-types';
 
-/** Bumped on any incompatible change to remote.proto; peers with another version are refused. */
-export const PROTOCOL_VERSION = 3;
+/**
+ * Bumped on any incompatible change to remote.proto or to what travels in it; peers with another
+ * version are refused. 3: the authenticated handshake. 4: errors of registered classes carry
+ * their fields, and grain calls are answered with those errors (NotOwnerError, ...) instead of
+ * control messages.
+ */
+export const PROTOCOL_VERSION = 4;
 
 /** The gRPC method both ends of a node pair talk over. */
 export const CONNECT_METHOD = '/granary.remote.Remoting/Connect';
