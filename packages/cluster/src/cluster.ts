@@ -1,11 +1,14 @@
-import { InvalidOptionError } from '@granary/core';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { ActorSystem, InvalidOptionError, Remote, type Logger } from '@granary/core';
 import { DEFAULT_CLUSTER_OPTIONS, type ClusterOptions } from './cluster-options';
 import { ClusterStoppedError } from './errors';
-import type { GrainCallOptions, GrainSendOptions } from './grains/grain';
-import { GrainRuntime } from './grains/grain-runtime';
-import type { GrainsOptions } from './grains/grains-options';
+import type { GrainCallOptions, GrainClusterHandle, GrainSendOptions } from './grains/grain';
+import { GrainCaller } from './grains/grain-caller';
+import { DEFAULT_GRAINS_OPTIONS, type GrainsOptions } from './grains/grains-options';
+import { HostedGrains } from './grains/hosted-grains';
+import { GrainServices } from './grains/internal/grain-services';
+import { isKindDefinition } from './grains/kind';
 import { NOOP_LOGGER, type ClusterLogger } from './internal/logger';
 import { TypedEvents } from './internal/typed-events';
 import { validateKinds } from './internal/validate-kinds';
@@ -13,10 +16,22 @@ import type { ClusterEvents } from './membership/cluster-events';
 import { ShardOwnership, type BeforeReleaseHook } from './membership/shard-ownership';
 import { diffTopology } from './membership/topology-diff';
 import { EMPTY_TOPOLOGY, type Member, type Topology } from './membership/topology';
-import type { ActorSystem } from '@granary/core';
 import { ownerOf } from './placement/owner-of';
 import { shardOf } from './placement/shard-of';
 import type { ClusterProvider } from './providers/cluster-provider';
+
+type StartOptions = ClusterOptions & GrainsOptions;
+
+/** What Cluster.start settled before building the member. */
+interface ClusterInit {
+  readonly id: string;
+  readonly address: string;
+  readonly system: ActorSystem;
+  /** The cluster made the system (and its remote): it shuts them down with itself. */
+  readonly ownsSystem: boolean;
+  readonly options: StartOptions & typeof DEFAULT_CLUSTER_OPTIONS & { requestTimeoutMs: number };
+  readonly logger: ClusterLogger;
+}
 
 /**
  * One member of a Granary cluster: joins through a ClusterProvider, follows the topology, and
@@ -29,47 +44,95 @@ import type { ClusterProvider } from './providers/cluster-provider';
  * // ...
  * await cluster.shutdown({ graceful: true });
  */
-export class Cluster {
+export class Cluster implements GrainClusterHandle {
+  /** Cluster name. */
+  readonly name: string;
+  /** This member's id. */
+  readonly id: string;
+  /** This member's remote address. */
+  readonly address: string;
+  /** The provider this member joined through. */
+  readonly provider: ClusterProvider;
+  /** The actor system this member's grains run in. */
+  readonly system: ActorSystem;
+  private readonly options: StartOptions & typeof DEFAULT_CLUSTER_OPTIONS;
+  private readonly logger: ClusterLogger;
+  private readonly ownsSystem: boolean;
   private readonly events: TypedEvents<ClusterEvents>;
   private readonly ownership: ShardOwnership;
   private readonly shardCounts: Map<string, number>;
+  /** The grain calls of this member and of the grains it hosts. */
+  private readonly caller: GrainCaller;
+  /** The kinds this member hosts: routers, activators, activations. */
+  private readonly hosted: HostedGrains;
   private readonly unsubscribe: Array<() => void> = [];
   private current: Topology = EMPTY_TOPOLOGY;
   private state: 'starting' | 'running' | 'stopping' | 'stopped' = 'starting';
-  /** Grains: actor system, router, activator, calls (set by start). */
-  private grains!: GrainRuntime;
 
-  private constructor(
-    /** Cluster name. */
-    readonly name: string,
-    /** This member's id. */
-    readonly id: string,
-    /** This member's remote address. */
-    readonly address: string,
-    /** The provider this member joined through. */
-    readonly provider: ClusterProvider,
-    private readonly options: ClusterOptions & typeof DEFAULT_CLUSTER_OPTIONS,
-    private readonly logger: ClusterLogger,
-  ) {
+  /** Builds the whole member in one pass: ownership, caller, hosted kinds (nothing joined). */
+  private constructor(init: ClusterInit) {
+    const { options, logger, system } = init;
+    this.name = options.name;
+    this.id = init.id;
+    this.address = init.address;
+    this.provider = options.provider;
+    this.system = system;
+    this.options = options;
+    this.logger = logger;
+    this.ownsSystem = init.ownsSystem;
     const kinds = validateKinds(options.kinds, options.shardCount);
     this.shardCounts = new Map(kinds.map((k) => [k.name, k.shardCount]));
     this.events = new TypedEvents((err) => logger.error({ err }, 'cluster event listener threw'));
     this.ownership = new ShardOwnership(
-      provider,
-      id,
+      options.provider,
+      init.id,
       kinds,
       {
-        acquired: (e) => this.events.emit('shard-acquired', e),
-        released: (e) => this.events.emit('shard-released', e),
+        acquired: (e) => {
+          this.hosted.shardAcquired(e.kind, e.shard);
+          this.events.emit('shard-acquired', e);
+        },
+        released: (e) => {
+          this.hosted.shardReleased(e);
+          this.events.emit('shard-released', e);
+        },
       },
       logger,
       options.claimRetryMs,
     );
+    this.caller = new GrainCaller({
+      system,
+      defaultTimeoutMs: options.requestTimeoutMs,
+      topology: () => this.current,
+      shardCountOf: (kind) => this.shardCountOf(kind),
+      onSendFailed: (kind, identity, err) =>
+        this.logger.warn({ err, grain: `${kind}/${identity}` }, 'grain send was not delivered'),
+      stopped: () => this.state === 'stopped' || system.isShuttingDown,
+    });
+    const services = new GrainServices(
+      system,
+      this.caller,
+      this,
+      system.logger.child({ component: 'grains' }),
+      options.requestTimeoutMs,
+      options.onActivation,
+    );
+    const hosted = options.kinds.filter(isKindDefinition).map((def) => ({
+      def,
+      shardCount: this.shardCountOf(def.name),
+      gate: this.ownership.gate(def.name)!,
+    }));
+    this.hosted = new HostedGrains(services, hosted);
+    this.ownership.onBeforeRelease((kind, shard) => this.hosted.drain(kind, shard));
   }
 
   /** Validates the options, joins the cluster and starts claiming shards. */
-  static async start(options: ClusterOptions & GrainsOptions): Promise<Cluster> {
-    const merged = { ...DEFAULT_CLUSTER_OPTIONS, ...options };
+  static async start(options: StartOptions): Promise<Cluster> {
+    const merged = {
+      ...DEFAULT_CLUSTER_OPTIONS,
+      ...options,
+      requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_GRAINS_OPTIONS.requestTimeoutMs,
+    };
     if (typeof merged.name !== 'string' || merged.name.length === 0 || merged.name.includes('/')) {
       throw new InvalidOptionError('name', "must be a non-empty string without '/'");
     }
@@ -77,29 +140,37 @@ export class Cluster {
     if (!(Number.isFinite(merged.claimRetryMs) && merged.claimRetryMs > 0)) {
       throw new InvalidOptionError('claimRetryMs', `must be > 0, got ${merged.claimRetryMs}`);
     }
+    if (!(merged.requestTimeoutMs > 0)) {
+      throw new InvalidOptionError(
+        'requestTimeoutMs',
+        `must be > 0, got ${merged.requestTimeoutMs}`,
+      );
+    }
     const id = merged.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-    const remote = merged.remote;
-    const grains = await GrainRuntime.create({ ...merged, id });
-    const address =
-      merged.address ??
-      grains.address ??
-      (remote ? `${remote.advertisedHost ?? remote.host}:${remote.port}` : 'nonhost');
     const logger = merged.logger ?? NOOP_LOGGER;
+    const ownsSystem = merged.system === undefined;
+    const system =
+      merged.system ??
+      new ActorSystem({ name: merged.name, logger: merged.logger && asCoreLogger(merged.logger) });
+    let cluster: Cluster | undefined;
     try {
-      const cluster = new Cluster(merged.name, id, address, merged.provider, merged, logger);
-      cluster.grains = grains;
-      grains.attach(cluster);
+      const remote = merged.remote;
+      if (remote && system.remote === undefined) {
+        await new Remote(system).start({ ...remote, clusterName: merged.name, memberId: id });
+      }
+      const address =
+        merged.address ??
+        (system.address === 'nonhost' ? undefined : system.address) ??
+        (remote ? `${remote.advertisedHost ?? remote.host}:${remote.port}` : 'nonhost');
+      cluster = new Cluster({ id, address, system, ownsSystem, options: merged, logger });
       await cluster.join();
       return cluster;
     } catch (err) {
-      await grains.close(); // bad kinds or a failed join: nothing may keep the remote open
+      // Bad kinds, an insecure remote or a failed join: nothing may keep running.
+      cluster?.hosted.close();
+      if (ownsSystem) await system.shutdown();
       throw err;
     }
-  }
-
-  /** The actor system this member's grains run in. */
-  get system(): ActorSystem {
-    return this.grains.system;
   }
 
   /**
@@ -121,7 +192,7 @@ export class Cluster {
     } catch (err) {
       return Promise.reject(err as Error);
     }
-    return this.grains.request<T>(kind, identity, message, options);
+    return this.caller.request<T>(kind, identity, message, options, undefined);
   }
 
   /**
@@ -134,12 +205,12 @@ export class Cluster {
    */
   send(kind: string, identity: string, message: unknown, options?: GrainSendOptions): void {
     this.assertRunning('send');
-    this.grains.sendTo(kind, identity, message, options?.sender);
+    this.caller.send(kind, identity, message, undefined, options?.sender);
   }
 
   /** Live grain activations on this member (of one kind, or all). */
   activationCount(kind?: string): number {
-    return this.grains.activationCount(kind);
+    return this.hosted.activationCount(kind);
   }
 
   /** The latest topology this member has seen. */
@@ -212,20 +283,21 @@ export class Cluster {
     const graceful = options.graceful ?? true;
     try {
       if (graceful) {
-        this.grains.beginLeaving();
+        this.hosted.beginLeaving();
         await this.provider.markLeaving().catch((err) => {
           this.logger.warn({ err }, 'could not mark the member leaving; releasing anyway');
         });
         await this.ownership.releaseAll();
       }
       this.ownership.stop();
-      await this.grains.deactivateAll('shutdown');
+      await this.hosted.deactivateAll('shutdown');
       await this.provider.leave();
     } finally {
       for (const off of this.unsubscribe) off();
       this.state = 'stopped';
       this.events.clear();
-      await this.grains.close();
+      this.hosted.close();
+      if (this.ownsSystem) await this.system.shutdown();
     }
   }
 
@@ -252,7 +324,7 @@ export class Cluster {
         id: this.id,
         address: this.address,
         kinds: [...this.shardCounts.keys()],
-        system: this.grains?.system,
+        system: this.system,
       });
     } catch (err) {
       for (const off of this.unsubscribe) off();
@@ -271,6 +343,7 @@ export class Cluster {
     this.current = t;
     for (const m of diff.left) this.events.emit('member-left', m);
     for (const m of diff.joined) this.events.emit('member-joined', m);
+    this.caller.topologyChanged();
     this.events.emit('topology', t);
     if (this.state === 'running' || this.state === 'stopping') {
       this.ownership.topologyChanged(t);
@@ -282,4 +355,16 @@ export class Cluster {
   protected assertRunning(operation: string): void {
     if (this.state === 'stopped') throw new ClusterStoppedError(operation);
   }
+}
+
+/** The cluster's logger as a core Logger (the system's own lines go to the same place). */
+function asCoreLogger(l: ClusterLogger): Logger {
+  const logger: Logger = {
+    debug: (o, m) => l.debug(o, m),
+    info: (o, m) => l.info(o, m),
+    warn: (o, m) => l.warn(o, m),
+    error: (o, m) => l.error(o, m),
+    child: () => logger,
+  };
+  return logger;
 }

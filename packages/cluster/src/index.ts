@@ -78,9 +78,9 @@ export type {
 } from './grains/grain';
 export { DEFAULT_GRAINS_OPTIONS } from './grains/grains-options';
 export type { GrainsOptions, ActivationEvent } from './grains/grains-options';
-export { routerIdOf } from './grains/internal/call-headers';
-export { installShutdownSignals } from './grains/shutdown-signals';
-export type { ShutdownSignalsOptions } from './grains/shutdown-signals';
+export { grainIdOf } from './grains/internal/call-headers';
+export { installShutdownSignals } from './shutdown-signals';
+export type { ShutdownSignalsOptions } from './shutdown-signals';
 export {
   GrainError,
   DeadlineExceededError,

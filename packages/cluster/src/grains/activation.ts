@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
 import {
   ReceiveTimeout,
   Restarting,
@@ -12,14 +11,13 @@ import {
   type PID,
 } from '@granary/core';
 import type { Entry, LocalProcess } from '@granary/core/internal';
+import type { GrainError } from '../errors';
 import type { DeactivationReason, Grain } from './grain';
-import { GrainTurnContext } from './grain-context';
-import { failureOf, type ControlReply } from './internal/control-replies';
-import type { KindSlot } from './internal/kind-slot';
+import { GrainTurnContext, grainErrorOf, type TurnHost } from './grain-context';
 
 /** A message held for an activation that is deactivating (delivered to the next one). */
 export interface HeldMessage {
-  /** The call's core lane entry (message, sender, headers). */
+  /** The call's core entry (message, sender, headers). */
   entry: Entry;
   /** A send: acknowledged once accepted; the grain sees its `sender` option as the sender. */
   ack: boolean;
@@ -35,11 +33,20 @@ const ID_PREFIX = randomBytes(6).toString('hex');
 let idSeq = 0;
 
 /**
- * The clock of idle times: whole ms, rounded up (never expires early), so the field holds a
- * small integer instead of a boxed double (16 B less per grain).
+ * The per-kind host an activation talks to: the kind's Activator (its definition, its shard
+ * gate, the member's services, and the activation lifecycle).
  */
-export function idleClock(): number {
-  return Math.ceil(performance.now());
+export interface ActivationHost extends TurnHost {
+  /** onActivate is about to run (the activation log). */
+  activated(a: Activation): void;
+  /** A turn finished; `influencing`: it counts as activity for passivation. */
+  turnEnded(a: Activation, influencing: boolean): void;
+  /** Asks `a` to end after the messages already routed to it. */
+  requestDeactivate(a: Activation, reason: DeactivationReason): void;
+  /** onDeactivate ran: the activation is over. */
+  ended(a: Activation, reason: DeactivationReason): void;
+  /** Answers `to` with NotOwnerError for `identity` (this member no longer serves the shard). */
+  notOwner(to: PID | undefined, identity: string, shard: number): void;
 }
 
 /** What few activations need: allocated on first use, so an idle grain does not carry it. */
@@ -48,8 +55,8 @@ class Rare {
   held: HeldMessage[] | undefined = undefined;
   /** Resolved when the activation has ended (drain waits on it). */
   endWaiters: Array<() => void> | undefined = undefined;
-  /** onActivate failed: every message gets this reply until the activation ends. */
-  failure: ControlReply | undefined = undefined;
+  /** onActivate failed: every message gets this error until the activation ends. */
+  failure: GrainError | undefined = undefined;
   /** Reentrant turns still awaiting. */
   running = 0;
   /** The activation id, once read. */
@@ -110,7 +117,8 @@ export class Activation implements Actor {
   private readonly seq: number;
 
   constructor(
-    readonly slot: KindSlot,
+    /** The kind's host (its Activator). */
+    readonly host: ActivationHost,
     readonly identity: string,
     readonly shard: number,
     now: number,
@@ -187,14 +195,14 @@ export class Activation implements Actor {
 
   /** Runs onActivate; synchronous (no awaited turn) unless onActivate returns a promise. */
   private activate(ctx: Context): void | Promise<void> {
-    const host = this.slot.host;
+    const host = this.host;
     host.activated(this);
     let pending: unknown;
     try {
-      const grain = (this.grain = this.slot.def.factory());
+      const grain = (this.grain = host.def.factory());
       if (grain.onActivate === undefined) return;
-      const deadline = Date.now() + host.activationTimeoutMs;
-      const gctx = new GrainTurnContext(host, this, ctx, undefined, undefined, true, deadline);
+      const deadline = Date.now() + host.services.activationTimeoutMs;
+      const gctx = new GrainTurnContext(this, ctx, undefined, undefined, true, deadline);
       pending = grain.onActivate(gctx);
     } catch (err) {
       return this.activationFailed(err);
@@ -204,31 +212,35 @@ export class Activation implements Actor {
   }
 
   private activationFailed(err: unknown): void {
-    const host = this.slot.host;
-    (this.rare ??= new Rare()).failure = failureOf(err);
-    host.logger.warn(
-      { err, grain: `${this.slot.def.name}/${this.identity}` },
+    const host = this.host;
+    const kind = host.def.name;
+    (this.rare ??= new Rare()).failure = grainErrorOf(kind, this.identity, err);
+    host.services.logger.warn(
+      { err, grain: `${kind}/${this.identity}` },
       'grain activation failed',
     );
     host.requestDeactivate(this, 'activation-failed');
   }
 
+  /**
+   * One message. The shard gate is checked here, once per delivery: a message waits in the
+   * mailbox behind other turns, and a member fenced meanwhile must not run it.
+   */
   private turn(ctx: Context, message: unknown): void | Promise<void> {
-    const slot = this.slot;
-    const host = slot.host;
-    const def = slot.def;
+    const host = this.host;
+    const def = host.def;
     const influencing = !def.idleNeutral(message);
     const failure = this.rare?.failure;
     if (failure !== undefined) {
-      host.reply(ctx.sender, failure);
+      host.services.reply(ctx.sender, failure);
       return host.turnEnded(this, influencing);
     }
-    if (!host.canServe(def.name, this.shard)) {
-      host.replyNotOwner(ctx.sender, def.name, this.shard);
+    if (!host.gate.canServe(this.shard)) {
+      host.notOwner(ctx.sender, this.identity, this.shard);
       host.requestDeactivate(this, 'not-owner');
       return host.turnEnded(this, influencing);
     }
-    const gctx = new GrainTurnContext(host, this, ctx, message, ctx.headers, false, ctx.deadline);
+    const gctx = new GrainTurnContext(this, ctx, message, ctx.headers, false, ctx.deadline);
     let result: unknown;
     try {
       result = this.grain!.receive(gctx);
@@ -285,16 +297,14 @@ export class Activation implements Actor {
   }
 
   private deactivateFailed(err: unknown, reason: DeactivationReason): void {
-    this.slot.host.logger.error(
-      { err, grain: `${this.slot.def.name}/${this.identity}`, reason },
+    this.host.services.logger.error(
+      { err, grain: `${this.host.def.name}/${this.identity}`, reason },
       'onDeactivate failed',
     );
   }
 
   private end(ctx: Context, reason: DeactivationReason): void {
-    const host = this.slot.host;
-    host.deactivated(this, reason);
-    host.ended(this);
+    this.host.ended(this, reason);
     ctx.stop(ctx.self);
   }
 }

@@ -1,4 +1,4 @@
-import { Props, type ActorSystem } from '@granary/core';
+import { MailboxFullError, Props, type PID } from '@granary/core';
 import {
   entryDeadline,
   entryHeader,
@@ -8,85 +8,99 @@ import {
   type Entry,
   type LocalProcess,
 } from '@granary/core/internal';
-import { Activation, Deactivate, idleClock } from './activation';
+import { ActivationDeniedError, NotOwnerError } from '../errors';
+import type { ShardGate } from '../membership/fencing';
+import { Activation, Deactivate, type ActivationHost } from './activation';
 import type { DeactivationReason } from './grain';
+import { ActivationTable } from './internal/activation-table';
 import { replyToOf } from './internal/call-headers';
-import { ACK, control } from './internal/control-replies';
-import type { GrainHost } from './internal/grain-host';
-import { IdleList } from './internal/idle-list';
-import type { KindSlot } from './internal/kind-slot';
+import type { GrainServices } from './internal/grain-services';
+import type { KindDefinition } from './kind';
+import { Passivation, idleClock } from './passivation';
 
 /** Core's entry helpers as module-level aliases (a CommonJS import is a getter per read). */
 const messageOf = entryMessage;
 const senderOf = entrySender;
 
-/** What the activator asks of the runtime around it. */
-export interface ActivatorDeps {
-  readonly system: ActorSystem;
-  readonly host: GrainHost;
-  /** False while leaving or stopped: no new activations. */
-  accepting(): boolean;
-}
+/** What a send's caller gets once the message is accepted (any reply that is not an error). */
+const ACK = true;
 
 /**
- * The per-member activator: at most one activation per identity on this member, ever. It routes
- * accepted calls into the activation's mailbox, holds messages that arrive while it deactivates
- * (they start the next activation once the old one has ended), passivates idle activations on
- * the system's shared timer wheel, and drains shards before they are released.
+ * The host of one kind on this member: what its activations talk to. It keeps at most one
+ * activation per identity (the activation table), posts accepted calls into the activation's
+ * mailbox, holds messages that arrive while an activation deactivates (they start the next one
+ * once the old one has ended), passivates idle activations, and drains shards before they are
+ * released. The kind's router hands it the calls; its shard gate says whether this member may
+ * start an activation.
  */
-export class Activator {
-  /** Hand-off to the per-kind Props producer (spawn calls it synchronously). */
+export class Activator implements ActivationHost {
+  /** The kind's live activations, by shard and identity. */
+  readonly table: ActivationTable;
+  /** 1 while the shard is being drained for release: no new activations in it. */
+  readonly draining: Uint8Array;
+  /** Idle passivation (undefined when idleTimeoutMs is Infinity). */
+  private readonly passivation: Passivation | undefined;
+  private readonly props: Props;
+  /** Hand-off to the Props producer (spawn calls it synchronously). */
   private next: Activation | undefined = undefined;
 
-  constructor(private readonly deps: ActivatorDeps) {}
+  constructor(
+    readonly def: KindDefinition,
+    readonly shardCount: number,
+    readonly gate: ShardGate,
+    readonly services: GrainServices,
+  ) {
+    this.table = new ActivationTable(shardCount);
+    this.draining = new Uint8Array(shardCount);
+    this.passivation = Number.isFinite(def.idleTimeoutMs)
+      ? new Passivation(def.idleTimeoutMs, services.system.timers, (a) =>
+          this.requestDeactivate(a, 'idle'),
+        )
+      : undefined;
+    this.props = Props.fromProducer(() => this.next!, { mailbox: { capacity: def.capacity } });
+  }
 
   /**
-   * Delivers one accepted message (the router checked kind, ownership and deadlock): to the live
-   * activation, held if it is deactivating, or to a new activation. `entry` is the call's core
-   * lane entry (message, sender, headers), posted unchanged; `ack`: it is a send. `hash` is the
-   * identity's fnv1a32 (its shard's table key).
+   * Delivers one call the router accepted (kind, drain and deadlock checked): to the live
+   * activation, held if it is deactivating, or to a new one, which only a member that serves
+   * the shard may start. The identity is `key` from index `from` on (see ActivationTable.get),
+   * `hash` its fnv1a32; `entry` is the call's core lane entry (message, sender, headers),
+   * posted unchanged; `ack`: it is a send.
    */
-  deliver(
-    slot: KindSlot,
-    identity: string,
-    shard: number,
-    hash: number,
-    entry: Entry,
-    ack: boolean,
-  ): void {
-    let a = slot.get(shard, identity, hash);
+  deliver(key: string, from: number, shard: number, hash: number, entry: Entry, ack: boolean) {
+    let a = this.table.get(shard, hash, key, from);
     if (a === undefined) {
-      if (!this.deps.accepting() || slot.draining[shard]) {
-        return this.deps.host.replyNotOwner(senderOf(entry), slot.def.name, shard);
+      const identity = from === 0 ? key : key.slice(from);
+      if (!this.services.accepting || !this.gate.canServe(shard)) {
+        return this.notOwner(senderOf(entry), identity, shard);
       }
-      const allowed = slot.def.canActivate;
+      const allowed = this.def.canActivate;
       if (allowed !== undefined && !allowed(identity)) {
-        return this.deps.host.reply(senderOf(entry), control({ c: 'denied' }));
+        const denied = new ActivationDeniedError(this.def.name, identity);
+        return this.services.reply(senderOf(entry), denied);
       }
-      a = this.activate(slot, identity, shard, hash);
+      a = this.activate(identity, shard, hash);
     }
     if (a.state === 'deactivating') {
-      if (!a.hold({ entry, ack }, slot.def.capacity)) {
-        this.deps.host.reply(
-          senderOf(entry),
-          control({ c: 'mailbox-full', capacity: slot.def.capacity }),
-        );
+      if (!a.hold({ entry, ack }, this.def.capacity)) {
+        this.services.reply(senderOf(entry), this.mailboxFull(a));
       }
       return;
     }
     this.post(a, entry, ack);
   }
 
-  /** Number of live activations (all kinds). */
-  countOf(slot: KindSlot): number {
-    return slot.count;
+  /** Answers `to` with NotOwnerError naming the owner this member believes in. */
+  notOwner(to: PID | undefined, identity: string, shard: number): void {
+    if (to === undefined) return;
+    this.services.reply(to, new NotOwnerError(this.def.name, identity, this.gate.ownerOf(shard)));
   }
 
   /** Asks an activation to end after the messages already routed to it. Idempotent. */
   requestDeactivate(a: Activation, reason: DeactivationReason): void {
     if (a.state !== 'active') return;
     a.state = 'deactivating';
-    a.slot.idle?.remove(a);
+    this.passivation?.remove(a);
     // A full bounded mailbox refuses it: posted again when the next turn ends (one is queued).
     if (!a.proc.post(a.pid, entryOf(new Deactivate(reason)), false)) a.deferDeactivate(reason);
   }
@@ -94,77 +108,78 @@ export class Activator {
   /** A turn finished. */
   turnEnded(a: Activation, influencing: boolean): void {
     a.inflight--;
-    if (influencing) this.touch(a);
+    if (influencing) {
+      const now = idleClock();
+      if (this.passivation !== undefined) this.passivation.touch(a, now);
+      else a.lastActivity = now;
+    }
     const deferred = a.deferredDeactivate;
     if (deferred !== undefined && a.proc.post(a.pid, entryOf(new Deactivate(deferred)), false)) {
       a.deferDeactivate(undefined);
     }
   }
 
+  /** onActivate is about to run. */
+  activated(a: Activation): void {
+    this.log(a, 'activate', undefined);
+  }
+
   /**
    * onDeactivate ran: the activation is gone. Held messages start the next activation (never two
    * at once: this one has ended), or get NotOwner when this member may no longer activate.
    */
-  ended(a: Activation): void {
-    const slot = a.slot;
-    slot.remove(a);
+  ended(a: Activation, reason: DeactivationReason): void {
+    this.log(a, 'deactivate', reason);
+    this.table.remove(a);
     a.finish();
     const held = a.takeHeld();
     if (held === undefined || held.length === 0) return;
-    const host = this.deps.host;
-    if (
-      !this.deps.accepting() ||
-      slot.draining[a.shard] ||
-      !host.canServe(slot.def.name, a.shard)
-    ) {
-      for (const m of held) host.replyNotOwner(senderOf(m.entry), slot.def.name, a.shard);
+    const shard = a.shard;
+    if (!this.services.accepting || this.draining[shard] || !this.gate.canServe(shard)) {
+      for (const m of held) this.notOwner(senderOf(m.entry), a.identity, shard);
       return;
     }
-    const next = this.activate(slot, a.identity, a.shard);
+    const next = this.activate(a.identity, shard);
     for (const m of held) this.post(next, m.entry, m.ack);
   }
 
   /** Drains a shard before its release: no new activations, every activation ends. */
-  async drain(slot: KindSlot, shard: number, reason: DeactivationReason): Promise<void> {
-    slot.draining[shard] = 1;
-    const ending = slot.inShard(shard).map((a) => {
+  async drain(shard: number, reason: DeactivationReason): Promise<void> {
+    this.draining[shard] = 1;
+    await Promise.all(this.end(shard, reason));
+  }
+
+  /**
+   * Asks every activation of `shard` to end (fenced, claim vanished, shutdown) and returns when
+   * each will have ended.
+   */
+  end(shard: number, reason: DeactivationReason): Array<Promise<void>> {
+    return this.table.inShard(shard).map((a) => {
       const done = a.ended();
       this.requestDeactivate(a, reason);
       return done;
     });
-    await Promise.all(ending);
   }
 
-  /** Ends every activation of the kind in `shard` (fenced or claim vanished). */
-  evict(slot: KindSlot, shard: number, reason: DeactivationReason): void {
-    for (const a of slot.inShard(shard)) this.requestDeactivate(a, reason);
-  }
-
-  private activate(slot: KindSlot, identity: string, shard: number, hash?: number): Activation {
-    const a = new Activation(slot, identity, shard, idleClock());
-    slot.add(a, hash);
+  private activate(identity: string, shard: number, hash?: number): Activation {
+    const a = new Activation(this, identity, shard, idleClock());
+    this.table.add(a, hash);
     this.next = a;
-    const system = this.deps.system;
-    const pid = system.root.spawn((slot.props ??= this.propsOf(slot)));
+    const system = this.services.system;
+    const pid = system.root.spawn(this.props);
     // Just spawned here, so the registry answers with its actor (a LocalProcess).
     a.pid = pid;
     a.proc = system.registry.get(pid) as LocalProcess;
     this.next = undefined;
-    if (Number.isFinite(slot.def.idleTimeoutMs)) {
-      slot.idle ??= new IdleList(slot.def.idleTimeoutMs, this.deps.system.timers, (x) =>
-        this.requestDeactivate(x, 'idle'),
-      );
-      slot.idle.add(a);
-    }
+    this.passivation?.add(a);
     return a;
   }
 
   private post(a: Activation, entry: Entry, ack: boolean): void {
-    const host = this.deps.host;
     const proc = a.proc;
     if (proc.dead) {
       // Its actor was stopped under it (the system shuts down): nothing ran, the caller retries.
-      return host.replyNotOwner(senderOf(entry), a.slot.def.name, a.shard);
+      return this.notOwner(senderOf(entry), a.identity, a.shard);
     }
     // No idle stamp here: a busy grain never passivates (inflight > 0) and the turn's end stamps
     // it, so one clock read per call is enough.
@@ -178,17 +193,25 @@ export class Activator {
     );
     if (!ok) {
       a.inflight--;
-      host.reply(senderOf(entry), control({ c: 'mailbox-full', capacity: a.slot.def.capacity }));
-    } else if (ack) host.reply(senderOf(entry), ACK);
+      this.services.reply(senderOf(entry), this.mailboxFull(a));
+    } else if (ack) this.services.reply(senderOf(entry), ACK);
   }
 
-  private touch(a: Activation): void {
-    const now = idleClock();
-    if (a.slot.idle !== undefined) a.slot.idle.touch(a, now);
-    else a.lastActivity = now;
+  private mailboxFull(a: Activation): MailboxFullError {
+    return new MailboxFullError(`${this.def.name}/${a.identity}`, this.def.capacity);
   }
 
-  private propsOf(slot: KindSlot): Props {
-    return Props.fromProducer(() => this.next!, { mailbox: { capacity: slot.def.capacity } });
+  private log(a: Activation, type: 'activate' | 'deactivate', reason: string | undefined): void {
+    const log = this.services.onActivation;
+    if (log === undefined) return;
+    log({
+      type,
+      kind: this.def.name,
+      identity: a.identity,
+      activationId: a.id,
+      member: this.services.cluster.id,
+      at: Date.now(),
+      ...(reason === undefined ? {} : { reason }),
+    });
   }
 }

@@ -1,83 +1,58 @@
 import {
   AbortError,
-  EndpointUnavailableError,
   InvalidArgumentError,
-  MailboxFullError,
-  type PID,
-  TimeoutError,
   UnknownKindError,
   type ActorSystem,
+  type PID,
 } from '@granary/core';
-import {
-  ActivationDeniedError,
-  CallOutcomeUnknownError,
-  ClusterStoppedError,
-  DeadlineExceededError,
-  DeadlockError,
-  GrainError,
-  NotOwnerError,
-} from '../errors';
+import { ClusterStoppedError, DeadlineExceededError } from '../errors';
 import type { Topology } from '../membership/topology';
 import { ownerOf } from '../placement/owner-of';
 import { shardOf } from '../placement/shard-of';
+import type { ParentCall } from './deadlock-detection';
 import type { GrainCallOptions } from './grain';
+import { setbackOf, type Setback } from './internal/call-outcome';
 import { callHeader } from './internal/call-headers';
-import { asControl } from './internal/control-replies';
-import { GrainCall, type Outcome } from './internal/grain-call';
+import { GrainCall, type CallRetrier } from './internal/grain-call';
 import { GrainRefs, type GrainRef } from './internal/grain-refs';
-import type { ParentCall } from './internal/grain-host';
 
 /** First wait before retrying a placement or transport failure: a claim takes a few ms. */
 const INITIAL_BACKOFF_MS = 5;
 /** Longest wait between attempts: short enough to notice a new owner within ~0.1 s. */
 const MAX_BACKOFF_MS = 100;
-/** Error codes of the transport that a retry can fix (peer gone, restarting, not ready). */
-const RETRYABLE_CODES = new Set(['ERR_ENDPOINT_UNAVAILABLE', 'ERR_DEAD_LETTER']);
-
-/**
- * True when the call was written to a connection that broke without the peer saying goodbye: it
- * may have reached grain code. Everything else the transport reports (never sent, refused, no
- * router, a peer that left in order after answering what it handled) provably did not.
- */
-function outcomeUnknown(err: unknown): boolean {
-  return err instanceof EndpointUnavailableError && err.inFlight && !err.peerLeft;
-}
 
 /** What the caller needs from its cluster member. */
 export interface CallerDeps {
   readonly system: ActorSystem;
+  /** The deadline of a call that does not set `timeoutMs` (the cluster's requestTimeoutMs). */
   readonly defaultTimeoutMs: number;
+  /** The member's latest topology. */
   topology(): Topology;
   shardCountOf(kind: string): number;
   onSendFailed(kind: string, identity: string, error: unknown): void;
   /** True once the member's actor system shuts down: calls from it end at once. */
   stopped(): boolean;
-  /** This member's own router PID of `kind` (it caches the router process), if it hosts it. */
-  localRouter(kind: string): PID | undefined;
 }
 
 /**
- * Grain calls from anywhere (a node, an actor, another grain): route by identity to the owner
- * of the shard, retry NotOwner and transport failures with backoff inside the deadline, map the
- * runtime's control replies to typed errors. A send is acknowledged by the owner's router once
- * the message is in an activation's mailbox (or held for the next one), so it survives moves.
+ * Grain calls from anywhere (a member, an actor, a grain): route by identity to the owner of
+ * the grain's shard, and retry what a retry can fix inside the call's deadline. The one retry
+ * loop of a grain call is here; what each attempt's outcome means is decided in one place,
+ * `setbackOf`. A send is acknowledged by the owner's router once the message is in an
+ * activation's mailbox (or held for the next one), so it survives moves like a request.
  */
-export class GrainCaller {
+export class GrainCaller implements CallRetrier {
   /** The grains this member calls: shard, owner and PID, resolved once per topology. */
   private readonly refs = new GrainRefs();
   /** Wake-ups of the calls sleeping between attempts (bounded by the calls in progress). */
   private readonly sleepers = new Set<() => void>();
 
-  /** The retry loop, bound once: every call's first attempt hands it on from its reply sink. */
-  private readonly retryFrom = (call: GrainCall, first: Outcome): Promise<unknown> =>
-    this.retry(call, first);
-
   constructor(private readonly deps: CallerDeps) {}
 
   /**
    * One call; see Cluster.request. The first attempt runs without the retry loop (no async frame
-   * per call, and its reply settles the call's promise directly): only a failure or a runtime
-   * control reply enters `retry`, with that outcome.
+   * per call, and its reply settles the call's promise directly): only an attempt that did not
+   * end with the grain's answer enters the loop, with its classification.
    */
   request<T>(
     kind: string,
@@ -96,12 +71,46 @@ export class GrainCaller {
     } catch (err) {
       return Promise.reject(err as Error);
     }
-    if (address === undefined) return this.retry<T>(call, undefined);
+    if (address === undefined) return this.loop<T>(call, undefined);
     const promise = call.promise<T>();
     call.address = address;
     // The call is its own request options (timeout, signal, header) and its reply's sink.
-    this.deps.system.root.requestTo(this.aim(call, address), message, call, call);
+    this.deps.system.root.requestTo(call.ref.pidAt(address), message, call, call);
     return promise;
+  }
+
+  /** Fire and forget with delivery retried inside the default deadline; failures are logged. */
+  send(
+    kind: string,
+    identity: string,
+    message: unknown,
+    parent: ParentCall | undefined,
+    replyTo?: PID,
+  ): void {
+    this.request(kind, identity, message, undefined, parent, true, replyTo).catch((err: unknown) =>
+      this.deps.onSendFailed(kind, identity, err),
+    );
+  }
+
+  /** A call's first attempt did not end with the grain's answer (CallRetrier). */
+  retry(call: GrainCall, first: Setback): Promise<unknown> {
+    return this.loop(call, first);
+  }
+
+  /** CallRetrier: the member is shutting down. */
+  stopping(): boolean {
+    return this.deps.stopped();
+  }
+
+  /**
+   * The member's topology changed (a dead member dropped, a member joined): grain references
+   * let go of the old topology, and the calls sleeping between attempts wake at once and restart
+   * their backoff, so a new owner is tried as soon as it is known instead of after the rest of a
+   * backoff of up to 150 ms.
+   */
+  topologyChanged(): void {
+    this.refs.topologyChanged();
+    for (const wake of [...this.sleepers]) wake();
   }
 
   /** Checks the arguments and fixes what every attempt of the call shares. */
@@ -124,10 +133,14 @@ export class GrainCaller {
     if (!(timeoutMs > 0)) {
       throw new InvalidArgumentError('options.timeoutMs', `must be > 0, got ${timeoutMs}`);
     }
+    const retries = options?.retries;
+    if (retries !== undefined && !(Number.isInteger(retries) && retries >= 0)) {
+      throw new InvalidArgumentError('options.retries', `must be an integer >= 0, got ${retries}`);
+    }
     const start = Date.now();
     const deadline = Math.min(start + timeoutMs, parent?.deadline ?? Infinity);
     return new GrainCall(
-      this.retryFrom,
+      this,
       this.refs.get(kind, identity) ??
         this.refs.add(kind, identity, shardOf(identity, this.deps.shardCountOf(kind))),
       message,
@@ -156,33 +169,21 @@ export class GrainCaller {
   }
 
   /**
-   * The PID an attempt to `address` goes to, with the attempt's header set on the call: this
-   * member's own router (identity in the header, a local post), or the grain's id there.
+   * The retry loop: handles `first` (the first attempt's setback) if given, then tries again
+   * with backoff until the grain answers, a final error, or the deadline.
    */
-  private aim(call: GrainCall, address: string): PID {
-    const local = this.deps.localRouter(call.ref.kind);
-    if (local !== undefined && local.address === address) {
-      call.header = call.localHeader();
-      return local;
-    }
-    call.header = call.extras;
-    return call.ref.pidAt(address);
-  }
-
-  /**
-   * The retry loop: handles `first` (the first attempt's outcome) if given, then tries again
-   * with backoff until a reply, a final error or the deadline.
-   */
-  private async retry<T>(call: GrainCall, first: Outcome | undefined): Promise<T> {
-    const { kind, identity, message, options, signal, start, deadline, ref } = call;
-    let hint: string | undefined;
+  private async loop<T>(call: GrainCall, first: Setback | undefined): Promise<T> {
+    const { kind, identity, message, signal, start, deadline, ref } = call;
+    const budget = call.options?.retries ?? 0;
+    let setback = first;
     let attempts = first === undefined ? 0 : 1;
-    let last: unknown;
-    let backoff = INITIAL_BACKOFF_MS;
+    let spent = 0;
+    let last: Error | undefined;
+    let hint: string | undefined;
     let followedHint = false;
-    let outcome = first;
+    let backoff = INITIAL_BACKOFF_MS;
     for (;;) {
-      if (outcome === undefined) {
+      if (setback === undefined) {
         if (signal?.aborted) throw new AbortError(`${kind}/${identity}`, signal.reason);
         if (this.deps.stopped()) throw new ClusterStoppedError(`request to ${kind}/${identity}`);
         const remaining = deadline - Date.now();
@@ -195,55 +196,38 @@ export class GrainCaller {
         hint = undefined;
         if (address !== undefined) {
           attempts++;
-          outcome = { address, reply: undefined, failed: false, error: undefined };
+          let reply: unknown;
+          let error: Error | undefined;
           try {
-            const target = this.aim(call, address);
-            outcome.reply = await this.deps.system.root.request(target, message, {
+            reply = await this.deps.system.root.request(ref.pidAt(address), message, {
               timeoutMs: remaining,
               signal,
               header: call.header,
             });
           } catch (err) {
-            outcome.failed = true;
-            outcome.error = err;
+            error = err as Error;
           }
+          setback = setbackOf(call, error, address, error !== undefined && this.deps.stopped());
+          if (setback === undefined) return reply as T;
         }
       }
-      if (outcome !== undefined) {
-        const { address, reply, failed, error } = outcome;
-        outcome = undefined;
-        if (failed) {
-          if (error instanceof TimeoutError) {
+      if (setback !== undefined) {
+        switch (setback.kind) {
+          case 'fail':
+            throw setback.error;
+          case 'deadline':
             throw new DeadlineExceededError(kind, identity, deadline - start, attempts, {
-              cause: error,
+              cause: setback.error,
             });
-          }
-          if (!RETRYABLE_CODES.has((error as { code?: string }).code ?? '')) throw error;
-          if (outcomeUnknown(error) && options?.idempotent !== true && !this.deps.stopped()) {
-            throw new CallOutcomeUnknownError(kind, identity, address, { cause: error });
-          }
-          last = error;
+          case 'budget':
+            if (spent >= budget) throw setback.error;
+            spent++;
+            break;
+          case 'retry':
+            hint = setback.hint;
         }
-        const c = failed ? undefined : asControl(reply);
-        if (!failed && reply !== undefined && c === undefined) return reply as T;
-        if (c !== undefined) {
-          switch (c.c) {
-            case 'ack':
-              return undefined as T;
-            case 'not-owner':
-              last = new NotOwnerError(kind, identity, c.owner);
-              if (c.owner !== address) hint = c.owner;
-              break;
-            case 'failure':
-              throw new GrainError(kind, identity, c.name, c.code, c.message);
-            case 'denied':
-              throw new ActivationDeniedError(kind, identity);
-            case 'deadlock':
-              throw new DeadlockError(c.chain);
-            case 'mailbox-full':
-              throw new MailboxFullError(`${kind}/${identity}`, c.capacity);
-          }
-        }
+        last = setback.error;
+        setback = undefined;
       }
       if (hint !== undefined && !followedHint) {
         followedHint = true; // a fresher owner was named: try it at once, but only once in a row
@@ -256,19 +240,6 @@ export class GrainCaller {
       // A new topology may name a new owner that is claiming the shard now: short waits again.
       backoff = topologyChanged ? INITIAL_BACKOFF_MS : Math.min(backoff * 2, MAX_BACKOFF_MS);
     }
-  }
-
-  /** Fire and forget with delivery retried inside the default deadline; failures are logged. */
-  send(
-    kind: string,
-    identity: string,
-    message: unknown,
-    parent: ParentCall | undefined,
-    replyTo?: PID,
-  ): void {
-    this.request(kind, identity, message, undefined, parent, true, replyTo).catch((err: unknown) =>
-      this.deps.onSendFailed(kind, identity, err),
-    );
   }
 
   /**
@@ -288,17 +259,6 @@ export class GrainCaller {
       );
     }
     return undefined;
-  }
-
-  /**
-   * The member's topology changed (a dead member dropped, a member joined): grain references
-   * let go of the old topology, and the calls sleeping between attempts wake at once and restart
-   * their backoff, so a new owner is tried as soon as it is known instead of after the rest of a
-   * backoff of up to 150 ms.
-   */
-  topologyChanged(): void {
-    this.refs.topologyChanged();
-    for (const wake of [...this.sleepers]) wake();
   }
 
   /** Resolves with false after `ms`, or with true as soon as the topology changes. */

@@ -1,10 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import type { Context, PID, TimerHandle } from '@granary/core';
-import type { Activation } from './activation';
-import type { GrainCallOptions, GrainClusterHandle, GrainContext, GrainSendOptions } from './grain';
-import { H_ACK, H_CHAIN, H_REPLY_TO, pathOf } from './internal/call-headers';
-import { failureOf } from './internal/control-replies';
-import type { GrainHost, ParentCall } from './internal/grain-host';
+import { GrainError } from '../errors';
+import { ThreadHandlerError } from '../threads/errors';
+import type { ShardGate } from '../membership/fencing';
+import { outgoingPath, type ParentCall } from './deadlock-detection';
+import type {
+  DeactivationReason,
+  GrainCallOptions,
+  GrainClusterHandle,
+  GrainContext,
+  GrainSendOptions,
+} from './grain';
+import { H_ACK, H_CHAIN, H_REPLY_TO } from './internal/call-headers';
+import type { GrainServices } from './internal/grain-services';
+import type { KindDefinition } from './kind';
 
 /** Chain ids: a random per-process prefix and a counter (randomBytes per call costs ~5 µs). */
 const CHAIN_PREFIX = `${randomBytes(6).toString('hex')}.`;
@@ -12,6 +21,42 @@ let chainSeq = 0;
 
 function newChainId(): string {
   return `${CHAIN_PREFIX}${++chainSeq}`;
+}
+
+/**
+ * The GrainError a caller of `kind/identity` gets for `error`, thrown by the grain's code. An
+ * error that stands for another one (a GrainError the grain rethrew from a call of its own, a
+ * threaded handler's error) passes on the name and code of the error first thrown.
+ */
+export function grainErrorOf(kind: string, identity: string, error: unknown): GrainError {
+  const e = error instanceof Error ? error : new Error(String(error));
+  const nested = GrainError.is(e) || ThreadHandlerError.is(e);
+  const code = nested ? e.originalCode : (e as { code?: unknown }).code;
+  const name = nested ? e.originalName : e.name;
+  return new GrainError(
+    kind,
+    identity,
+    name,
+    typeof code === 'string' ? code : undefined,
+    e.message,
+  );
+}
+
+/** What a turn's context needs of the kind's host (the kind's Activator). */
+export interface TurnHost {
+  readonly def: KindDefinition;
+  readonly gate: ShardGate;
+  readonly services: GrainServices;
+  requestDeactivate(grain: TurnGrain, reason: DeactivationReason): void;
+}
+
+/** What a turn's context needs of its activation. */
+export interface TurnGrain {
+  readonly identity: string;
+  /** The activation id. */
+  readonly id: string;
+  readonly shard: number;
+  readonly host: TurnHost;
 }
 
 /** `from` of a context whose sender has not been read from the core context yet. */
@@ -36,8 +81,7 @@ export class GrainTurnContext implements GrainContext {
   private from: PID | undefined | typeof UNREAD;
 
   constructor(
-    private readonly host: GrainHost,
-    private readonly activation: Activation,
+    private readonly activation: TurnGrain,
     readonly core: Context,
     readonly message: unknown,
     private readonly header: Readonly<Record<string, string>> | undefined,
@@ -75,7 +119,7 @@ export class GrainTurnContext implements GrainContext {
   }
 
   get kind(): string {
-    return this.activation.slot.def.name;
+    return this.activation.host.def.name;
   }
 
   get activationId(): string {
@@ -83,7 +127,7 @@ export class GrainTurnContext implements GrainContext {
   }
 
   get cluster(): GrainClusterHandle {
-    return this.host.cluster;
+    return this.activation.host.services.cluster;
   }
 
   get deadline(): number {
@@ -100,7 +144,8 @@ export class GrainTurnContext implements GrainContext {
   }
 
   get epoch(): number {
-    return this.host.epochOf(this.kind, this.activation.shard);
+    const a = this.activation;
+    return a.host.gate.epochOf(a.shard);
   }
 
   get signal(): AbortSignal {
@@ -121,7 +166,7 @@ export class GrainTurnContext implements GrainContext {
   respond(message: unknown): void {
     if (this.responded) return;
     this.responded = true;
-    this.reply(message instanceof Error ? failureOf(message) : message);
+    this.reply(message instanceof Error ? this.grainError(message) : message);
   }
 
   request<T = unknown>(
@@ -130,15 +175,17 @@ export class GrainTurnContext implements GrainContext {
     message: unknown,
     options?: GrainCallOptions,
   ): Promise<T> {
-    return this.host.call<T>(kind, identity, message, options, this.parent());
+    const caller = this.activation.host.services.caller;
+    return caller.request<T>(kind, identity, message, options, this.parent());
   }
 
   send(kind: string, identity: string, message: unknown, options?: GrainSendOptions): void {
-    this.host.send(kind, identity, message, this.parent(), options?.sender);
+    const caller = this.activation.host.services.caller;
+    caller.send(kind, identity, message, this.parent(), options?.sender);
   }
 
   deactivate(): void {
-    this.host.requestDeactivate(this.activation, 'requested');
+    this.activation.host.requestDeactivate(this.activation, 'requested');
   }
 
   /** @internal the turn ended with `value`: it is the reply unless respond() was called. */
@@ -152,9 +199,9 @@ export class GrainTurnContext implements GrainContext {
     this.abortTimer?.cancel();
     if (!this.responded && this.answerable) {
       this.responded = true;
-      this.reply(failureOf(error));
+      this.reply(this.grainError(error));
     } else {
-      this.host.logger.error(
+      this.activation.host.services.logger.error(
         { err: error, grain: `${this.kind}/${this.identity}` },
         'grain turn failed with no caller to tell',
       );
@@ -165,17 +212,18 @@ export class GrainTurnContext implements GrainContext {
   private reply(message: unknown): void {
     const from = this.from;
     if (from === UNREAD) this.core.respond(message);
-    else this.host.reply(from, message);
+    else this.activation.host.services.reply(from, message);
+  }
+
+  /** What the caller gets for an error of grain code: a GrainError naming this grain. */
+  private grainError(error: unknown): GrainError {
+    return grainErrorOf(this.kind, this.identity, error);
   }
 
   /** The chain this turn's outgoing calls carry: this grain joins it unless it is reentrant. */
   private parent(): ParentCall {
-    const def = this.activation.slot.def;
-    const incoming = pathOf(this.header);
-    const path =
-      def.alwaysReentrant || def.reentrant(this.message)
-        ? incoming
-        : [...incoming, `${def.name}/${this.activation.identity}`];
+    const a = this.activation;
+    const path = outgoingPath(a.host.def, a.identity, this.message, this.header);
     return { deadline: this.deadline, chainId: this.chainId, path };
   }
 }

@@ -38,7 +38,7 @@ export type DeactivationReason =
   /** onActivate threw. */
   | 'activation-failed';
 
-/** Options of a call a grain makes to another grain. */
+/** Options of a grain call (`cluster.request`, `ctx.request`, generated clients). */
 export interface GrainCallOptions {
   /**
    * Deadline of the call in ms, retries included (never past the caller's own deadline).
@@ -56,6 +56,17 @@ export interface GrainCallOptions {
    * @default false
    */
   idempotent?: boolean;
+  /**
+   * How many times the call is sent again after a failure that a retry may fix but that is not
+   * retried by default: the grain's mailbox was full (MailboxFullError), or an `idempotent`
+   * call's outcome is unknown (then the call fails with CallOutcomeUnknownError once they are
+   * spent). Failures that provably did not reach the grain (not the owner, no owner yet, the
+   * owner's endpoint not reached) are always retried inside the deadline and do not count; an
+   * error thrown by grain code is never retried.
+   * @default 0 for a full mailbox; unlimited inside the deadline for an idempotent call whose
+   *   outcome is unknown
+   */
+  retries?: number;
 }
 
 /** What a grain's handlers get: who it is, the current message, and calls that carry the chain. */

@@ -3,6 +3,7 @@ import type { ClusterLogger } from '../internal/logger';
 import { ownerOf } from '../placement/owner-of';
 import type { ClaimReleased, ClusterProvider } from '../providers/cluster-provider';
 import type { ShardAcquired, ShardReleased, ShardReleaseReason } from './cluster-events';
+import { ClaimGate, type FencedMember, type ShardGate } from './fencing';
 import { EMPTY_TOPOLOGY, type Topology } from './topology';
 
 /** Runs before this member releases a shard on rebalance or graceful shutdown (drain grains). */
@@ -20,6 +21,8 @@ interface KindState {
   again: Uint8Array;
   /** Shards this member should own but another member still holds, with whom it waits on. */
   waiting: Map<number, Holder>;
+  /** The kind's view for grain delivery. */
+  gate: ShardGate;
 }
 
 /** Who holds a shard a member waits for, as its last claim attempt found. */
@@ -59,16 +62,18 @@ export interface ShardOwnershipEvents {
  *                        └──lease lost──▶ none (fenced until lease-restored)
  * ```
  */
-export class ShardOwnership {
+export class ShardOwnership implements FencedMember {
   private readonly kinds = new Map<string, KindState>();
   private readonly hooks = new Set<BeforeReleaseHook>();
   private readonly inflight = new Set<Promise<void>>();
   /** Releases that failed in the store; retried so the claim does not linger until lease expiry. */
   private readonly orphans = new Map<string, { kind: string; shard: number; epoch: number }>();
-  private topology: Topology = EMPTY_TOPOLOGY;
+  /** The topology claims follow (FencedMember). */
+  topology: Topology = EMPTY_TOPOLOGY;
   /** Whether `topology` lists this member (see reconcile). */
   private selfListed = false;
-  private fenced = true;
+  /** True before start, while the lease is lost and after stop (FencedMember). */
+  fenced = true;
   private leaving = false;
   private stopped = false;
   /** Bumped on lease loss: results of operations started under an older lease are dropped. */
@@ -87,22 +92,33 @@ export class ShardOwnership {
     private readonly claimRetryMs: number,
   ) {
     for (const k of kinds) {
+      const epochs = new Float64Array(k.shardCount);
       this.kinds.set(k.name, {
         name: k.name,
         shardCount: k.shardCount,
-        epochs: new Float64Array(k.shardCount),
+        epochs,
         busy: new Uint8Array(k.shardCount),
         again: new Uint8Array(k.shardCount),
         waiting: new Map(),
+        gate: new ClaimGate(k.name, epochs, this),
       });
     }
   }
 
+  /** The delivery gate of a kind this member hosts (undefined for any other kind). */
+  gate(kind: string): ShardGate | undefined {
+    return this.kinds.get(kind)?.gate;
+  }
+
+  /** Whether the provider can prove the lease is alive right now (FencedMember). */
+  leaseValid(): boolean {
+    return this.provider.leaseValid();
+  }
+
   /** O(1): true while this member holds the shard's claim and is not fenced. */
   canServe(kind: string, shard: number): boolean {
-    if (this.fenced) return false;
     const k = this.kinds.get(kind);
-    return k !== undefined && k.epochs[shard] > 0 && this.provider.leaseValid();
+    return k !== undefined && k.gate.canServe(shard);
   }
 
   /** Epoch of the held claim, or undefined. */

@@ -6,13 +6,13 @@ const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
 
 /**
- * FNV-1a (32 bit) of the UTF-8 bytes of `text`, encoded on the fly so no buffer is allocated.
- * Stable across processes, platforms and Node versions: every member maps an identity to the same
- * shard.
+ * FNV-1a (32 bit) of the UTF-8 bytes of `text` (from index `from` on: a grain id's identity is
+ * hashed in place), encoded on the fly so no buffer is allocated. Stable across processes,
+ * platforms and Node versions: every member maps an identity to the same shard.
  */
-export function fnv1a32(text: string): number {
+export function fnv1a32(text: string, from = 0): number {
   let h = FNV_OFFSET;
-  for (let i = 0; i < text.length; i++) {
+  for (let i = from; i < text.length; i++) {
     let c = text.charCodeAt(i);
     if (c < 0x80) {
       h = Math.imul(h ^ c, FNV_PRIME);

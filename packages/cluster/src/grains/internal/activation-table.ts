@@ -1,9 +1,5 @@
-import type { Props } from '@granary/core';
 import { fnv1a32 } from '../../placement/shard-of';
 import type { Activation } from '../activation';
-import type { KindDefinition } from '../kind';
-import type { GrainHost } from './grain-host';
-import type { IdleList } from './idle-list';
 
 /** Slots of a shard's first table (a power of two). */
 const MIN_TABLE = 8;
@@ -14,7 +10,7 @@ const MIN_LOAD = 0.125;
 
 /** A removed entry: probing continues past it; reused by the next insert. */
 const REMOVED = Symbol('removed');
-type Entry = Activation | typeof REMOVED | undefined;
+type Slot = Activation | typeof REMOVED | undefined;
 
 /** Table slot of a hash: the FNV hash mixed again, since the shard is its low bits. */
 function home(hash: number, mask: number): number {
@@ -24,49 +20,44 @@ function home(hash: number, mask: number): number {
 }
 
 /**
- * A kind this member hosts: its definition and its activations, by shard then identity.
+ * The live activations of one hosted kind on this member, by shard then identity.
  *
  * Each shard's activations sit in an open-addressing table (linear probing over a power-of-two
  * array) keyed by the identity's FNV-1a hash, which the router computes anyway to find the
  * shard: one pointer slot per activation at 38-75% load (about 11-21 B), where a Map entry
  * costs 28-56 B and hashes every new identity string in the runtime.
  */
-export class KindSlot {
+export class ActivationTable {
   /** Per shard: its table, or undefined while it has no activation (dropped when it empties). */
-  private readonly tables: Array<Entry[] | undefined>;
+  private readonly tables: Array<Slot[] | undefined>;
   /** Per shard: live entries and removed markers in its table. */
   private readonly live: Int32Array;
   private readonly removed: Int32Array;
-  /** 1 while the shard is being drained for release: no new activations in it. */
-  readonly draining: Uint8Array;
   /** Live activations of the kind. */
   count = 0;
-  /** Passivation of the kind's activations (undefined: idleTimeoutMs is Infinity). */
-  idle: IdleList | undefined = undefined;
-  /** Props of the kind's activations (made by the activator on first use). */
-  props: Props | undefined = undefined;
 
-  constructor(
-    readonly def: KindDefinition,
-    readonly shardCount: number,
-    /** The member's grain runtime (activations reach it through their slot). */
-    readonly host: GrainHost,
-  ) {
-    this.tables = new Array<Entry[] | undefined>(shardCount).fill(undefined);
+  constructor(readonly shardCount: number) {
+    this.tables = new Array<Slot[] | undefined>(shardCount).fill(undefined);
     this.live = new Int32Array(shardCount);
     this.removed = new Int32Array(shardCount);
-    this.draining = new Uint8Array(shardCount);
   }
 
-  /** The live activation of `identity` (`hash`: its fnv1a32), if any. */
-  get(shard: number, identity: string, hash: number): Activation | undefined {
+  /**
+   * The live activation whose identity is `key` from index `from` on (`key` is the identity
+   * itself, or a grain id `$g/<kind>/<identity>` read in place: no string is cut per call);
+   * `hash` is the identity's fnv1a32.
+   */
+  get(shard: number, hash: number, key: string, from: number): Activation | undefined {
     const t = this.tables[shard];
     if (t === undefined) return undefined;
+    const length = key.length - from;
     const mask = t.length - 1;
     for (let i = home(hash, mask); ; i = (i + 1) & mask) {
       const e = t[i];
       if (e === undefined) return undefined;
-      if (e !== REMOVED && e.identity === identity) return e;
+      if (e !== REMOVED && e.identity.length === length && key.startsWith(e.identity, from)) {
+        return e;
+      }
     }
   }
 
@@ -74,7 +65,7 @@ export class KindSlot {
   add(a: Activation, hash: number = fnv1a32(a.identity)): void {
     const s = a.shard;
     let t = this.tables[s];
-    if (t === undefined) this.tables[s] = t = new Array<Entry>(MIN_TABLE).fill(undefined);
+    if (t === undefined) this.tables[s] = t = new Array<Slot>(MIN_TABLE).fill(undefined);
     else if (this.live[s]! + this.removed[s]! + 1 > t.length * MAX_LOAD) {
       t = this.rehash(s, (this.live[s]! + 1) * 2);
     }
@@ -119,10 +110,10 @@ export class KindSlot {
   }
 
   /** Moves a shard's live entries into a table of at least `want` slots (no removed markers). */
-  private rehash(shard: number, want: number): Entry[] {
+  private rehash(shard: number, want: number): Slot[] {
     let size = MIN_TABLE;
     while (size < want) size *= 2;
-    const t = new Array<Entry>(size).fill(undefined);
+    const t = new Array<Slot>(size).fill(undefined);
     const mask = size - 1;
     for (const e of this.tables[shard]!) {
       if (e === undefined || e === REMOVED) continue;

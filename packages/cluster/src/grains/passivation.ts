@@ -1,18 +1,27 @@
 import type { TimerHandle, TimerWheel } from '@granary/core';
 import { performance } from 'node:perf_hooks';
-import type { Activation } from '../activation';
+import type { Activation } from './activation';
 
 /** Idle check retried this soon when a grain is busy at its idle deadline (one wheel tick). */
 const BUSY_RECHECK_MS = 10;
 
 /**
- * Passivation for one kind: its activations in a doubly linked list ordered by last activity
- * (the kind's timeout is the same for all, so that is expiry order), and ONE timer-wheel entry
- * for the whole kind, armed for the head's deadline. Activity moves an activation to the tail
- * (O(1)); the timer deactivates every expired head that is not busy. Two pointers per
- * activation instead of a timer entry and a closure each.
+ * The clock of idle times: whole ms, rounded up (never expires early), so an activation's
+ * `lastActivity` holds a small integer instead of a boxed double (16 B less per grain).
  */
-export class IdleList {
+export function idleClock(): number {
+  return Math.ceil(performance.now());
+}
+
+/**
+ * Passivation of one kind's idle activations (Orleans' idle collection): its activations in a
+ * doubly linked list ordered by last activity (the kind's `idleTimeoutMs` is the same for all,
+ * so that is expiry order), and ONE timer-wheel entry for the whole kind, armed for the head's
+ * deadline. Activity moves an activation to the tail (O(1)); the timer deactivates every
+ * expired head that is not busy. Two pointers per activation instead of a timer entry and a
+ * closure each.
+ */
+export class Passivation {
   private head: Activation | undefined = undefined;
   private tail: Activation | undefined = undefined;
   private timer: TimerHandle | undefined = undefined;
@@ -20,6 +29,7 @@ export class IdleList {
   constructor(
     private readonly timeoutMs: number,
     private readonly timers: TimerWheel,
+    /** Deactivates an expired activation (and so calls `remove`). */
     private readonly expire: (a: Activation) => void,
   ) {}
 
@@ -54,7 +64,7 @@ export class IdleList {
     while (a !== undefined && now - a.lastActivity >= this.timeoutMs) {
       const next = a.nextIdle;
       if (a.inflight > 0) busy = true;
-      else this.expire(a); // calls remove(a)
+      else this.expire(a);
       a = next;
     }
     if (this.head === undefined) return;

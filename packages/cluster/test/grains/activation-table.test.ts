@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import type { Activation } from '../../src/grains/activation';
-import type { GrainHost } from '../../src/grains/internal/grain-host';
-import { KindSlot } from '../../src/grains/internal/kind-slot';
-import { kind } from '../../src/grains/kind';
+import { ActivationTable } from '../../src/grains/internal/activation-table';
+import { grainIdOf } from '../../src/grains/internal/call-headers';
 import { fnv1a32, shardOf } from '../../src/placement/shard-of';
 
 /** Just what the table reads of an activation. */
@@ -10,16 +9,12 @@ function fake(identity: string, shardCount: number): Activation {
   return { identity, shard: shardOf(identity, shardCount) } as Activation;
 }
 
-function slotOf(shardCount: number): KindSlot {
-  return new KindSlot(
-    kind('k', () => ({ receive: () => 1 })),
-    shardCount,
-    {} as GrainHost,
-  );
+function slotOf(shardCount: number): ActivationTable {
+  return new ActivationTable(shardCount);
 }
 
-describe('KindSlot', () => {
-  describe('activation table', () => {
+describe('ActivationTable', () => {
+  describe('by identity', () => {
     it('finds, removes and re-adds activations like a Map, through growth, removal and shrinking', () => {
       const shards = 4;
       const slot = slotOf(shards);
@@ -32,7 +27,7 @@ describe('KindSlot', () => {
       for (let step = 0; step < 40_000; step++) {
         const id = `g-${rnd(3000)}`;
         const shard = shardOf(id, shards);
-        const found = slot.get(shard, id, fnv1a32(id));
+        const found = slot.get(shard, fnv1a32(id), id, 0);
         expect(found).to.equal(model.get(id));
         if (found === undefined) {
           const a = fake(id, shards);
@@ -67,7 +62,25 @@ describe('KindSlot', () => {
       for (const a of as) slot.remove(a);
       expect(slot.count).to.equal(0);
       expect(slot.inShard(0)).to.deep.equal([]);
-      expect(slot.get(0, 'x5', fnv1a32('x5'))).to.equal(undefined);
+      expect(slot.get(0, fnv1a32('x5'), 'x5', 0)).to.equal(undefined);
+    });
+  });
+
+  describe('by grain id', () => {
+    it('finds an identity inside a grain id without cutting it out, and only a whole one', () => {
+      const table = slotOf(8);
+      const a = fake('cart-7', 8);
+      const b = fake('cart-77', 8);
+      table.add(a);
+      table.add(b);
+      const id = grainIdOf('cart', 'cart-7');
+      const from = id.length - 'cart-7'.length;
+      expect(fnv1a32(id, from)).to.equal(fnv1a32('cart-7'));
+      expect(table.get(a.shard, fnv1a32(id, from), id, from)).to.equal(a);
+      const longer = grainIdOf('cart', 'cart-77');
+      expect(table.get(b.shard, fnv1a32(longer, from), longer, from)).to.equal(b);
+      // The same hash and shard as 'cart-7' but a longer id: not a match.
+      expect(table.get(a.shard, fnv1a32('cart-7'), `${id}x`, from)).to.equal(undefined);
     });
   });
 });

@@ -1,0 +1,108 @@
+import type { ShardReleased } from '../membership/cluster-events';
+import type { ShardGate } from '../membership/fencing';
+import { Activator } from './activator';
+import type { DeactivationReason } from './grain';
+import { GrainRouter } from './grain-router';
+import { grainPrefixOf } from './internal/call-headers';
+import type { GrainServices } from './internal/grain-services';
+import type { KindDefinition } from './kind';
+
+/** How long a non-graceful stop waits for activations to run onDeactivate. */
+const FORCED_STOP_WAIT_MS = 2000;
+
+/** A kind this member hosts, as Cluster builds it. */
+export interface HostedKind {
+  readonly def: KindDefinition;
+  readonly shardCount: number;
+  /** The kind's shard gate, from shard ownership. */
+  readonly gate: ShardGate;
+}
+
+/**
+ * The grain kinds this member hosts: per kind, its activator (activation table, passivation,
+ * drain) and its router, registered in the actor system for the kind's grain ids. The Cluster
+ * builds it with itself and tells it about shard moves.
+ */
+export class HostedGrains {
+  private readonly activators = new Map<string, Activator>();
+  private readonly routers: GrainRouter[] = [];
+
+  constructor(
+    private readonly services: GrainServices,
+    kinds: ReadonlyArray<HostedKind>,
+  ) {
+    const registry = services.system.registry;
+    try {
+      for (const k of kinds) {
+        const activator = new Activator(k.def, k.shardCount, k.gate, services);
+        const router = new GrainRouter(activator, grainPrefixOf(k.def.name), registry);
+        registry.addPrefix(router.prefix, router);
+        this.routers.push(router);
+        this.activators.set(k.def.name, activator);
+      }
+    } catch (err) {
+      this.close();
+      throw err;
+    }
+  }
+
+  /** Live activations on this member, of one kind or all. */
+  activationCount(kind?: string): number {
+    let n = 0;
+    for (const a of this.activators.values()) {
+      if (kind === undefined || a.def.name === kind) n += a.table.count;
+    }
+    return n;
+  }
+
+  /** Graceful leave began: no new activations on this member. */
+  beginLeaving(): void {
+    this.services.accepting = false;
+  }
+
+  /** The drain hook of a shard about to be released (rebalance or graceful leave). */
+  drain(kind: string, shard: number): Promise<void> | undefined {
+    const reason = this.services.accepting ? 'rebalance' : 'shutdown';
+    return this.activators.get(kind)?.drain(shard, reason);
+  }
+
+  /** This member claimed the shard: activations may start in it again. */
+  shardAcquired(kind: string, shard: number): void {
+    const a = this.activators.get(kind);
+    if (a !== undefined) a.draining[shard] = 0;
+  }
+
+  /** The claim is gone; fenced or vanished claims end the shard's activations at once. */
+  shardReleased(e: ShardReleased): void {
+    const a = this.activators.get(e.kind);
+    if (a === undefined) return;
+    a.draining[e.shard] = 0;
+    if (e.reason === 'lease-lost' || e.reason === 'vanished') a.end(e.shard, 'not-owner');
+  }
+
+  /** Ends every remaining activation (after the shards were released, or on a forced stop). */
+  async deactivateAll(reason: DeactivationReason): Promise<void> {
+    this.services.accepting = false;
+    const ending: Promise<void>[] = [];
+    for (const a of this.activators.values()) {
+      for (let s = 0; s < a.shardCount; s++) ending.push(...a.end(s, reason));
+    }
+    if (ending.length === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(ending),
+      new Promise((resolve) => (timer = setTimeout(resolve, FORCED_STOP_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /** Unregisters the routers: calls arriving later are dead letters, which callers retry. */
+  close(): void {
+    this.services.accepting = false;
+    const registry = this.services.system.registry;
+    for (const router of this.routers.splice(0)) {
+      registry.removePrefix(router.prefix);
+      router.dead = true;
+    }
+  }
+}

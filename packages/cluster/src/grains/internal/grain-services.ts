@@ -1,0 +1,32 @@
+import type { ActorSystem, Logger, PID } from '@granary/core';
+import type { GrainClusterHandle } from '../grain';
+import type { GrainCaller } from '../grain-caller';
+import type { ActivationEvent } from '../grains-options';
+
+/**
+ * What every kind a member hosts shares (one object per member, built with the Cluster): the
+ * actor system, the caller the grains' own calls go through, the handle grains see as
+ * `ctx.cluster`, logging, and whether the member still takes new activations.
+ */
+export class GrainServices {
+  /** False once the member leaves or stops: no new activations. */
+  accepting = true;
+
+  constructor(
+    readonly system: ActorSystem,
+    /** The member's caller: the calls grains make go through it (with their chain). */
+    readonly caller: GrainCaller,
+    /** What grains see as `ctx.cluster`. */
+    readonly cluster: GrainClusterHandle,
+    readonly logger: Logger,
+    /** Deadline given to onActivate (ms): the cluster's requestTimeoutMs. */
+    readonly activationTimeoutMs: number,
+    /** The activation log (GrainsOptions.onActivation). */
+    readonly onActivation: ((event: ActivationEvent) => void) | undefined,
+  ) {}
+
+  /** Sends a reply (or an error reply) to a caller; a missing sender drops it. */
+  reply(to: PID | undefined, message: unknown): void {
+    if (to !== undefined) this.system.root.send(to, message);
+  }
+}

@@ -1,0 +1,55 @@
+import { ownerOf } from '../placement/owner-of';
+import type { Topology } from './topology';
+
+/**
+ * Fencing: a member delivers to a grain only while it holds the claim on the grain's shard AND
+ * can prove its lease is still alive. The claim's epoch is the fencing token of state writes;
+ * the lease check reads the clock, so after a blocked event loop a member is fenced at wake-up,
+ * before any timer or lease-lost event has run (see the README's "Self-fencing").
+ */
+
+/**
+ * What grain delivery asks of shard ownership, for one kind: the narrow view routers and
+ * activations get instead of the cluster (checked once per delivery, O(1)).
+ */
+export interface ShardGate {
+  /** True only while this member holds the shard's claim and its lease is provably alive. */
+  canServe(shard: number): boolean;
+  /** The epoch of this member's claim on the shard (the state fencing token); 0 when not held. */
+  epochOf(shard: number): number;
+  /** The address of the shard's desired owner under the member's topology, if any. */
+  ownerOf(shard: number): string | undefined;
+}
+
+/** The member-wide side of fencing, kept by shard ownership. */
+export interface FencedMember {
+  /** True before join, after a lease loss (until re-registered) and after stop. */
+  readonly fenced: boolean;
+  /** The topology claims follow. */
+  readonly topology: Topology;
+  /** Whether the lease is provably alive right now (a clock read). */
+  leaseValid(): boolean;
+}
+
+/** The ShardGate of one kind over the epochs of its held claims. */
+export class ClaimGate implements ShardGate {
+  constructor(
+    private readonly kind: string,
+    /** Epoch of the held claim per shard; 0 = not held (owned by shard ownership). */
+    private readonly epochs: Float64Array,
+    private readonly member: FencedMember,
+  ) {}
+
+  canServe(shard: number): boolean {
+    const member = this.member;
+    return this.epochs[shard]! > 0 && !member.fenced && member.leaseValid();
+  }
+
+  epochOf(shard: number): number {
+    return this.epochs[shard] ?? 0;
+  }
+
+  ownerOf(shard: number): string | undefined {
+    return ownerOf(this.kind, shard, this.member.topology)?.address;
+  }
+}
