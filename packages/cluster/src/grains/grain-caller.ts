@@ -5,7 +5,11 @@ import {
   type ActorSystem,
   type PID,
 } from '@granary/core';
-import { ClusterStoppedError, DeadlineExceededError } from '../errors';
+import {
+  ClusterStoppedError,
+  DeadlineExceededError,
+} from '../errors';
+import type { Clock, RandomSource } from '../internal/clock';
 import type { Topology } from '../membership/topology';
 import { ownerOf } from '../placement/owner-of';
 import { shardOf } from '../placement/shard-of';
@@ -32,6 +36,10 @@ export interface CallerDeps {
   onSendFailed(kind: string, identity: string, error: unknown): void;
   /** True once the member's actor system shuts down: calls from it end at once. */
   stopped(): boolean;
+  /** Deadlines and their checks. */
+  readonly clock: Clock;
+  /** Backoff jitter. */
+  readonly random: RandomSource;
 }
 
 /**
@@ -135,9 +143,12 @@ export class GrainCaller implements CallRetrier {
     }
     const retries = options?.retries;
     if (retries !== undefined && !(Number.isInteger(retries) && retries >= 0)) {
-      throw new InvalidArgumentError('options.retries', `must be an integer >= 0, got ${retries}`);
+      throw new InvalidArgumentError(
+        'options.retries',
+        `must be an integer >= 0, got ${retries}`,
+      );
     }
-    const start = Date.now();
+    const start = this.deps.clock.now();
     const deadline = Math.min(start + timeoutMs, parent?.deadline ?? Infinity);
     return new GrainCall(
       this,
@@ -186,7 +197,7 @@ export class GrainCaller implements CallRetrier {
       if (setback === undefined) {
         if (signal?.aborted) throw new AbortError(`${kind}/${identity}`, signal.reason);
         if (this.deps.stopped()) throw new ClusterStoppedError(`request to ${kind}/${identity}`);
-        const remaining = deadline - Date.now();
+        const remaining = deadline - this.deps.clock.now();
         if (remaining <= 0) {
           throw new DeadlineExceededError(kind, identity, deadline - start, attempts, {
             cause: last,
@@ -234,9 +245,9 @@ export class GrainCaller implements CallRetrier {
         continue;
       }
       followedHint = false;
-      const topologyChanged = await this.sleep(
-        Math.min(backoff * (0.5 + Math.random()), Math.max(1, deadline - Date.now())),
-      );
+      const jittered = backoff * (0.5 + this.deps.random.random());
+      const left = deadline - this.deps.clock.now();
+      const topologyChanged = await this.sleep(Math.min(jittered, Math.max(1, left)));
       // A new topology may name a new owner that is claiming the shard now: short waits again.
       backoff = topologyChanged ? INITIAL_BACKOFF_MS : Math.min(backoff * 2, MAX_BACKOFF_MS);
     }
@@ -265,15 +276,14 @@ export class GrainCaller implements CallRetrier {
   private sleep(ms: number): Promise<boolean> {
     return new Promise((resolve) => {
       const wake = (): void => {
-        clearTimeout(timer);
+        cancel();
         this.sleepers.delete(wake);
         resolve(true);
       };
-      // A plain timer: the system's wheel stops at shutdown and would never wake this call.
-      const timer = setTimeout(() => {
+      const cancel = this.deps.clock.schedule(ms, () => {
         this.sleepers.delete(wake);
         resolve(false);
-      }, ms);
+      });
       this.sleepers.add(wake);
     });
   }

@@ -1,0 +1,221 @@
+import { expect } from 'chai';
+import {
+  ActorSystem,
+  DeadLetterError,
+  EndpointUnavailableError,
+  MailboxFullError,
+  entrySender,
+  type MessageEnvelope,
+  type PID,
+  type Process,
+} from '@granary/core';
+import {
+  CallOutcomeUnknownError,
+  DeadlineExceededError,
+  GrainError,
+  InvalidClusterOptionError,
+  NotOwnerError,
+} from '../../src/errors';
+import { GrainCaller } from '../../src/grains/grain-caller';
+import { SYSTEM_CLOCK } from '../../src/internal/clock';
+import type { Member, Topology } from '../../src/membership/topology';
+
+/** What a fake member answers an attempt with: a reply, or an error reply. */
+type Answer = (attempt: number) => unknown;
+
+/** A member reached through an address resolver: it answers each attempt as scripted. */
+class FakeMember implements Process {
+  /** The grain ids of the attempts it got, in order. */
+  readonly attempts: string[] = [];
+  private waiter: (() => void) | undefined = undefined;
+
+  constructor(
+    private readonly system: ActorSystem,
+    private answer: Answer,
+  ) {}
+
+  /** Scripts the next answers. */
+  script(answer: Answer): void {
+    const base = this.attempts.length;
+    this.answer = (n) => answer(n - base);
+  }
+
+  sendEntry(pid: PID, entry: unknown): void {
+    this.reply(pid, entrySender(entry));
+  }
+
+  sendUserMessage(pid: PID, envelope: MessageEnvelope): void {
+    this.reply(pid, envelope.sender);
+  }
+
+  sendSystemMessage(): void {}
+
+  stop(): void {}
+
+  /** Resolves once it got `n` attempts. */
+  until(n: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiter = () => {
+        if (this.attempts.length < n) return;
+        this.waiter = undefined;
+        resolve();
+      };
+      this.waiter();
+    });
+  }
+
+  private reply(pid: PID, sender: PID | undefined): void {
+    this.attempts.push(pid.id);
+    this.waiter?.();
+    const answer = this.answer(this.attempts.length);
+    if (answer !== undefined && sender !== undefined) this.system.root.send(sender, answer);
+  }
+}
+
+const member = (id: string, kinds = ['k']): Member => ({
+  id,
+  address: `${id}:1`,
+  kinds,
+  incarnation: 1,
+  status: 'up',
+});
+
+describe('GrainCaller', () => {
+  let system: ActorSystem;
+  let topology: Topology;
+  let caller: GrainCaller;
+  let a: FakeMember;
+  let b: FakeMember;
+  /** Waits between attempts the caller scheduled, in ms. */
+  let sleeps: number[];
+  let slept: (() => void) | undefined;
+
+  beforeEach(() => {
+    system = new ActorSystem({ name: 'caller' });
+    // Only member a hosts the kind: every grain's owner is a:1.
+    topology = { version: 1, members: [member('a'), member('b', [])] };
+    a = new FakeMember(system, () => 'answer');
+    b = new FakeMember(system, () => 'from b');
+    system.registry.addAddressResolver((pid) =>
+      pid.address === 'a:1' ? a : pid.address === 'b:1' ? b : undefined,
+    );
+    sleeps = [];
+    caller = new GrainCaller({
+      system,
+      defaultTimeoutMs: 2000,
+      topology: () => topology,
+      shardCountOf: () => 16,
+      onSendFailed: () => {},
+      stopped: () => false,
+      clock: {
+        ...SYSTEM_CLOCK,
+        schedule: (ms, fn) => {
+          sleeps.push(ms);
+          slept?.();
+          return SYSTEM_CLOCK.schedule(ms, fn);
+        },
+      },
+      // The longest jitter: waits between attempts are 1.5 x the backoff (150 ms at most).
+      random: { random: () => 1 - Number.EPSILON },
+    });
+  });
+  afterEach(() => system.shutdown());
+
+  const call = (options?: Parameters<GrainCaller['request']>[3]): Promise<unknown> =>
+    caller.request('k', 'g-1', 'hello', options, undefined);
+
+  it('sends the message to the grain’s PID at its owner and resolves with the reply', async () => {
+    expect(await call()).to.equal('answer');
+    expect(a.attempts).to.deep.equal(['$g/k/g-1']);
+  });
+
+  it('retries NotOwnerError, trying the owner it names at once', async () => {
+    a.script(() => new NotOwnerError('k', 'g-1', 'b:1'));
+    const started = Date.now();
+    expect(await call()).to.equal('from b');
+    expect(a.attempts).to.have.length(1);
+    expect(b.attempts).to.deep.equal(['$g/k/g-1']);
+    // No backoff before a named owner (the first backoff is 2.5-7.5 ms).
+    expect(Date.now() - started).to.be.below(1000);
+  });
+
+  it('retries what provably did not reach the grain until the owner answers', async () => {
+    a.script((n) =>
+      n === 1
+        ? new DeadLetterError('a:1/$g/k/g-1', 'not-found')
+        : n === 2
+          ? new EndpointUnavailableError('a:1')
+          : n === 3
+            ? new EndpointUnavailableError('a:1', 'left', { inFlight: true, peerLeft: true })
+            : 'finally',
+    );
+    expect(await call()).to.equal('finally');
+    expect(a.attempts).to.have.length(4);
+  });
+
+  it('never retries an error of grain code, even one carrying a retryable code', async () => {
+    const thrown = new GrainError('k', 'g-1', 'DeadLetterError', 'ERR_DEAD_LETTER', 'inner');
+    a.script(() => thrown);
+    expect(await call().catch((e: unknown) => e)).to.equal(thrown);
+    expect(a.attempts).to.have.length(1);
+  });
+
+  it('fails with CallOutcomeUnknownError when the connection broke after sending, unless idempotent', async () => {
+    const broke = (n: number): unknown =>
+      n === 1 ? new EndpointUnavailableError('a:1', 'gone', { inFlight: true }) : 'retried';
+    a.script(broke);
+    const err = await call().catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(CallOutcomeUnknownError).with.property('address', 'a:1');
+    expect((err as Error).cause).to.be.instanceOf(EndpointUnavailableError);
+    a.script(broke);
+    expect(await call({ idempotent: true })).to.equal('retried');
+  });
+
+  it('counts re-sends after a full mailbox or an unknown outcome against retries', async () => {
+    const full = new MailboxFullError('k/g-1', 3);
+    a.script((n) => (n <= 2 ? full : 'room'));
+    expect(await call().catch((e: unknown) => e)).to.equal(full);
+    a.script((n) => (n <= 2 ? full : 'room'));
+    expect(await call({ retries: 2 })).to.equal('room');
+    a.script(() => new EndpointUnavailableError('a:1', 'gone', { inFlight: true }));
+    const err = await call({ idempotent: true, retries: 1 }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(CallOutcomeUnknownError);
+    expect(a.attempts.length).to.equal(1 + 3 + 2);
+  });
+
+  it('ends with DeadlineExceededError naming the attempts and the last error', async () => {
+    a.script(() => new NotOwnerError('k', 'g-1', undefined));
+    const err = (await call({ timeoutMs: 120 }).catch((e: unknown) => e)) as DeadlineExceededError;
+    expect(err).to.be.instanceOf(DeadlineExceededError);
+    expect(err.attempts).to.equal(a.attempts.length).and.be.above(1);
+    expect(err.cause).to.be.instanceOf(NotOwnerError);
+  });
+
+  it('wakes a call waiting between attempts when the topology changes', async () => {
+    a.script(() => new NotOwnerError('k', 'g-1', undefined));
+    const pending = call({ timeoutMs: 5000 });
+    // Once the backoff reached 100 ms, the call sleeps 150 ms (the longest jitter).
+    await new Promise<void>((resolve) => {
+      slept = () => {
+        if (sleeps.some((ms) => ms >= 149)) resolve();
+      };
+    });
+    topology = { version: 2, members: [member('a', []), member('b')] };
+    const woken = Date.now();
+    caller.topologyChanged();
+    expect(await pending).to.equal('from b');
+    expect(Date.now() - woken).to.be.below(100);
+  });
+
+  it('rejects bad arguments naming them', async () => {
+    for (const [options, option] of [
+      [{ retries: -1 }, 'retries'],
+      [{ retries: 1.5 }, 'retries'],
+      [{ timeoutMs: 0 }, 'timeoutMs'],
+    ] as const) {
+      const err = await call(options).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(InvalidClusterOptionError).with.property('option', option);
+    }
+    expect(a.attempts).to.deep.equal([]);
+  });
+});
