@@ -4,11 +4,9 @@ import {
   DeadLetterError,
   EndpointUnavailableError,
   MailboxFullError,
-  entrySender,
-  type MessageEnvelope,
   type PID,
-  type Process,
 } from '@granary/core';
+import { entrySender, type Entry, type Process } from '@granary/core/internal';
 import {
   CallOutcomeUnknownError,
   DeadlineExceededError,
@@ -40,12 +38,9 @@ class FakeMember implements Process {
     this.answer = (n) => answer(n - base);
   }
 
-  sendEntry(pid: PID, entry: unknown): void {
+  post(pid: PID, entry: Entry): boolean {
     this.reply(pid, entrySender(entry));
-  }
-
-  sendUserMessage(pid: PID, envelope: MessageEnvelope): void {
-    this.reply(pid, envelope.sender);
+    return true;
   }
 
   sendSystemMessage(): void {}
