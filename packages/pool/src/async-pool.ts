@@ -94,7 +94,8 @@ interface Waiter<T> {
 }
 
 /**
- * An async-aware element pool (seeds/async-pool-swift.md): a free element is returned at once
+ * An async-aware element pool (after Jack Morris' Swift actor pool design, "Distributing Work
+ * Between Actors"): a free element is returned at once
  * (free-first); otherwise one is built lazily while fewer than `max` exist; otherwise the caller
  * waits, and waiters are served first-in first-out. Elements that failed are `destroy`ed and
  * replaced on demand.

@@ -85,7 +85,7 @@ export class PoolDisposeError extends PoolError {
 /**
  * Every worker refused the message (all mailboxes full, or the consistent-hash worker's is):
  * a request rejects with this at once, a plain send is dead-lettered with it. The backpressure
- * signal of the pool (the seed's 503): add workers or raise `workerMailboxSize`.
+ * signal of the pool (ergo's act.Pool 503): add workers or raise `workerMailboxSize`.
  */
 export class PoolSaturatedError extends PoolError {
   static override readonly code = 'ERR_POOL_SATURATED';

@@ -25,7 +25,7 @@ export type { PoolKind, PoolKindOptions } from './cluster/pool-kind';
 export { PoolClient, DEFAULT_POOL_CLIENT_OPTIONS } from './cluster/pool-client';
 export type { ClusterPoolStats, PoolClientOptions } from './cluster/pool-client';
 export type { WorkerStats } from './cluster/internal/pool-protocol';
-export { InspectPool, POOL_PRIORITY_HEADER, inspectPool, requestUrgent } from './urgent';
+export { InspectPool, POOL_PRIORITY_HEADER, inspectPool, requestUrgent } from './urgent-requests';
 export {
   PoolError,
   PoolTimeoutError,

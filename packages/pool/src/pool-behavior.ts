@@ -37,7 +37,7 @@ export interface PoolOptions<W = unknown> {
    */
   workerArgs?: W;
   /**
-   * How a worker is picked: `'round-robin'` (the seed's FIFO), `'least-busy'`, `'random'`,
+   * How a worker is picked: `'round-robin'` (ergo's act.Pool FIFO), `'least-busy'`, `'random'`,
    * `'broadcast'`, or a strategy object such as `consistentHash(keyOf)`.
    * @default 'round-robin'
    */
@@ -52,7 +52,7 @@ export const DEFAULT_POOL_OPTIONS = {
   strategy: 'round-robin',
 } as const;
 
-/** What `inspect()` and `inspectPool()` report (the seed's names, plus two). */
+/** What `inspect()` and `inspectPool()` report (ergo's act.Pool names, plus two). */
 export interface PoolInspection {
   /** Workers in the pool now. */
   pool_size: number;

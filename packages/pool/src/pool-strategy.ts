@@ -35,7 +35,7 @@ export interface PoolStrategy {
 }
 
 /**
- * The seed's FIFO queue of workers: take the head; whether it accepted the message or was
+ * ergo's act.Pool FIFO queue of workers: take the head; whether it accepted the message or was
  * full, it goes back to the tail. A cursor over the worker array gives the same order without
  * moving anything.
  */

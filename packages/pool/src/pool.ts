@@ -23,7 +23,7 @@ export interface SpawnPoolOptions {
 
 /**
  * A worker that fails is stopped, not restarted in place: the pool sees it terminate and
- * spawns a replacement from the same factory (the seed's restart, counted as worker_restarts).
+ * spawns a replacement from the same factory (ergo's act.Pool restart, counted as worker_restarts).
  */
 const WORKER_SUPERVISOR = new OneForOneStrategy({ decider: () => 'stop' });
 

@@ -12,7 +12,7 @@ import {
 import { PoolStateError, PoolUnhandledRequestError } from '../src/errors';
 import { spawnPool } from '../src/pool';
 import type { PoolContext } from '../src/pool-behavior';
-import { inspectPool, requestUrgent } from '../src/urgent';
+import { inspectPool, requestUrgent } from '../src/urgent-requests';
 import { behavior, gate, Recorder, rejection, tick, until, type Seen } from './pool-support';
 
 describe('Pool management', () => {

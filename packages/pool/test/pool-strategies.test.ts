@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { ActorSystem, silentLogger, type Actor, type Context, type PID } from '@granary/core';
 import { spawnPool } from '../src/pool';
 import { consistentHash } from '../src/pool-strategy';
-import { inspectPool, requestUrgent } from '../src/urgent';
+import { inspectPool, requestUrgent } from '../src/urgent-requests';
 import { behavior, gate, Recorder, tick, type Seen } from './pool-support';
 
 /** Answers at once, except `'block'`, which holds the worker until the gate opens. */

@@ -10,7 +10,7 @@ import {
 } from '@granary/core';
 import { PoolSaturatedError } from '../src/errors';
 import { spawnPool } from '../src/pool';
-import { inspectPool, requestUrgent } from '../src/urgent';
+import { inspectPool, requestUrgent } from '../src/urgent-requests';
 import { behavior, deadLetters, gate, Recorder, rejection, until, type Seen } from './pool-support';
 
 describe('Pool', () => {

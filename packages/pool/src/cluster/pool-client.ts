@@ -44,7 +44,7 @@ interface Slot {
  * hosting member, places missing ones on the members with the fewest (each member gets
  * ⌊N/M⌋ or ⌈N/M⌉; workers on live members stay put), and sends each call to the worker with
  * the fewest calls outstanding from this caller. When every worker is at `maxInFlight`,
- * the call fails at once with `PoolSaturatedError` (backpressure, the seed's 503).
+ * the call fails at once with `PoolSaturatedError` (backpressure, ergo's act.Pool 503).
  *
  * Placement is recomputed after every topology change, by whichever client calls next; two
  * clients racing may start one worker twice for a moment, and the next refresh ends the copy.

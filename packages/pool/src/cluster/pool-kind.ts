@@ -69,7 +69,7 @@ interface MemberPool {
 }
 
 /**
- * Defines a cluster pool of `factory` workers (seeds: "pools act as kinds whose workers spread
+ * Defines a cluster pool of `factory` workers (DESIGN.md: "pools act as kinds whose workers spread
  * across nodes"). Callers use `PoolClient.get(cluster, name)`, which places the workers and
  * sends each call to the worker with the fewest calls outstanding.
  *

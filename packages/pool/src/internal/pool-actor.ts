@@ -9,7 +9,7 @@ import {
 } from '@granary/core';
 import { FUTURE_PREFIX, entryOf } from '@granary/core/internal';
 import { PoolUnhandledRequestError } from '../errors';
-import { InspectPool } from '../urgent';
+import { InspectPool } from '../urgent-requests';
 import { DrainPool, PendingMessage, UrgentMessage } from './pool-messages';
 import type { PoolRouter } from './pool-router';
 

@@ -21,7 +21,7 @@ import {
 import { PoolSaturatedError, PoolStateError } from '../errors';
 import type { PoolBehavior, PoolContext, PoolInspection } from '../pool-behavior';
 import type { PoolStrategy, WorkerLoad } from '../pool-strategy';
-import { POOL_PRIORITY_HEADER } from '../urgent';
+import { POOL_PRIORITY_HEADER } from '../urgent-requests';
 import { DRAIN_POOL, PendingMessage, UrgentMessage } from './pool-messages';
 import { Slot, type WorkerFactory } from './worker-factory';
 
@@ -249,7 +249,7 @@ export class PoolRouter implements LocalProcess, PoolContext, WorkerLoad {
     if (accepted === 0) this.saturated(entry, 0);
   }
 
-  /** Seed step 3: a dead worker is replaced and gets the message; false when it is full. */
+  /** ergo's act.Pool forwarding, step 3: a dead worker is replaced and gets the message; false when it is full. */
   private deliver(slot: Slot, entry: Entry): boolean {
     // The worker's own process (its mailbox), as a cached send would reach it; once the
     // worker is gone (stopped and unregistered), a replacement is spawned into the slot.

@@ -12,7 +12,7 @@ export class InspectPool {}
 
 /**
  * An urgent request to a pool: handled by the pool's own `handleCall`, never forwarded to a
- * worker (the seed's `CallWithPriority(..., High)`).
+ * worker (ergo's act.Pool `CallWithPriority(..., High)`).
  *
  * @example
  * const stats = await requestUrgent<Stats>(system.root, poolPid, new GetStats(), { timeoutMs: 1000 });
