@@ -5,10 +5,7 @@ import {
   type ActorSystem,
   type PID,
 } from '@granary/core';
-import {
-  ClusterStoppedError,
-  DeadlineExceededError,
-} from '../errors';
+import { ClusterStoppedError, DeadlineExceededError } from '../errors';
 import type { Clock, RandomSource } from '../internal/clock';
 import type { Topology } from '../membership/topology';
 import { ownerOf } from '../placement/owner-of';
@@ -143,10 +140,7 @@ export class GrainCaller implements CallRetrier {
     }
     const retries = options?.retries;
     if (retries !== undefined && !(Number.isInteger(retries) && retries >= 0)) {
-      throw new InvalidArgumentError(
-        'options.retries',
-        `must be an integer >= 0, got ${retries}`,
-      );
+      throw new InvalidArgumentError('options.retries', `must be an integer >= 0, got ${retries}`);
     }
     const start = this.deps.clock.now();
     const deadline = Math.min(start + timeoutMs, parent?.deadline ?? Infinity);

@@ -3,6 +3,7 @@ import {
   ActorSystem,
   DeadLetterError,
   EndpointUnavailableError,
+  InvalidArgumentError,
   MailboxFullError,
   type PID,
 } from '@granary/core';
@@ -11,7 +12,6 @@ import {
   CallOutcomeUnknownError,
   DeadlineExceededError,
   GrainError,
-  InvalidClusterOptionError,
   NotOwnerError,
 } from '../../src/errors';
 import { GrainCaller } from '../../src/grains/grain-caller';
@@ -204,12 +204,12 @@ describe('GrainCaller', () => {
 
   it('rejects bad arguments naming them', async () => {
     for (const [options, option] of [
-      [{ retries: -1 }, 'retries'],
-      [{ retries: 1.5 }, 'retries'],
-      [{ timeoutMs: 0 }, 'timeoutMs'],
+      [{ retries: -1 }, 'options.retries'],
+      [{ retries: 1.5 }, 'options.retries'],
+      [{ timeoutMs: 0 }, 'options.timeoutMs'],
     ] as const) {
       const err = await call(options).catch((e: unknown) => e);
-      expect(err).to.be.instanceOf(InvalidClusterOptionError).with.property('option', option);
+      expect(err).to.be.instanceOf(InvalidArgumentError).with.property('argument', option);
     }
     expect(a.attempts).to.deep.equal([]);
   });
