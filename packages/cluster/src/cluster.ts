@@ -9,7 +9,6 @@ import { DEFAULT_GRAINS_OPTIONS, type GrainsOptions } from './grains/grains-opti
 import { HostedGrains } from './grains/hosted-grains';
 import { GrainServices } from './grains/internal/grain-services';
 import { isKindDefinition } from './grains/kind';
-import { MATH_RANDOM, SYSTEM_CLOCK } from './internal/clock';
 import { NOOP_LOGGER, type ClusterLogger } from './internal/logger';
 import { TypedEvents } from './internal/typed-events';
 import { validateKinds } from './internal/validate-kinds';
@@ -109,8 +108,8 @@ export class Cluster implements GrainClusterHandle {
       onSendFailed: (kind, identity, err) =>
         this.logger.warn({ err, grain: `${kind}/${identity}` }, 'grain send was not delivered'),
       stopped: () => this.state === 'stopped' || system.isShuttingDown,
-      clock: SYSTEM_CLOCK,
-      random: MATH_RANDOM,
+      clock: system.clock,
+      random: system.random,
     });
     const services = new GrainServices(
       system,

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   ReceiveTimeout,
   Restarting,
@@ -28,8 +27,7 @@ export class Deactivate {
   constructor(readonly reason: DeactivationReason) {}
 }
 
-/** Activation ids: a random per-process prefix and a counter, so they never repeat. */
-const ID_PREFIX = randomBytes(6).toString('hex');
+/** Activation ids: the member's random prefix and a counter, so they never repeat. */
 let idSeq = 0;
 
 /**
@@ -107,7 +105,7 @@ export class Activation implements Actor {
   private grain: Grain | undefined = undefined;
   /** Messages posted to the actor and not yet finished. */
   inflight = 0;
-  /** idleClock() of the last message that influences idle time. */
+  /** idleStamp() of the last message that influences idle time. */
   lastActivity: number;
   /** Neighbours in the kind's idle list (ordered by lastActivity). */
   prevIdle: Activation | undefined = undefined;
@@ -131,7 +129,7 @@ export class Activation implements Actor {
   get id(): string {
     // Kept once read (grains that show it read it per call); idle grains never build it.
     const r = (this.rare ??= new Rare());
-    return (r.id ??= `${ID_PREFIX}-${this.seq}`);
+    return (r.id ??= `${this.host.services.idPrefix}-${this.seq}`);
   }
 
   /** Messages held while deactivating, if any. */
@@ -201,7 +199,8 @@ export class Activation implements Actor {
     try {
       const grain = (this.grain = host.def.factory());
       if (grain.onActivate === undefined) return;
-      const deadline = Date.now() + host.services.activationTimeoutMs;
+      const services = host.services;
+      const deadline = services.system.clock.now() + services.activationTimeoutMs;
       const gctx = new GrainTurnContext(this, ctx, undefined, undefined, true, deadline);
       pending = grain.onActivate(gctx);
     } catch (err) {

@@ -1,4 +1,4 @@
-import { MailboxFullError, Props, type PID } from '@granary/core';
+import { MailboxFullError, Props, type Clock, type PID } from '@granary/core';
 import {
   entryDeadline,
   entryHeader,
@@ -16,7 +16,7 @@ import { ActivationTable } from './internal/activation-table';
 import { replyToOf } from './internal/call-headers';
 import type { GrainServices } from './internal/grain-services';
 import type { KindDefinition } from './kind';
-import { Passivation, idleClock } from './passivation';
+import { Passivation, idleStamp } from './passivation';
 
 /** Core's entry helpers as module-level aliases (a CommonJS import is a getter per read). */
 const messageOf = entryMessage;
@@ -41,6 +41,8 @@ export class Activator implements ActivationHost {
   /** Idle passivation (undefined when idleTimeoutMs is Infinity). */
   private readonly passivation: Passivation | undefined;
   private readonly props: Props;
+  /** The system's clock: idle stamps and the activation log. */
+  private readonly clock: Clock;
   /** Hand-off to the Props producer (spawn calls it synchronously). */
   private next: Activation | undefined = undefined;
 
@@ -52,8 +54,10 @@ export class Activator implements ActivationHost {
   ) {
     this.table = new ActivationTable(shardCount);
     this.draining = new Uint8Array(shardCount);
+    const system = services.system;
+    this.clock = system.clock;
     this.passivation = Number.isFinite(def.idleTimeoutMs)
-      ? new Passivation(def.idleTimeoutMs, services.system.timers, (a) =>
+      ? new Passivation(def.idleTimeoutMs, system.timers, system.clock, (a) =>
           this.requestDeactivate(a, 'idle'),
         )
       : undefined;
@@ -109,7 +113,7 @@ export class Activator implements ActivationHost {
   turnEnded(a: Activation, influencing: boolean): void {
     a.inflight--;
     if (influencing) {
-      const now = idleClock();
+      const now = idleStamp(this.clock);
       if (this.passivation !== undefined) this.passivation.touch(a, now);
       else a.lastActivity = now;
     }
@@ -162,7 +166,7 @@ export class Activator implements ActivationHost {
   }
 
   private activate(identity: string, shard: number, hash?: number): Activation {
-    const a = new Activation(this, identity, shard, idleClock());
+    const a = new Activation(this, identity, shard, idleStamp(this.clock));
     this.table.add(a, hash);
     this.next = a;
     const system = this.services.system;
@@ -210,7 +214,7 @@ export class Activator implements ActivationHost {
       identity: a.identity,
       activationId: a.id,
       member: this.services.cluster.id,
-      at: Date.now(),
+      at: this.clock.now(),
       ...(reason === undefined ? {} : { reason }),
     });
   }

@@ -3,10 +3,11 @@ import {
   InvalidArgumentError,
   UnknownKindError,
   type ActorSystem,
+  type Clock,
   type PID,
+  type RandomSource,
 } from '@granary/core';
 import { ClusterStoppedError, DeadlineExceededError } from '../errors';
-import type { Clock, RandomSource } from '../internal/clock';
 import type { Topology } from '../membership/topology';
 import { ownerOf } from '../placement/owner-of';
 import { shardOf } from '../placement/shard-of';
@@ -33,9 +34,9 @@ export interface CallerDeps {
   onSendFailed(kind: string, identity: string, error: unknown): void;
   /** True once the member's actor system shuts down: calls from it end at once. */
   stopped(): boolean;
-  /** Deadlines and their checks. */
+  /** Deadlines, their checks and the waits between attempts (the system's clock). */
   readonly clock: Clock;
-  /** Backoff jitter. */
+  /** Backoff jitter (the system's random source). */
   readonly random: RandomSource;
 }
 
@@ -239,7 +240,7 @@ export class GrainCaller implements CallRetrier {
         continue;
       }
       followedHint = false;
-      const jittered = backoff * (0.5 + this.deps.random.random());
+      const jittered = backoff * (0.5 + this.deps.random());
       const left = deadline - this.deps.clock.now();
       const topologyChanged = await this.sleep(Math.min(jittered, Math.max(1, left)));
       // A new topology may name a new owner that is claiming the shard now: short waits again.
@@ -269,15 +270,17 @@ export class GrainCaller implements CallRetrier {
   /** Resolves with false after `ms`, or with true as soon as the topology changes. */
   private sleep(ms: number): Promise<boolean> {
     return new Promise((resolve) => {
+      const clock = this.deps.clock;
       const wake = (): void => {
-        cancel();
+        clock.clearTimer(timer);
         this.sleepers.delete(wake);
         resolve(true);
       };
-      const cancel = this.deps.clock.schedule(ms, () => {
+      // A plain timer, not the system's wheel: the wheel stops at shutdown and would never wake it.
+      const timer = clock.setTimer(() => {
         this.sleepers.delete(wake);
         resolve(false);
-      });
+      }, ms);
       this.sleepers.add(wake);
     });
   }

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Context, PID, TimerHandle } from '@granary/core';
 import { GrainError } from '../errors';
 import { ThreadHandlerError } from '../threads/errors';
@@ -15,13 +14,8 @@ import { H_ACK, H_CHAIN, H_REPLY_TO } from './internal/call-headers';
 import type { GrainServices } from './internal/grain-services';
 import type { KindDefinition } from './kind';
 
-/** Chain ids: a random per-process prefix and a counter (randomBytes per call costs ~5 µs). */
-const CHAIN_PREFIX = `${randomBytes(6).toString('hex')}.`;
+/** Chain ids: the member's random prefix and a counter (randomBytes per call costs ~5 µs). */
 let chainSeq = 0;
-
-function newChainId(): string {
-  return `${CHAIN_PREFIX}${++chainSeq}`;
-}
 
 /**
  * The GrainError a caller of `kind/identity` gets for `error`, thrown by the grain's code. An
@@ -135,12 +129,13 @@ export class GrainTurnContext implements GrainContext {
   }
 
   get remainingMs(): number {
-    return Math.max(0, this.deadline - Date.now());
+    return Math.max(0, this.deadline - this.core.system.clock.now());
   }
 
   /** The incoming call's chain id; a call from outside any grain starts a chain here. */
   get chainId(): string {
-    return (this.cachedChain ??= this.header?.[H_CHAIN] ?? newChainId());
+    return (this.cachedChain ??=
+      this.header?.[H_CHAIN] ?? `${this.activation.host.services.idPrefix}.${++chainSeq}`);
   }
 
   get epoch(): number {
@@ -151,7 +146,7 @@ export class GrainTurnContext implements GrainContext {
   get signal(): AbortSignal {
     if (this.abort === undefined) {
       this.abort = new AbortController();
-      const remaining = this.deadline - Date.now();
+      const remaining = this.deadline - this.core.system.clock.now();
       if (remaining <= 0) this.abort.abort(new Error('deadline passed'));
       else if (Number.isFinite(remaining)) {
         const ac = this.abort;

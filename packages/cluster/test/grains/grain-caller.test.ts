@@ -5,6 +5,7 @@ import {
   EndpointUnavailableError,
   InvalidArgumentError,
   MailboxFullError,
+  SYSTEM_CLOCK,
   type PID,
 } from '@granary/core';
 import { entrySender, type Entry, type Process } from '@granary/core/internal';
@@ -15,7 +16,6 @@ import {
   NotOwnerError,
 } from '../../src/errors';
 import { GrainCaller } from '../../src/grains/grain-caller';
-import { SYSTEM_CLOCK } from '../../src/internal/clock';
 import type { Member, Topology } from '../../src/membership/topology';
 
 /** What a fake member answers an attempt with: a reply, or an error reply. */
@@ -104,14 +104,14 @@ describe('GrainCaller', () => {
       stopped: () => false,
       clock: {
         ...SYSTEM_CLOCK,
-        schedule: (ms, fn) => {
+        setTimer: (fn, ms) => {
           sleeps.push(ms);
           slept?.();
-          return SYSTEM_CLOCK.schedule(ms, fn);
+          return SYSTEM_CLOCK.setTimer(fn, ms);
         },
       },
       // The longest jitter: waits between attempts are 1.5 x the backoff (150 ms at most).
-      random: { random: () => 1 - Number.EPSILON },
+      random: () => 1 - Number.EPSILON,
     });
   });
   afterEach(() => system.shutdown());

@@ -11,6 +11,11 @@ import type { ActivationEvent } from '../grains-options';
 export class GrainServices {
   /** False once the member leaves or stops: no new activations. */
   accepting = true;
+  /**
+   * The random part of this member's activation and chain ids (48 bits from the system's
+   * random source, so a simulation with a seeded one makes the same ids).
+   */
+  readonly idPrefix: string;
 
   constructor(
     readonly system: ActorSystem,
@@ -23,7 +28,13 @@ export class GrainServices {
     readonly activationTimeoutMs: number,
     /** The activation log (GrainsOptions.onActivation). */
     readonly onActivation: ((event: ActivationEvent) => void) | undefined,
-  ) {}
+  ) {
+    const draw = (): string =>
+      Math.floor(system.random() * 0x1000000)
+        .toString(16)
+        .padStart(6, '0');
+    this.idPrefix = draw() + draw();
+  }
 
   /** Sends a reply (or an error reply) to a caller; a missing sender drops it. */
   reply(to: PID | undefined, message: unknown): void {
