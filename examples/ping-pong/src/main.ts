@@ -15,7 +15,7 @@ export async function main(role: NodeRole): Promise<void> {
   try {
     config = readConfig(role);
   } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
+    if (!ConfigError.is(err)) throw err;
     process.stderr.write(`${role}: ${err.message}\n`);
     process.exit(2);
   }

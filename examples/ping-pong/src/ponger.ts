@@ -94,7 +94,7 @@ export class Ponger extends PongerGrain {
     } catch (err) {
       // Another activation wrote since we loaded (we lost the shard): step aside; the next
       // call activates again and loads the winner's count.
-      if (err instanceof InconsistentStateError) ctx.deactivate();
+      if (InconsistentStateError.is(err)) ctx.deactivate();
       throw err;
     }
     this.answered = this.state.state.answered;

@@ -134,7 +134,7 @@ export abstract class PersistentGrain<T> implements Grain {
 
   /** Rethrows a failed write or clear; a conflict also ends the activation. */
   private readonly conflictEnds = (err: unknown): never => {
-    if (err instanceof InconsistentStateError) this.activationCtx?.deactivate();
+    if (InconsistentStateError.is(err)) this.activationCtx?.deactivate();
     throw err;
   };
 

@@ -114,7 +114,7 @@ export class PersistentState<T> {
         return;
       } catch (err) {
         const left = deadline - Date.now();
-        if (!(err instanceof StateUnavailableError) || left <= 0) throw err;
+        if (!StateUnavailableError.is(err) || left <= 0) throw err;
         await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
         pause = Math.min(pause * 2, LOAD_RETRY_MAX_MS);
       }
@@ -170,7 +170,7 @@ export class PersistentState<T> {
       this.storedBytes = own(bytes);
       return version;
     } catch (err) {
-      if (err instanceof InconsistentStateError) this.conflict = err;
+      if (InconsistentStateError.is(err)) this.conflict = err;
       throw err;
     }
   }
@@ -196,7 +196,7 @@ export class PersistentState<T> {
     try {
       return await operation();
     } catch (err) {
-      if (err instanceof InconsistentStateError) this.conflict = err;
+      if (InconsistentStateError.is(err)) this.conflict = err;
       throw err;
     }
   }

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import {} from '@granary/core';
+import { join } from 'node:path';
+import { loadModuleCopy } from '@granary/testkit';
 import { jsonStateCodec } from '../../src/state/codecs/json-state-codec';
 import {
   InconsistentStateError,
@@ -102,6 +103,23 @@ describe('PersistentState', () => {
       const read = store.read.bind(store);
       store.read = async (k, i) => {
         if (failures-- > 0) throw new StateUnavailableError(k, i, 'read', 'down');
+        return read(k, i);
+      };
+      const ps = activation(store);
+      await ps.load(soon());
+      expect(failures).to.equal(-1);
+      expect(ps.loaded).to.equal(true);
+    });
+
+    it('retries too when the store is built on another copy of the package (is(), not instanceof)', async () => {
+      const other = loadModuleCopy<typeof import('../../src/index')>(
+        join(__dirname, '../../src/index.js'),
+      );
+      const store = new MemoryStateStore();
+      let failures = 2;
+      const read = store.read.bind(store);
+      store.read = async (k, i) => {
+        if (failures-- > 0) throw new other.StateUnavailableError(k, i, 'read', 'down');
         return read(k, i);
       };
       const ps = activation(store);

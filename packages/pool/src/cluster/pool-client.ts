@@ -94,7 +94,7 @@ export class PoolClient {
     try {
       return await this.cluster.request<T>(slot.kind, String(slot.index), message, options);
     } catch (err) {
-      if (!(err instanceof GrainError)) this.stale = true; // placement or transport: look again
+      if (!GrainError.is(err)) this.stale = true; // placement or transport: look again
       throw err;
     } finally {
       slot.inFlight--;
