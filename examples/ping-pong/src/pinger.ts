@@ -4,11 +4,6 @@ import type { Actor, Context, Logger } from '@granary/core';
 import { typeNameOf } from '@granary/codegen/runtime';
 import { PingMessage, PongMessage, PongerClient, PongerGrain } from './gen/protos.granary';
 
-/** Attempts a ping may take inside its deadline: enough to ride out a failover. */
-const PING_RETRIES = 20;
-/** Deadline of one attempt: a dead node's pending call fails fast, a paused one times out. */
-const ATTEMPT_TIMEOUT_MS = 1_000;
-
 /** What the pinger needs to know. */
 export interface PingerOptions {
   /** Identity of the ponger grain (`ponger-1`). */
@@ -73,11 +68,9 @@ export class Pinger implements Actor {
     const client = PongerClient.for(this.cluster, this.options.pongerId);
     const call = client.ping(
       { cnt },
-      {
-        timeoutMs: ATTEMPT_TIMEOUT_MS,
-        retries: PING_RETRIES,
-        signal: AbortSignal.timeout(this.options.deadlineMs),
-      },
+      // Retried by the cluster inside the deadline; idempotent: after a failover a ping may
+      // reach the grain twice, which only counts it twice.
+      { timeoutMs: this.options.deadlineMs, idempotent: true },
     );
     ctx.reenterAfter(call, (pong, error) => {
       if (error !== undefined || pong === undefined) {

@@ -8,18 +8,10 @@ import type { GrainCallOptions } from '@granary/cluster';
 
 /**
  * Per-call options of a generated client's rpc: the cluster's own `GrainCallOptions`
- * (`timeoutMs`, `signal`, `idempotent`, and whatever else the cluster offers), passed through
- * to `cluster.request` / `ctx.request` as they are, plus `retries`.
+ * (`timeoutMs`, `signal`, `idempotent`, `retries`, and whatever else the cluster offers), passed
+ * through to `cluster.request` / `ctx.request` as they are.
  */
-export type CallOptions = GrainCallOptions & {
-  /**
-   * How many more calls to make after the cluster gave up on one with a timeout, placement or
-   * transport failure (each with its own `timeoutMs`). Errors thrown by grain code are never
-   * retried. A call that timed out may have run on the grain, so retry only idempotent methods.
-   * @default 0
-   */
-  retries?: number;
-};
+export type CallOptions = GrainCallOptions;
 
 /** @deprecated The options `ClusterLike.request` takes are the cluster's `GrainCallOptions`. */
 export type ClusterRequestOptions = GrainCallOptions;

@@ -12,7 +12,7 @@ export {
   WrongMessageTypeError,
 } from './errors';
 export { GrainBase, unimplemented } from './grain-base';
-export { DEFAULT_CALL_OPTIONS, GrainClient } from './grain-client';
+export { GrainClient } from './grain-client';
 export {
   GRAIN_INVOKE_RESULT_TYPE,
   GRAIN_INVOKE_TYPE,

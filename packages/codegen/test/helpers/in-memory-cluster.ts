@@ -40,8 +40,8 @@ export class FakeGrainError extends Error {
 /**
  * NOT a cluster: a unit-test double that satisfies `ClusterLike` in one process. Each
  * request and reply goes through protobuf encode/decode with the registered types (as between
- * nodes), grain errors come back as `FakeGrainError`, and `failures` lets a test inject
- * placement/timeout errors before the grain is reached.
+ * nodes), grain errors come back as `FakeGrainError`, and the options of every request are
+ * recorded (a generated client passes them through).
  */
 export class InMemoryCluster implements ClusterLike {
   readonly grains = new Map<string, TestGrain>();
@@ -52,8 +52,6 @@ export class InMemoryCluster implements ClusterLike {
     options: GrainCallOptions | undefined;
   }[] = [];
   readonly sent: unknown[] = [];
-  /** Errors thrown (one per call, in order) instead of delivering. */
-  failures: Error[] = [];
 
   constructor(
     private readonly registry: TypeLookup,
@@ -67,8 +65,6 @@ export class InMemoryCluster implements ClusterLike {
     options?: GrainCallOptions,
   ): Promise<T> {
     this.requests.push({ kind, identity, message, options });
-    const failure = this.failures.shift();
-    if (failure !== undefined) throw failure;
     const grain = this.grainOf(kind, identity);
     let reply: unknown;
     const ctx: InvokeContext = {
