@@ -69,6 +69,21 @@ export default tseslint.config(
     },
   },
   {
+    files: ['packages/*/src/**/*.ts', 'examples/*/src/**/*.ts'],
+    ignores: ['packages/core/src/granary-error.ts'],
+    rules: {
+      // One error hierarchy (CHANGELOG): every error class has a fixed name, a static code and is().
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'ClassDeclaration[superClass.name=/^(Error|TypeError|RangeError)$/]',
+          message:
+            "Extend core's GranaryError (or the package's base error) and declare a static code.",
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

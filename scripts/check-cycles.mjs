@@ -6,11 +6,6 @@ import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { tsImportCycles } from './ts-import-cycles.mjs';
 
-// Type-only cycles that existed when the .ts check came in (issue 15), tolerated with a warning
-// until the work that removes them lands. A cycle passes only if all its files are in one entry;
-// this list only shrinks: delete an entry once the check says it is unused.
-const KNOWN_TYPE_CYCLES = [];
-
 const roots = ['packages', 'examples']
   .filter((d) => existsSync(d))
   .flatMap((d) => readdirSync(d).map((p) => join(d, p)))
@@ -20,28 +15,14 @@ const roots = ['packages', 'examples']
 const LAYERS = ['@granary/pool', '@granary/cluster', '@granary/core'];
 
 let failed = false;
-const usedKnown = new Set();
 for (const dir of [...roots.flatMap((r) => [join(r, 'src'), join(r, 'test')]), 'bench/src']) {
   if (!existsSync(dir)) continue;
   for (const cycle of tsImportCycles(dir)) {
-    const known = KNOWN_TYPE_CYCLES.find((k) => cycle.files.every((f) => k.includes(f)));
-    const what = cycle.typeOnly ? 'type-only import cycle' : 'import cycle';
-    if (known && cycle.typeOnly) {
-      usedKnown.add(known);
-      console.warn(
-        `warning: known ${what} (${cycle.files.length} files), to be removed: ${cycle.path}`,
-      );
-      continue;
-    }
     failed = true;
+    const what = cycle.typeOnly ? 'type-only import cycle' : 'import cycle';
     console.error(`${what} in ${dir} among ${cycle.files.length} files:\n  ${cycle.path}`);
     console.error(`  files: ${cycle.files.join(', ')}`);
   }
-}
-for (const known of KNOWN_TYPE_CYCLES.filter((k) => !usedKnown.has(k))) {
-  console.warn(
-    `note: no cycle left among ${known[0]} and the others of its KNOWN_TYPE_CYCLES entry: delete the entry`,
-  );
 }
 for (const root of roots) {
   const dist = join(root, 'dist', 'src');
@@ -66,5 +47,4 @@ for (const root of roots) {
   }
 }
 if (failed) process.exit(1);
-const tolerated = usedKnown.size > 0 ? ` (${usedKnown.size} known type-only cycles tolerated)` : '';
-console.log(`no import cycles in ${roots.length} packages, .ts and JS${tolerated}`);
+console.log(`no import cycles in ${roots.length} packages, .ts and JS`);

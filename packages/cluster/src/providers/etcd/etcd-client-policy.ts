@@ -1,3 +1,5 @@
+import { ClusterError } from '../../errors';
+
 /**
  * How long a host whose call failed in transport (unavailable, deadline) is skipped. Short: an
  * etcd member that was restarted is used again a second later; long enough that while one member
@@ -18,9 +20,13 @@ export const PASS_THROUGH_POLICY: EtcdCallPolicy = {
   execute: async <T>(fn: () => T | Promise<T>): Promise<T> => fn(),
 };
 
-/** Thrown instead of calling a host that is cooling down; the etcd3 client then tries another. */
-export class EtcdHostCoolingDownError extends Error {
-  override name = 'EtcdHostCoolingDownError';
+/**
+ * Thrown instead of calling a host that is cooling down; the etcd3 client then tries another (it
+ * passes an error of its own class through as it is, so only the last host's reaches a caller).
+ */
+export class EtcdHostCoolingDownError extends ClusterError {
+  static override readonly code = 'ERR_ETCD_HOST_COOLING_DOWN';
+  override readonly name = 'EtcdHostCoolingDownError';
 }
 
 /**
