@@ -6,7 +6,7 @@ import { ClusterStoppedError } from './errors';
 import type { GrainCallOptions, GrainClusterHandle, GrainSendOptions } from './grains/grain';
 import { GrainCaller } from './grains/grain-caller';
 import { DEFAULT_GRAINS_OPTIONS, type GrainsOptions } from './grains/grains-options';
-import { HostedGrains } from './grains/hosted-grains';
+import { HostedGrains, type TurnStats } from './grains/hosted-grains';
 import { GrainServices } from './grains/internal/grain-services';
 import { isKindDefinition } from './grains/kind';
 import { NOOP_LOGGER, type ClusterLogger } from './internal/logger';
@@ -213,6 +213,14 @@ export class Cluster implements GrainClusterHandle {
   /** Live grain activations on this member (of one kind, or all). */
   activationCount(kind?: string): number {
     return this.hosted.activationCount(kind);
+  }
+
+  /**
+   * Turns on this member that ran longer than their kind's `longTurnMs`, and that were found
+   * stuck past its `turnTimeoutMs`, since start (of one kind, or all).
+   */
+  turnStats(kind?: string): TurnStats {
+    return this.hosted.turnStats(kind);
   }
 
   /** The latest topology this member has seen. */

@@ -163,6 +163,27 @@ export class CallOutcomeUnknownError extends ClusterError {
   }
 }
 
+/**
+ * A turn of the grain has run longer than its kind's `turnTimeoutMs`: calls queued behind it,
+ * and calls that arrive while it runs, fail with this at once. The activation deactivates when
+ * the turn ends; the next call starts a new one. Not retried.
+ */
+export class TurnTimeoutError extends ClusterError {
+  static override readonly code = 'ERR_TURN_TIMEOUT';
+  override readonly name = 'TurnTimeoutError';
+  constructor(
+    readonly kind: string,
+    readonly identity: string,
+    readonly turnTimeoutMs: number,
+    /** How long the stuck turn had run when it was found stuck. */
+    readonly runningMs: number,
+  ) {
+    super(
+      `${kind}/${identity}: a turn has run ${Math.round(runningMs)} ms, past the kind's turnTimeoutMs of ${turnTimeoutMs} ms; calls to it fail until that turn ends and the activation deactivates`,
+    );
+  }
+}
+
 registerErrorClasses(
   ClusterError,
   JoinTimeoutError,
@@ -176,4 +197,5 @@ registerErrorClasses(
   NotOwnerError,
   JoinRefusedError,
   CallOutcomeUnknownError,
+  TurnTimeoutError,
 );

@@ -88,7 +88,9 @@ export {
   DeadlockError,
   NotOwnerError,
   CallOutcomeUnknownError,
+  TurnTimeoutError,
 } from './errors';
+export type { TurnStats } from './grains/hosted-grains';
 export { PersistentGrain, DEFAULT_PERSISTENT_GRAIN_OPTIONS } from './grains/persistent-grain';
 export type { PersistentGrainOptions } from './grains/persistent-grain';
 export { threaded } from './threads/threaded';

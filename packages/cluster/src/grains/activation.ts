@@ -13,6 +13,7 @@ import type { Entry, LocalProcess } from '@granary/core/internal';
 import type { GrainError } from '../errors';
 import type { DeactivationReason, Grain } from './grain';
 import { GrainTurnContext, grainErrorOf, type TurnHost } from './grain-context';
+import type { TurnWatch, WatchedTurn } from './turn-watch';
 
 /** A message held for an activation that is deactivating (delivered to the next one). */
 export interface HeldMessage {
@@ -45,6 +46,17 @@ export interface ActivationHost extends TurnHost {
   ended(a: Activation, reason: DeactivationReason): void;
   /** Answers `to` with NotOwnerError for `identity` (this member no longer serves the shard). */
   notOwner(to: PID | undefined, identity: string, shard: number): void;
+  /** Watches awaiting turns (undefined when the kind has neither longTurnMs nor turnTimeoutMs). */
+  readonly watch: TurnWatch<ActivationTurn> | undefined;
+  /** A synchronous turn took `ms`, past the kind's longTurnMs. */
+  longTurn(a: Activation, ms: number, running: boolean): void;
+  /** Answers `to` with TurnTimeoutError: the activation's stuck turn still runs. */
+  stuckReply(a: Activation, to: PID | undefined): void;
+}
+
+/** An awaiting turn of an activation, as the kind's TurnWatch follows it. */
+export interface ActivationTurn extends WatchedTurn {
+  readonly activation: Activation;
 }
 
 /** What few activations need: allocated on first use, so an idle grain does not carry it. */
@@ -62,6 +74,10 @@ class Rare {
   /** Deactivate was refused by a full mailbox: posted again after the next turn. */
   deferred: DeactivationReason | undefined = undefined;
   quiet: (() => void) | undefined = undefined;
+  /** A long turn of this activation was logged (once per activation). */
+  longLogged = false;
+  /** How long a turn found stuck (past turnTimeoutMs) had run then, while it still runs. */
+  stuckRunningMs: number | undefined = undefined;
 }
 
 function isLifecycle(m: unknown): boolean {
@@ -164,6 +180,22 @@ export class Activation implements Actor {
       (this.rare ??= new Rare()).deferred = reason;
   }
 
+  /** True the first time (a long turn of this activation is logged once). */
+  firstLongTurn(): boolean {
+    const r = (this.rare ??= new Rare());
+    if (r.longLogged) return false;
+    return (r.longLogged = true);
+  }
+
+  /** How long its stuck turn had run when found stuck, while that turn still runs. */
+  get stuckMs(): number | undefined {
+    return this.rare?.stuckRunningMs;
+  }
+
+  set stuckMs(ms: number | undefined) {
+    if (ms !== undefined || this.rare !== undefined) (this.rare ??= new Rare()).stuckRunningMs = ms;
+  }
+
   /** Resolves once the activation has ended. */
   ended(): Promise<void> {
     const r = (this.rare ??= new Rare());
@@ -239,31 +271,58 @@ export class Activation implements Actor {
       host.requestDeactivate(this, 'not-owner');
       return host.turnEnded(this, influencing);
     }
+    if (this.rare?.stuckRunningMs !== undefined) {
+      host.stuckReply(this, ctx.sender); // a reentrant message let in beside the stuck turn
+      return host.turnEnded(this, influencing);
+    }
+    const watch = host.watch;
+    const clock = host.services.system.clock;
+    const t0 = watch === undefined ? 0 : clock.monotonic();
     const gctx = new GrainTurnContext(this, ctx, message, ctx.headers, false, ctx.deadline);
     let result: unknown;
     try {
       result = this.grain!.receive(gctx);
     } catch (err) {
       gctx.fail(err);
+      if (watch !== undefined) this.measured(t0, clock.monotonic());
       return host.turnEnded(this, influencing);
     }
     if (!isPromise(result)) {
       gctx.finish(result);
+      if (watch !== undefined) this.measured(t0, clock.monotonic());
       return host.turnEnded(this, influencing);
     }
     gctx.pin();
+    const blocking = !def.reentrant(message);
+    let turn: ActivationTurn | undefined;
+    if (watch !== undefined) {
+      turn = { since: t0, blocking, long: false, stuck: false, activation: this };
+      watch.add(turn);
+    }
     const settled = result.then(
       (v) => gctx.finish(v),
       (e: unknown) => gctx.fail(e),
     );
-    if (!def.reentrant(message)) return settled.then(() => host.turnEnded(this, influencing));
+    if (blocking) {
+      return settled.then(() => {
+        if (turn !== undefined) watch!.remove(turn, clock.monotonic());
+        host.turnEnded(this, influencing);
+      });
+    }
     // Reentrant: the mailbox moves on; the turn finishes whenever its promise settles.
     const r = (this.rare ??= new Rare());
     r.running++;
     void settled.then(() => {
+      if (turn !== undefined) watch!.remove(turn, clock.monotonic());
       host.turnEnded(this, influencing);
       if (--r.running === 0 && r.quiet) r.quiet();
     });
+  }
+
+  /** A synchronous turn ended: one clock read, and a report if it was long. */
+  private measured(t0: number, now: number): void {
+    const ms = now - t0;
+    if (ms > this.host.def.longTurnMs) this.host.longTurn(this, ms, false);
   }
 
   /** Runs onDeactivate (after reentrant turns still awaiting); synchronous when there is none. */

@@ -7,16 +7,18 @@ import {
   entrySender,
   type Entry,
   type LocalProcess,
+  Mailbox,
 } from '@granary/core/internal';
-import { ActivationDeniedError, NotOwnerError } from '../errors';
+import { ActivationDeniedError, NotOwnerError, TurnTimeoutError } from '../errors';
 import type { ShardGate } from '../membership/fencing';
-import { Activation, Deactivate, type ActivationHost } from './activation';
+import { Activation, Deactivate, type ActivationHost, type ActivationTurn } from './activation';
 import type { DeactivationReason } from './grain';
 import { ActivationTable } from './internal/activation-table';
 import { replyToOf } from './internal/call-headers';
 import type { GrainServices } from './internal/grain-services';
 import type { KindDefinition } from './kind';
 import { Passivation, idleStamp } from './passivation';
+import { TurnWatch } from './turn-watch';
 
 /** Core's entry helpers as module-level aliases (a CommonJS import is a getter per read). */
 const messageOf = entryMessage;
@@ -45,6 +47,12 @@ export class Activator implements ActivationHost {
   private readonly clock: Clock;
   /** Hand-off to the Props producer (spawn calls it synchronously). */
   private next: Activation | undefined = undefined;
+  /** Awaiting turns, for longTurnMs and turnTimeoutMs (undefined when both are Infinity). */
+  readonly watch: TurnWatch<ActivationTurn> | undefined;
+  /** Turns that ran past longTurnMs. */
+  longTurns = 0;
+  /** Turns found stuck past turnTimeoutMs. */
+  timedOutTurns = 0;
 
   constructor(
     readonly def: KindDefinition,
@@ -62,6 +70,17 @@ export class Activator implements ActivationHost {
         )
       : undefined;
     this.props = Props.fromProducer(() => this.next!, { mailbox: { capacity: def.capacity } });
+    this.watch =
+      Number.isFinite(def.longTurnMs) || Number.isFinite(def.turnTimeoutMs)
+        ? new TurnWatch<ActivationTurn>(
+            services.system.timers,
+            services.system.clock,
+            def.longTurnMs,
+            def.turnTimeoutMs,
+            (turn, ms) => this.longTurn(turn.activation, ms, true),
+            (turn, ms) => this.stuck(turn.activation, ms),
+          )
+        : undefined;
   }
 
   /**
@@ -85,6 +104,7 @@ export class Activator implements ActivationHost {
       }
       a = this.activate(identity, shard, hash);
     }
+    if (a.stuckMs !== undefined) return this.stuckReply(a, senderOf(entry));
     if (a.state === 'deactivating') {
       if (!a.hold({ entry, ack }, this.def.capacity)) {
         this.services.reply(senderOf(entry), this.mailboxFull(a));
@@ -98,6 +118,81 @@ export class Activator implements ActivationHost {
   notOwner(to: PID | undefined, identity: string, shard: number): void {
     if (to === undefined) return;
     this.services.reply(to, new NotOwnerError(this.def.name, identity, this.gate.ownerOf(shard)));
+  }
+
+  /**
+   * A turn ran past longTurnMs (`running`: it still runs, seen by the watch; else it just ended):
+   * counted every time, logged once per activation.
+   */
+  longTurn(a: Activation, ms: number, running: boolean): void {
+    this.longTurns++;
+    if (!a.firstLongTurn()) return;
+    this.services.logger.warn(
+      {
+        grain: `${this.def.name}/${a.identity}`,
+        kind: this.def.name,
+        identity: a.identity,
+        activationId: a.id,
+        durationMs: Math.round(ms),
+        running,
+        longTurnMs: this.def.longTurnMs,
+      },
+      running
+        ? 'grain turn running longer than longTurnMs (logged once per activation)'
+        : 'grain turn took longer than longTurnMs (logged once per activation)',
+    );
+  }
+
+  /** Answers `to` with TurnTimeoutError (the activation's stuck turn still runs). */
+  stuckReply(a: Activation, to: PID | undefined): void {
+    if (to === undefined) return;
+    const def = this.def;
+    this.services.reply(
+      to,
+      new TurnTimeoutError(def.name, a.identity, def.turnTimeoutMs, a.stuckMs!),
+    );
+  }
+
+  /**
+   * A blocking turn ran past turnTimeoutMs: the calls queued behind it fail now, and so will
+   * those that arrive while it runs (deliver); the activation deactivates when the turn ends and
+   * stays in the table until then, so no second activation of the identity can start.
+   */
+  private stuck(a: Activation, ms: number): void {
+    if (a.stuckMs !== undefined) return;
+    a.stuckMs = ms;
+    this.timedOutTurns++;
+    this.services.logger.warn(
+      {
+        grain: `${this.def.name}/${a.identity}`,
+        activationId: a.id,
+        runningMs: Math.round(ms),
+        turnTimeoutMs: this.def.turnTimeoutMs,
+      },
+      'grain turn stuck past turnTimeoutMs: its queued calls fail; it deactivates when the turn ends',
+    );
+    const proc = a.proc;
+    let deactivate: Deactivate | undefined;
+    // A local actor is its mailbox (core's ActorCell extends Mailbox): take its queue as it is.
+    if (proc instanceof Mailbox) {
+      for (const entry of proc.drainUser() as Entry[]) {
+        const m = messageOf(entry);
+        if (m instanceof Deactivate) {
+          deactivate = m;
+          continue;
+        }
+        a.inflight--;
+        this.stuckReply(a, senderOf(entry));
+      }
+    }
+    if (deactivate !== undefined) proc.post(a.pid, entryOf(deactivate), false);
+    else if (a.state === 'active') this.requestDeactivate(a, 'turn-timeout');
+    else {
+      const deferred = a.deferredDeactivate;
+      if (deferred !== undefined && proc.post(a.pid, entryOf(new Deactivate(deferred)), false)) {
+        a.deferDeactivate(undefined);
+      }
+    }
   }
 
   /** Asks an activation to end after the messages already routed to it. Idempotent. */

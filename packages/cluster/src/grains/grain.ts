@@ -36,7 +36,9 @@ export type DeactivationReason =
   /** The grain asked for it with ctx.deactivate(). */
   | 'requested'
   /** onActivate threw. */
-  | 'activation-failed';
+  | 'activation-failed'
+  /** A turn ran past the kind's turnTimeoutMs; the activation ended when the turn did. */
+  | 'turn-timeout';
 
 /** Options of a grain call (`cluster.request`, `ctx.request`, generated clients). */
 export interface GrainCallOptions {

@@ -55,6 +55,17 @@ export class HostedGrains {
     return n;
   }
 
+  /** Long and timed-out turns on this member since start (of one kind, or all). */
+  turnStats(kind?: string): TurnStats {
+    const stats: TurnStats = { longTurns: 0, timedOutTurns: 0 };
+    for (const a of this.activators.values()) {
+      if (kind !== undefined && a.def.name !== kind) continue;
+      stats.longTurns += a.longTurns;
+      stats.timedOutTurns += a.timedOutTurns;
+    }
+    return stats;
+  }
+
   /** Graceful leave began: no new activations on this member. */
   beginLeaving(): void {
     this.services.accepting = false;
@@ -105,4 +116,12 @@ export class HostedGrains {
       router.dead = true;
     }
   }
+}
+
+/** Counts of `Cluster.turnStats`. */
+export interface TurnStats {
+  /** Turns that ran longer than their kind's longTurnMs (each logged once per activation). */
+  longTurns: number;
+  /** Turns found stuck past their kind's turnTimeoutMs (their queued calls failed). */
+  timedOutTurns: number;
 }

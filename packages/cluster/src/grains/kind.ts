@@ -39,6 +39,24 @@ export interface KindOptions {
    * @default messages with `[NotInfluenceReceiveTimeout] = true`
    */
   idleNeutral?: (message: unknown) => boolean;
+  /**
+   * A turn running longer than this is logged (once per activation, with kind, identity and
+   * duration) and counted (`Cluster.turnStats`). A turn this long holds the activation's queue;
+   * a synchronous one also holds the member's event loop (see `threaded()`). `Infinity` turns it
+   * off.
+   * @default 1000
+   */
+  longTurnMs?: number;
+  /**
+   * An awaiting turn running longer than this is stuck: the calls queued behind it, and those
+   * that arrive while it runs, fail at once with TurnTimeoutError, and the activation
+   * deactivates as soon as the turn ends (no second activation starts before: single activation
+   * holds). Reentrant turns do not block the queue and are exempt. A synchronous turn that never
+   * ends cannot be interrupted: it holds the event loop, and the member fences itself past
+   * `maxLoopStallMs`.
+   * @default Infinity (no timeout)
+   */
+  turnTimeoutMs?: number;
 }
 
 /** A registered grain kind: pass it in `Cluster.start({ kinds })`. */
@@ -53,6 +71,8 @@ export interface KindDefinition {
   readonly idleNeutral: (message: unknown) => boolean;
   /** True when every message is reentrant (the kind never blocks a call chain). */
   readonly alwaysReentrant: boolean;
+  readonly longTurnMs: number;
+  readonly turnTimeoutMs: number;
 }
 
 /** Defaults of KindOptions. */
@@ -60,6 +80,8 @@ export const DEFAULT_KIND_OPTIONS = {
   idleTimeoutMs: 60_000,
   mailbox: { capacity: Infinity },
   reentrant: false,
+  longTurnMs: 1000,
+  turnTimeoutMs: Infinity,
 } as const;
 
 const never = (): boolean => false;
@@ -112,6 +134,11 @@ export function kind(
       `kind '${name}': must be an integer >= 1, got ${o.shardCount}`,
     );
   }
+  for (const option of ['longTurnMs', 'turnTimeoutMs'] as const) {
+    if (!(o[option] > 0)) {
+      throw new InvalidOptionError(option, `kind '${name}': must be > 0, got ${o[option]}`);
+    }
+  }
   const reentrant =
     typeof o.reentrant === 'function' ? o.reentrant : o.reentrant === true ? always : never;
   return {
@@ -124,6 +151,8 @@ export function kind(
     reentrant,
     idleNeutral: o.idleNeutral ?? markedNeutral,
     alwaysReentrant: o.reentrant === true,
+    longTurnMs: o.longTurnMs,
+    turnTimeoutMs: o.turnTimeoutMs,
   };
 }
 
