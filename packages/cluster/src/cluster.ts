@@ -110,6 +110,7 @@ export class Cluster implements GrainClusterHandle {
       stopped: () => this.state === 'stopped' || system.isShuttingDown,
       clock: system.clock,
       random: system.random,
+      membershipUnavailable: () => this.ownership.fenced || !this.ownership.leaseValid(),
     });
     const services = new GrainServices(
       system,

@@ -184,6 +184,84 @@ export class TurnTimeoutError extends ClusterError {
   }
 }
 
+/**
+ * The member a call reached cannot serve any grain: it is fenced (its lease is lost, because it
+ * cannot reach the membership store or its event loop stalled) and re-registers by itself.
+ * Retried by the caller within the deadline; behind a NoHostError when it never ends.
+ */
+export class MemberFencedError extends ClusterError {
+  static override readonly code = 'ERR_MEMBER_FENCED';
+  override readonly name = 'MemberFencedError';
+  constructor(
+    readonly kind: string,
+    readonly identity: string,
+    /** The fenced member's id. */
+    readonly member: string,
+  ) {
+    super(
+      `${kind}/${identity}: member ${member} is fenced (its lease is lost: the membership store is unreachable from it, or it stalled); it re-registers by itself`,
+    );
+  }
+}
+
+/** Why no live member could take a call: what the caller saw while it retried. */
+export interface NoHostDetails {
+  /** Members hosting the kind that are leaving (draining for a graceful shutdown). */
+  readonly leaving: number;
+  /**
+   * Members that hosted the kind and dropped out of the membership without leaving in order
+   * (their lease expired: fenced or dead), and have not come back.
+   */
+  readonly dropped: number;
+  /** Members that answered this call that they are fenced. */
+  readonly fencedAnswers: number;
+  /** This member itself is fenced (its own lease is lost): the membership store looks unreachable. */
+  readonly membershipUnavailable: boolean;
+}
+
+/**
+ * No live member hosts the kind (they are fenced, leaving or gone) for as long as the call
+ * retried (its `timeoutMs`). Not an unknown kind: the kind was hosted in this member's view of
+ * the cluster. The message says what the caller saw.
+ */
+export class NoHostError extends ClusterError {
+  static override readonly code = 'ERR_NO_HOST';
+  override readonly name = 'NoHostError';
+  readonly leaving: number;
+  readonly dropped: number;
+  readonly fencedAnswers: number;
+  readonly membershipUnavailable: boolean;
+  constructor(
+    readonly kind: string,
+    readonly identity: string,
+    readonly timeoutMs: number,
+    readonly attempts: number,
+    details: NoHostDetails,
+    options?: { cause?: unknown },
+  ) {
+    const seen = [
+      details.dropped > 0
+        ? `${details.dropped} member(s) that hosted it dropped out of the membership (lease expired: fenced or dead)`
+        : undefined,
+      details.fencedAnswers > 0
+        ? `${details.fencedAnswers} answer(s) from fenced members`
+        : undefined,
+      details.leaving > 0 ? `${details.leaving} member(s) hosting it are leaving` : undefined,
+      details.membershipUnavailable
+        ? "this member's own lease is lost too: the membership store looks unreachable"
+        : undefined,
+    ].filter((s) => s !== undefined);
+    super(
+      `no live member hosts kind '${kind}' (call to ${kind}/${identity}, ${Math.round(timeoutMs)} ms (timeoutMs), ${attempts} attempt(s))${seen.length > 0 ? `: ${seen.join('; ')}` : ''}`,
+      options,
+    );
+    this.leaving = details.leaving;
+    this.dropped = details.dropped;
+    this.fencedAnswers = details.fencedAnswers;
+    this.membershipUnavailable = details.membershipUnavailable;
+  }
+}
+
 registerErrorClasses(
   ClusterError,
   JoinTimeoutError,
@@ -198,4 +276,6 @@ registerErrorClasses(
   JoinRefusedError,
   CallOutcomeUnknownError,
   TurnTimeoutError,
+  MemberFencedError,
+  NoHostError,
 );

@@ -89,7 +89,10 @@ export {
   NotOwnerError,
   CallOutcomeUnknownError,
   TurnTimeoutError,
+  MemberFencedError,
+  NoHostError,
 } from './errors';
+export type { NoHostDetails } from './errors';
 export type { TurnStats } from './grains/hosted-grains';
 export { PersistentGrain, DEFAULT_PERSISTENT_GRAIN_OPTIONS } from './grains/persistent-grain';
 export type { PersistentGrainOptions } from './grains/persistent-grain';

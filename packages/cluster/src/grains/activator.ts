@@ -9,7 +9,12 @@ import {
   type LocalProcess,
   Mailbox,
 } from '@granary/core/internal';
-import { ActivationDeniedError, NotOwnerError, TurnTimeoutError } from '../errors';
+import {
+  ActivationDeniedError,
+  MemberFencedError,
+  NotOwnerError,
+  TurnTimeoutError,
+} from '../errors';
 import type { ShardGate } from '../membership/fencing';
 import { Activation, Deactivate, type ActivationHost, type ActivationTurn } from './activation';
 import type { DeactivationReason } from './grain';
@@ -114,10 +119,20 @@ export class Activator implements ActivationHost {
     this.post(a, entry, ack);
   }
 
-  /** Answers `to` with NotOwnerError naming the owner this member believes in. */
+  /**
+   * Answers `to` with NotOwnerError naming the owner this member believes in, or, when this
+   * whole member is fenced, with MemberFencedError: the truth is that membership is unavailable
+   * here, not that another member owns the shard.
+   */
   notOwner(to: PID | undefined, identity: string, shard: number): void {
     if (to === undefined) return;
-    this.services.reply(to, new NotOwnerError(this.def.name, identity, this.gate.ownerOf(shard)));
+    const name = this.def.name;
+    this.services.reply(
+      to,
+      this.gate.memberFenced()
+        ? new MemberFencedError(name, identity, this.services.cluster.id)
+        : new NotOwnerError(name, identity, this.gate.ownerOf(shard)),
+    );
   }
 
   /**

@@ -7,7 +7,12 @@ import {
   type PID,
   type RandomSource,
 } from '@granary/core';
-import { ClusterStoppedError, DeadlineExceededError } from '../errors';
+import {
+  ClusterStoppedError,
+  DeadlineExceededError,
+  MemberFencedError,
+  NoHostError,
+} from '../errors';
 import type { Topology } from '../membership/topology';
 import { ownerOf } from '../placement/owner-of';
 import { shardOf } from '../placement/shard-of';
@@ -17,6 +22,7 @@ import { setbackOf, type Setback } from './internal/call-outcome';
 import { callHeader } from './internal/call-headers';
 import { GrainCall, type CallRetrier } from './internal/grain-call';
 import { GrainRefs, type GrainRef } from './internal/grain-refs';
+import { KindHosts } from './internal/kind-hosts';
 
 /** First wait before retrying a placement or transport failure: a claim takes a few ms. */
 const INITIAL_BACKOFF_MS = 5;
@@ -38,6 +44,8 @@ export interface CallerDeps {
   readonly clock: Clock;
   /** Backoff jitter (the system's random source). */
   readonly random: RandomSource;
+  /** True while this member itself is fenced (its lease is lost or not provably alive). */
+  membershipUnavailable(): boolean;
 }
 
 /**
@@ -52,6 +60,8 @@ export class GrainCaller implements CallRetrier {
   private readonly refs = new GrainRefs();
   /** Wake-ups of the calls sleeping between attempts (bounded by the calls in progress). */
   private readonly sleepers = new Set<() => void>();
+  /** Which kinds this member has seen hosted, and which of their hosts dropped out. */
+  private readonly hosts = new KindHosts();
 
   constructor(private readonly deps: CallerDeps) {}
 
@@ -115,6 +125,7 @@ export class GrainCaller implements CallRetrier {
    * backoff of up to 150 ms.
    */
   topologyChanged(): void {
+    this.hosts.topologyChanged(this.deps.topology());
     this.refs.topologyChanged();
     for (const wake of [...this.sleepers]) wake();
   }
@@ -188,18 +199,36 @@ export class GrainCaller implements CallRetrier {
     let hint: string | undefined;
     let followedHint = false;
     let backoff = INITIAL_BACKOFF_MS;
+    // The call found no member able to take it (no owner, or a fenced one) on its last try.
+    let noHost = false;
+    let fencedAnswers = 0;
     for (;;) {
       if (setback === undefined) {
         if (signal?.aborted) throw new AbortError(`${kind}/${identity}`, signal.reason);
         if (this.deps.stopped()) throw new ClusterStoppedError(`request to ${kind}/${identity}`);
         const remaining = deadline - this.deps.clock.now();
         if (remaining <= 0) {
+          if (noHost) {
+            throw new NoHostError(
+              kind,
+              identity,
+              deadline - start,
+              attempts,
+              {
+                ...this.hosts.details(kind, this.deps.topology()),
+                fencedAnswers,
+                membershipUnavailable: this.deps.membershipUnavailable(),
+              },
+              { cause: last },
+            );
+          }
           throw new DeadlineExceededError(kind, identity, deadline - start, attempts, {
             cause: last,
           });
         }
         const address = hint ?? this.ownerOf(ref);
         hint = undefined;
+        noHost = address === undefined;
         if (address !== undefined) {
           attempts++;
           let reply: unknown;
@@ -233,6 +262,10 @@ export class GrainCaller implements CallRetrier {
             hint = setback.hint;
         }
         last = setback.error;
+        if (MemberFencedError.is(last)) {
+          noHost = true;
+          fencedAnswers++;
+        }
         setback = undefined;
       }
       if (hint !== undefined && !followedHint) {
@@ -249,19 +282,19 @@ export class GrainCaller implements CallRetrier {
   }
 
   /**
-   * The address of the desired owner. Undefined while no up member hosts the kind (a rolling
-   * restart); UnknownKindError when no member of the topology hosts it at all.
+   * The address of the desired owner. Undefined while no up member hosts the kind: its hosts are
+   * fenced, leaving, gone or restarting, and the call retries (NoHostError at its deadline).
+   * UnknownKindError only for a kind no member has been seen hosting.
    */
   private ownerAddress(kind: string, shard: number): string | undefined {
     const topology = this.deps.topology();
     const owner = ownerOf(kind, shard, topology);
     if (owner !== undefined) return owner.address;
     // An empty view (this member is re-registering) says nothing about the kind: retry.
-    const members = topology.members;
-    if (members.length > 0 && !members.some((m) => m.kinds.includes(kind))) {
+    if (topology.members.length > 0 && !this.hosts.known(kind, topology)) {
       throw new UnknownKindError(
         kind,
-        `unknown grain kind '${kind}': register it with kind() in Cluster.start({ kinds })`,
+        `unknown grain kind '${kind}': no member has been seen hosting it; register it with kind() in Cluster.start({ kinds })`,
       );
     }
     return undefined;

@@ -19,6 +19,8 @@ export interface ShardGate {
   epochOf(shard: number): number;
   /** The address of the shard's desired owner under the member's topology, if any. */
   ownerOf(shard: number): string | undefined;
+  /** True while this whole member is fenced (lease lost or not provably alive). */
+  memberFenced(): boolean;
 }
 
 /** The member-wide side of fencing, kept by shard ownership. */
@@ -51,5 +53,9 @@ export class ClaimGate implements ShardGate {
 
   ownerOf(shard: number): string | undefined {
     return ownerOf(this.kind, shard, this.member.topology)?.address;
+  }
+
+  memberFenced(): boolean {
+    return this.member.fenced || !this.member.leaseValid();
   }
 }

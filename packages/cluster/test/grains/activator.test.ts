@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { MailboxFullError } from '@granary/core';
-import { ActivationDeniedError, NotOwnerError } from '../../src/errors';
+import { ActivationDeniedError, MemberFencedError, NotOwnerError } from '../../src/errors';
 import type { DeactivationReason, GrainContext } from '../../src/grains/grain';
 import { kind } from '../../src/grains/kind';
 import { shardOf } from '../../src/placement/shard-of';
@@ -69,6 +69,17 @@ describe('Activator', () => {
       expect(err).to.be.instanceOf(NotOwnerError).with.property('owner', 'owner-elsewhere:1');
       expect(host.activator.table.count).to.equal(0);
       expect(host.log).to.deep.equal([]);
+    });
+
+    it('answers MemberFencedError, not NotOwnerError, while the whole member is fenced', async () => {
+      host.gate.serving = new Set();
+      host.gate.fenced = true;
+      const err = await host.call('x', 1).catch((e: unknown) => e);
+      expect(err)
+        .to.be.instanceOf(MemberFencedError)
+        .and.include({ kind: host.def.name, identity: 'x' });
+      expect((err as Error).message).to.match(/is fenced \(its lease is lost/);
+      expect(host.activator.table.count).to.equal(0);
     });
 
     it('starts none for an identity canActivate refuses: ActivationDeniedError', async () => {

@@ -13,7 +13,10 @@ import {
   CallOutcomeUnknownError,
   DeadlineExceededError,
   GrainError,
+  MemberFencedError,
+  NoHostError,
   NotOwnerError,
+  UnknownKindError,
 } from '../../src/errors';
 import { GrainCaller } from '../../src/grains/grain-caller';
 import type { Member, Topology } from '../../src/membership/topology';
@@ -84,6 +87,7 @@ describe('GrainCaller', () => {
   /** Waits between attempts the caller scheduled, in ms. */
   let sleeps: number[];
   let slept: (() => void) | undefined;
+  let selfFenced: boolean;
 
   beforeEach(() => {
     system = new ActorSystem({ name: 'caller' });
@@ -95,6 +99,7 @@ describe('GrainCaller', () => {
       pid.address === 'a:1' ? a : pid.address === 'b:1' ? b : undefined,
     );
     sleeps = [];
+    selfFenced = false;
     caller = new GrainCaller({
       system,
       defaultTimeoutMs: 2000,
@@ -102,6 +107,7 @@ describe('GrainCaller', () => {
       shardCountOf: () => 16,
       onSendFailed: () => {},
       stopped: () => false,
+      membershipUnavailable: () => selfFenced,
       clock: {
         ...SYSTEM_CLOCK,
         setTimer: (fn, ms) => {
@@ -200,6 +206,51 @@ describe('GrainCaller', () => {
     caller.topologyChanged();
     expect(await pending).to.equal('from b');
     expect(Date.now() - woken).to.be.below(100);
+  });
+
+  describe('when no live member hosts the kind', () => {
+    it('retries, then fails with NoHostError saying its hosts dropped out and this member is fenced', async () => {
+      caller.topologyChanged(); // seen: a hosts k
+      topology = { version: 2, members: [member('b', [])] }; // a's lease expired
+      caller.topologyChanged();
+      selfFenced = true;
+      const err = (await call({ timeoutMs: 150 }).catch((e: unknown) => e)) as NoHostError;
+      expect(err).to.be.instanceOf(NoHostError);
+      expect(err).to.include({ kind: 'k', dropped: 1, leaving: 0, membershipUnavailable: true });
+      expect(err.message).to.match(
+        /no live member hosts kind 'k'.*1 member\(s\) that hosted it dropped out.*membership store looks unreachable/,
+      );
+      expect(sleeps.length, 'it retried').to.be.above(1);
+    });
+
+    it('succeeds when a host comes back within the deadline', async () => {
+      caller.topologyChanged();
+      topology = { version: 2, members: [member('b', [])] };
+      caller.topologyChanged();
+      const pending = call({ timeoutMs: 3000 });
+      await new Promise((r) => setTimeout(r, 50));
+      topology = { version: 3, members: [member('a'), member('b', [])] };
+      caller.topologyChanged();
+      expect(await pending).to.equal('answer');
+    });
+
+    it('fails with NoHostError, not NotOwnerError, when the owner answers that it is fenced', async () => {
+      a.script(() => new MemberFencedError('k', 'g-1', 'a'));
+      const err = (await call({ timeoutMs: 150 }).catch((e: unknown) => e)) as NoHostError;
+      expect(err).to.be.instanceOf(NoHostError);
+      expect(err.fencedAnswers).to.equal(a.attempts.length).and.be.above(1);
+      expect(err.cause).to.be.instanceOf(MemberFencedError);
+      expect(err.message).to.match(/answer\(s\) from fenced members/);
+    });
+
+    it('fails at once with UnknownKindError for a kind no member was ever seen hosting', async () => {
+      caller.topologyChanged();
+      const err = await caller
+        .request('nope', 'g-1', 'hello', { timeoutMs: 5000 }, undefined)
+        .catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(UnknownKindError);
+      expect(sleeps).to.deep.equal([]);
+    });
   });
 
   it('rejects bad arguments naming them', async () => {

@@ -4,7 +4,12 @@ import {
   MailboxFullError,
   TimeoutError,
 } from '@granary/core';
-import { CallOutcomeUnknownError, GrainError, NotOwnerError } from '../../errors';
+import {
+  CallOutcomeUnknownError,
+  GrainError,
+  MemberFencedError,
+  NotOwnerError,
+} from '../../errors';
 import type { GrainCallOptions } from '../grain';
 
 /** What the classification needs to know of a call. */
@@ -62,6 +67,8 @@ export function setbackOf(
     const owner = error.owner;
     return { kind: 'retry', error, hint: owner !== address ? owner : undefined };
   }
+  // The member is fenced and re-registers by itself; meanwhile its shards move elsewhere.
+  if (MemberFencedError.is(error)) return { kind: 'retry', error, hint: undefined };
   if (DeadLetterError.is(error)) return { kind: 'retry', error, hint: undefined };
   if (EndpointUnavailableError.is(error)) {
     if (!outcomeUnknown(error) || stopping) return { kind: 'retry', error, hint: undefined };
