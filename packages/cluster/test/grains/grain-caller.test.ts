@@ -6,6 +6,7 @@ import {
   InvalidArgumentError,
   MailboxFullError,
   SYSTEM_CLOCK,
+  UnknownKindError,
   type PID,
 } from '@granary/core';
 import { entrySender, type Entry, type Process } from '@granary/core/internal';
@@ -16,7 +17,6 @@ import {
   MemberFencedError,
   NoHostError,
   NotOwnerError,
-  UnknownKindError,
 } from '../../src/errors';
 import { GrainCaller } from '../../src/grains/grain-caller';
 import type { Member, Topology } from '../../src/membership/topology';

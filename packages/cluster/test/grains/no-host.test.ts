@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { NoHostError, UnknownKindError } from '../../src/errors';
+import { UnknownKindError } from '@granary/core';
+import { NoHostError } from '../../src/errors';
 import type { Grain } from '../../src/grains/grain';
 import { kind } from '../../src/grains/kind';
 import type { MemoryProvider } from '../../src/providers/memory/memory-provider';
