@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { PID } from '@granary/core';
 import { Cluster, EtcdProvider } from '@granary/cluster';
-import { TestCluster } from '@granary/testkit';
+import { silentLogger, TestCluster } from '@granary/testkit';
 import { defineBenchmark, percentile, type BenchCase } from '../harness';
 import { inFlightWarm } from '../in-flight';
 import { BENCH_PROTO, ping } from '../remote/messages';
@@ -16,7 +16,6 @@ export const GRAIN_NODE = join(
   __dirname,
   '../../../packages/cluster/dist/test/grains/fixtures/grain-node.js',
 );
-const QUIET = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
 let tc: TestCluster;
 let client: Cluster;
@@ -49,11 +48,11 @@ export async function startPeerAndClient(
       endpoints: cluster.etcd!.endpoints,
       ttlSeconds,
       prefix: '/granary-grains',
-      logger: QUIET,
+      logger: silentLogger,
     }),
     kinds: [],
     remote: { host: '127.0.0.1', port: 0 },
-    logger: QUIET,
+    logger: silentLogger,
   });
   await cluster.waitForConvergence();
   return { tc: cluster, client: c };

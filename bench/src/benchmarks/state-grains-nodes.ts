@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { Cluster, EtcdProvider } from '@granary/cluster';
-import { startRedis, TestCluster, type RedisHandle } from '@granary/testkit';
+import { type RedisHandle, silentLogger, startRedis, TestCluster } from '@granary/testkit';
 import { Redis } from 'ioredis';
 import { defineBenchmark, percentile } from '../harness';
 import { inFlight } from '../in-flight';
@@ -14,7 +14,6 @@ const STATE_NODE = join(
   __dirname,
   '../../../packages/cluster/dist/test/state/fixtures/state-node.js',
 );
-const QUIET = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 const CLUSTER = 'bench-state-nodes';
 
 let redis: RedisHandle;
@@ -72,11 +71,11 @@ export const benchmark = defineBenchmark({
         endpoints: tc.etcd!.endpoints,
         ttlSeconds: 3,
         prefix: '/granary-state',
-        logger: QUIET,
+        logger: silentLogger,
       }),
       kinds: [],
       remote: { host: '127.0.0.1', port: 0 },
-      logger: QUIET,
+      logger: silentLogger,
     });
     await tc.waitForConvergence();
     for (let i = 0; i < IN_FLIGHT; i++) await client.request('counter', `c-${i}`, 'inc');

@@ -1,11 +1,5 @@
 import { Cluster, MemoryClusterTable, MemoryProvider, type KindDefinition } from '@granary/cluster';
-
-const quiet = {
-  debug: (): void => undefined,
-  info: (): void => undefined,
-  warn: (): void => undefined,
-  error: (): void => undefined,
-};
+import { silentLogger, waitUntil } from '@granary/testkit';
 
 /** Members of one in-process cluster (MemoryProvider, real gRPC remote on loopback). */
 export class ClusterNodes {
@@ -13,7 +7,8 @@ export class ClusterNodes {
   readonly nodes: Cluster[] = [];
   /** Live activations (all members), kept from the activation log. */
   live = 0;
-  private readonly waiters: Array<() => void> = [];
+  /** Called on every activation event. */
+  private readonly listeners = new Set<() => void>();
 
   constructor(private readonly kinds: (memberId: string) => KindDefinition[]) {}
 
@@ -26,10 +21,10 @@ export class ClusterNodes {
       remote: { host: '127.0.0.1', port: 0 },
       claimRetryMs: 100,
       requestTimeoutMs: 3000,
-      logger: quiet,
+      logger: silentLogger,
       onActivation: (e) => {
         this.live += e.type === 'activate' ? 1 : -1;
-        for (const w of this.waiters.splice(0)) w();
+        for (const l of [...this.listeners]) l();
       },
     });
     this.nodes.push(c);
@@ -72,31 +67,20 @@ export class ClusterNodes {
             .sort()
             .join(',') === ids,
       );
-    return new Promise((resolve, reject) => {
-      const offs: Array<() => void> = [];
-      const done = (err?: Error): void => {
-        clearTimeout(timer);
-        offs.forEach((off) => off());
-        if (err) reject(err);
-        else resolve();
-      };
-      const timer = setTimeout(() => done(new Error(`members did not agree on ${ids}`)), timeoutMs);
-      for (const n of live) offs.push(n.on('topology', () => setImmediate(() => ok() && done())));
-      if (ok()) done();
-    });
+    const on = live.map((n) => (l: () => void) => n.on('topology', l));
+    return waitUntil(ok, `members agree on ${ids}`, { on, timeoutMs });
   }
 
   /** Resolves once `live` equals `n` (checked on every activation event); bounded. */
-  async untilLive(n: number, timeoutMs = 10_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.live !== n) {
-      if (Date.now() > deadline)
-        throw new Error(`expected ${n} live activations, have ${this.live}`);
-      await new Promise<void>((resolve) => {
-        this.waiters.push(resolve);
-        setTimeout(resolve, timeoutMs).unref();
-      });
-    }
+  untilLive(n: number, timeoutMs = 10_000): Promise<void> {
+    const onActivation = (l: () => void): (() => void) => {
+      this.listeners.add(l);
+      return () => this.listeners.delete(l);
+    };
+    return waitUntil(() => this.live === n, `${n} live activations (have ${this.live})`, {
+      on: [onActivation],
+      timeoutMs,
+    });
   }
 
   async stopAll(): Promise<void> {

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { expect } from 'chai';
 import { Cluster, EtcdProvider } from '@granary/cluster';
-import { NodeProcess, startEtcd, type EtcdHandle } from '@granary/testkit';
+import { type EtcdHandle, NodeProcess, silentLogger, startEtcd } from '@granary/testkit';
 import { PoolClient } from '../src/cluster/pool-client';
 import { iterationsFor, type SpinDone } from './fixtures/spin-job';
 
@@ -11,7 +11,6 @@ const THREADS = 2;
 const BATCHES = 4;
 /** A job's deadline: a batch of 12 shares 2 cores, so a job may take ~6 × its CPU time. */
 const JOB_TIMEOUT_MS = 60_000;
-const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
 describe('CPU-bound pool jobs in worker threads: 3 node processes on etcd at default lease settings', function () {
   this.timeout(180_000);
@@ -40,10 +39,10 @@ describe('CPU-bound pool jobs in worker threads: 3 node processes on etcd at def
     caller = await Cluster.start({
       name: 'cpu-pool',
       id: 'caller',
-      provider: new EtcdProvider({ endpoints: etcd.endpoints, logger: quiet }),
+      provider: new EtcdProvider({ endpoints: etcd.endpoints, logger: silentLogger }),
       kinds: [],
       remote: { host: '127.0.0.1', port: 0 },
-      logger: quiet,
+      logger: silentLogger,
     });
   });
   after(async () => {

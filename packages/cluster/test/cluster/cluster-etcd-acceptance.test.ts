@@ -1,9 +1,10 @@
 import { expect } from 'chai';
-import { Etcd3 } from 'etcd3';
-import { startEtcd, type EtcdHandle } from '@granary/testkit';
+import type { Etcd3 } from 'etcd3';
+import type { EtcdHandle } from '@granary/testkit';
 import { ownerOf } from '../../src/placement/owner-of';
 import { orphanClaimsWithin } from '../fixtures/claim-audit';
 import { ClaimLog, spawnNode, viewsAgree, waitForViews, type NodeView } from './node-views';
+import { etcdForSuite } from '../fixtures/etcd-for-suite';
 
 const KIND = 'K';
 const SHARDS = 256;
@@ -23,14 +24,8 @@ describe('Cluster on etcd, nodes as processes (acceptance)', function () {
   let n = 0;
   let cluster = '';
 
-  before(async () => {
-    etcd = await startEtcd();
-    client = new Etcd3({ hosts: etcd.endpoints });
-  });
-  after(async () => {
-    client.close();
-    await etcd.stop();
-  });
+  const suite = etcdForSuite();
+  before(() => ({ etcd, client } = suite));
   beforeEach(async () => {
     cluster = `acc${++n}`;
     log = new ClaimLog(etcd.endpoints, `/granary/${cluster}/shards/`);

@@ -1,5 +1,14 @@
+import { waitUntil } from '@granary/testkit';
 import type { Cluster } from '../../src/cluster';
 import { ownerOf } from '../../src/placement/owner-of';
+
+/** The cluster events after which membership and shard ownership may have changed. */
+const MEMBERSHIP_EVENTS = [
+  'topology',
+  'shard-acquired',
+  'shard-released',
+  'lease-restored',
+] as const;
 
 /**
  * Resolves once `check()` returns true, re-checking after every topology and shard event of the
@@ -11,28 +20,8 @@ export function waitForClusters(
   what: string,
   timeoutMs = 5000,
 ): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const offs: Array<() => void> = [];
-    const done = (err?: Error): void => {
-      clearTimeout(timer);
-      for (const off of offs) off();
-      if (err) reject(err);
-      else resolve();
-    };
-    const timer = setTimeout(
-      () => done(new Error(`timed out after ${timeoutMs} ms: ${what}`)),
-      timeoutMs,
-    );
-    const recheck = (): void => {
-      if (check()) done();
-    };
-    for (const c of clusters) {
-      for (const e of ['topology', 'shard-acquired', 'shard-released', 'lease-restored'] as const) {
-        offs.push(c.on(e, () => setImmediate(recheck)));
-      }
-    }
-    recheck();
-  });
+  const on = clusters.flatMap((c) => MEMBERSHIP_EVENTS.map((e) => (l: () => void) => c.on(e, l)));
+  return waitUntil(check, what, { on, timeoutMs });
 }
 
 /**

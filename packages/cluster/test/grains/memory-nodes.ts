@@ -1,3 +1,4 @@
+import { errorsOnlyLogger } from '@granary/testkit';
 import { Cluster } from '../../src/cluster';
 import type { ActivationEvent } from '../../src/grains/grains-options';
 import type { KindDefinition } from '../../src/grains/kind';
@@ -5,7 +6,6 @@ import type { ClusterProvider } from '../../src/providers/cluster-provider';
 import { MemoryProvider } from '../../src/providers/memory/memory-provider';
 import { MemoryClusterTable } from '../../src/providers/memory/memory-table';
 import { waitForClusters } from '../cluster/converge';
-import { errorsOnlyLogger } from '../fixtures/node-output';
 
 /**
  * Several members in this process, each with its own remote: over one MemoryClusterTable, or

@@ -25,13 +25,27 @@ interface LoadResult {
   late: number;
 }
 
-/** CALLERS loops calling random grains until stop() resolves; records every outcome. */
+/** Calls that must succeed between two steps of a test: the load runs while the step happens. */
+const CALLS_PER_STEP = 500;
+
+/**
+ * CALLERS loops calling random grains until stop() resolves; records every outcome.
+ * `answered(n)` resolves once `n` more calls have succeeded (the test waits on the load's
+ * progress, not on a fixed time).
+ */
 function load(
   nodes: MemoryNodes,
   stopped: ReadonlySet<unknown>,
-): { stop: () => Promise<LoadResult> } {
+): { stop: () => Promise<LoadResult>; answered: (n: number) => Promise<void> } {
   const result: LoadResult = { ok: 0, failed: [], late: 0 };
   let running = true;
+  const waiters: Array<{ at: number; resolve: () => void }> = [];
+  const succeeded = (): void => {
+    result.ok++;
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      if (result.ok >= waiters[i]!.at) waiters.splice(i, 1)[0]!.resolve();
+    }
+  };
   const loops = Array.from({ length: CALLERS }, async (_, i) => {
     while (running) {
       const live = nodes.nodes.filter((n) => !stopped.has(n));
@@ -41,7 +55,7 @@ function load(
         await caller.request('echo', `g-${Math.floor(Math.random() * GRAINS)}`, 'hi', {
           timeoutMs: TIMEOUT_MS,
         });
-        result.ok++;
+        succeeded();
       } catch (err) {
         if ((err as { code?: string }).code === 'ERR_CLUSTER_STOPPED') continue;
         result.failed.push(err as Error);
@@ -55,6 +69,7 @@ function load(
       await Promise.all(loops);
       return result;
     },
+    answered: (n) => new Promise((resolve) => waiters.push({ at: result.ok + n, resolve })),
   };
 }
 
@@ -74,14 +89,14 @@ describe('rebalance, graceful leave and failover under load (MemoryProvider)', f
   it('a 4th member joins, then one leaves gracefully: no call fails, activations never overlap', async () => {
     const stopped = new Set<unknown>();
     const l = load(nodes, stopped);
-    await new Promise((r) => setTimeout(r, 200));
+    await l.answered(CALLS_PER_STEP);
     await nodes.add('r4');
-    await new Promise((r) => setTimeout(r, 200));
+    await l.answered(CALLS_PER_STEP);
     const leaving = nodes.nodes[1]!;
     stopped.add(leaving);
     await leaving.shutdown();
     expect(leaving.activationCount()).to.equal(0);
-    await new Promise((r) => setTimeout(r, 200));
+    await l.answered(CALLS_PER_STEP);
     const res = await l.stop();
     expect(res.failed.map((e) => `${e.name}: ${e.message}`)).to.deep.equal([]);
     expect(res.late).to.equal(0);

@@ -1,12 +1,13 @@
 import { expect } from 'chai';
-import { Etcd3, GRPCDeadlineExceededError, type ITxnRequest } from 'etcd3';
-import { startEtcd, type EtcdHandle } from '@granary/testkit';
+import { type Etcd3, GRPCDeadlineExceededError, type ITxnRequest } from 'etcd3';
+import type { EtcdHandle } from '@granary/testkit';
 import { Cluster } from '../../src/cluster';
 import type { EtcdTxnCalls } from '../../src/providers/etcd/etcd-claim-batcher';
 import { EtcdProvider } from '../../src/providers/etcd/etcd-provider';
 import type { EtcdProviderOptions } from '../../src/providers/etcd/etcd-provider-options';
 import { agreed, waitForClusters } from '../cluster/converge';
 import { orphanClaimsWithin, type HeldReport } from '../fixtures/claim-audit';
+import { etcdForSuite } from '../fixtures/etcd-for-suite';
 
 const KIND = 'K';
 const SHARDS = 16;
@@ -60,14 +61,8 @@ describe('Lost claim replies and orphan claims (etcd)', function () {
   let client: Etcd3;
   let running: Cluster[] = [];
   let n = 0;
-  before(async () => {
-    etcd = await startEtcd();
-    client = new Etcd3({ hosts: etcd.endpoints });
-  });
-  after(async () => {
-    client.close();
-    await etcd.stop();
-  });
+  const suite = etcdForSuite();
+  before(() => ({ etcd, client } = suite));
   afterEach(async () => {
     await Promise.all(running.map((c) => c.shutdown({ graceful: false })));
     running = [];

@@ -1,13 +1,14 @@
 import { expect } from 'chai';
 import { InvalidOptionError } from '@granary/core';
-import { Etcd3 } from 'etcd3';
-import { freePort, startEtcd, type EtcdHandle } from '@granary/testkit';
+import type { Etcd3 } from 'etcd3';
+import { freePort, type EtcdHandle } from '@granary/testkit';
 import { JoinTimeoutError, LeaseLostError } from '../../../src/errors';
 import type { ClusterLogger } from '../../../src/internal/logger';
 import type { Topology } from '../../../src/membership/topology';
 import type { ClaimReleased, LeaseHealth } from '../../../src/providers/cluster-provider';
 import { EtcdProvider } from '../../../src/providers/etcd/etcd-provider';
 import type { EtcdProviderOptions } from '../../../src/providers/etcd/etcd-provider-options';
+import { etcdForSuite } from '../../fixtures/etcd-for-suite';
 
 function next<T>(
   subscribe: (l: (v: T) => void) => () => void,
@@ -78,14 +79,8 @@ describe('EtcdProvider', () => {
     let client: Etcd3;
     let providers: EtcdProvider[] = [];
     let cluster = 0;
-    before(async () => {
-      etcd = await startEtcd();
-      client = new Etcd3({ hosts: etcd.endpoints });
-    });
-    after(async () => {
-      client.close();
-      await etcd.stop();
-    });
+    const suite = etcdForSuite();
+    before(() => ({ etcd, client } = suite));
     beforeEach(() => cluster++);
     afterEach(async () => {
       await Promise.all(providers.map((p) => p.leave()));
