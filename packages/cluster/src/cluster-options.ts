@@ -3,7 +3,7 @@ import type { ClusterLogger } from './internal/logger';
 import type { ClusterProvider } from './providers/cluster-provider';
 
 /** A kind this member hosts: a name, or anything with a `name` and an optional `shardCount`. */
-export type KindSpec = string | { readonly name: string; readonly shardCount?: number };
+export type KindSpec = string | { readonly name: string; readonly shardCount?: number | undefined };
 
 /**
  * Where this member's remote transport listens and how it authenticates peers: every option
@@ -52,7 +52,7 @@ export interface ClusterOptions {
    * handshake).
    * @default undefined
    */
-  remote?: ClusterRemoteOptions;
+  remote?: ClusterRemoteOptions | undefined;
   /**
    * Shards per kind for kinds that do not set their own `shardCount`.
    * @default 256

@@ -43,7 +43,7 @@ export interface ActorSystemOptions {
    * Where the runtime logs (pino-compatible).
    * @default createStderrLogger('warn')
    */
-  logger?: Logger;
+  logger?: Logger | undefined;
   /**
    * The shared timer wheel's resolution and size.
    * @default { tickMs: 10, slots: 512 }

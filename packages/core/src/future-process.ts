@@ -17,18 +17,18 @@ export interface RequestOptions {
    * signal, or shutdown.
    * @default undefined
    */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /**
    * Cancels the request: the promise rejects with AbortError; a reply arriving later goes to
    * dead letters.
    * @default undefined
    */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * String headers for the target's `ctx.headers`.
    * @default undefined
    */
-  header?: Record<string, string>;
+  header?: Record<string, string> | undefined;
 }
 
 /**

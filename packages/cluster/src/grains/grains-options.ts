@@ -32,7 +32,7 @@ export interface GrainsOptions {
    * Called on every activation start and end (an activation log for tests and metrics).
    * @default undefined
    */
-  onActivation?: (event: ActivationEvent) => void;
+  onActivation?: ((event: ActivationEvent) => void) | undefined;
 }
 
 /** Defaults of GrainsOptions. */

@@ -62,7 +62,7 @@ export interface KindOptions {
 /** A registered grain kind: pass it in `Cluster.start({ kinds })`. */
 export interface KindDefinition {
   readonly name: string;
-  readonly shardCount?: number;
+  readonly shardCount?: number | undefined;
   readonly factory: () => Grain;
   readonly idleTimeoutMs: number;
   readonly capacity: number;

@@ -21,7 +21,7 @@ export interface ThreadCall {
   /** Epoch ms; Infinity when the call has none. */
   readonly deadline: number;
   /** Aborts the task: dropped if queued, its thread terminated if running. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**

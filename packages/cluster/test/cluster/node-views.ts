@@ -62,7 +62,7 @@ export class NodeView {
 export async function spawnNode(config: {
   provider?: 'etcd' | 'seed';
   endpoints?: string[];
-  seed?: string;
+  seed?: string | undefined;
   isSeed?: boolean;
   port?: number;
   ttlMs?: number;

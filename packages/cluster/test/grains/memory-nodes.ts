@@ -21,7 +21,7 @@ export class MemoryNodes {
     private readonly options: {
       ttlMs?: number;
       requestTimeoutMs?: number;
-      provider?: () => ClusterProvider;
+      provider?: (() => ClusterProvider) | undefined;
       /** Record every activation and deactivation in `log` (off for runs of millions). */
       activationLog?: boolean;
     } = {},

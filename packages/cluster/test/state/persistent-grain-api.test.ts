@@ -199,7 +199,9 @@ describe('PersistentGrain (in-process member, MemoryStateStore)', function () {
   });
 
   it('refuses options without a store or an initial state', () => {
-    expect(() => new Counter({ store: undefined })).to.throw(InvalidOptionError, /store/);
+    // As a JavaScript caller could: the types forbid an explicit undefined store.
+    const noStore = { store: undefined } as unknown as Partial<PersistentGrainOptions<Count>>;
+    expect(() => new Counter(noStore)).to.throw(InvalidOptionError, /store/);
     expect(() => new Counter({ initial: 'zero' as unknown as () => Count })).to.throw(
       InvalidOptionError,
       /initial/,

@@ -32,7 +32,7 @@ export interface NodeProcessOptions {
    * exec node in place (same pid), so signals reach the node itself.
    * @default [] (node is spawned directly)
    */
-  exec?: readonly string[];
+  exec?: readonly string[] | undefined;
 }
 
 /** One JSON line the child wrote on stdout, with the time the parent read it. */

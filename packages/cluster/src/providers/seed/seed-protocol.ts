@@ -30,7 +30,7 @@ export type SeedJoinReply =
 export interface SeedHeartbeatReply {
   alive: boolean;
   /** Sent when the member's version is behind (a push was lost). */
-  topology?: Topology;
+  topology?: Topology | undefined;
 }
 
 /** Reply to seed.claim. */

@@ -13,13 +13,13 @@ export interface SeedProviderOptions {
    * True on the one node that keeps the membership table.
    * @default false
    */
-  isSeed?: boolean;
+  isSeed?: boolean | undefined;
   /**
    * Lease TTL: a member that has not heartbeated for this long is removed and its claims freed.
    * Only the seed's value counts; members learn it when they join.
    * @default 3000
    */
-  ttlMs?: number;
+  ttlMs?: number | undefined;
   /**
    * Interval between heartbeats; at most a quarter of the TTL so a lost one or two are survived.
    * @default ttlMs / 4

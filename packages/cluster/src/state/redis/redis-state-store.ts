@@ -1,5 +1,5 @@
 import { InvalidOptionError } from '@granary/core';
-import { Redis, type Cluster } from 'ioredis';
+import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 import type { ClusterLogger } from '../../internal/logger';
 import { InconsistentStateError, StateStoreError, StateUnavailableError } from '../errors';
 import { checkKey, checkWriteArguments } from '../internal/check-arguments';
@@ -100,7 +100,9 @@ export class RedisStateStore implements StateStore {
       options.client ??
       new Redis(o.url, {
         retryStrategy: reconnectDelayMs,
-        ...o.redisOptions,
+        // ioredis types RedisOptions.replyMapping as `X | undefined` but its constructor as
+        // `X`, which exactOptionalPropertyTypes tells apart; the value passes through as given.
+        ...(o.redisOptions as Omit<RedisOptions, 'replyMapping'>),
         enableOfflineQueue: false,
         maxRetriesPerRequest: 0,
         autoResendUnfulfilledCommands: false,

@@ -37,10 +37,10 @@ export interface KeepRequest {
   /** Lease id (int64 as a decimal string). */
   lease: string;
   endpoints: string[];
-  credentials?: LeaseCredentials;
-  auth?: { username: string; password: string };
+  credentials?: LeaseCredentials | undefined;
+  auth?: { username: string; password: string } | undefined;
   /** grpc-js channel options. */
-  grpcOptions?: Record<string, unknown>;
+  grpcOptions?: Record<string, unknown> | undefined;
   /** A keep-alive sent at t makes the lease trusted until t + trustMs (TTL - safety margin). */
   trustMs: number;
   intervalMs: number;
