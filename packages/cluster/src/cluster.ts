@@ -99,6 +99,7 @@ export class Cluster implements GrainClusterHandle {
       },
       logger,
       options.claimRetryMs,
+      system.clock,
     );
     this.caller = new GrainCaller({
       system,

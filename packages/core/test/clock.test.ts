@@ -7,51 +7,10 @@ import {
   Started,
   TimeoutError,
   type ActorSystem,
-  type Clock,
   type Context,
 } from '../src/index';
+import { ManualClock } from '@granary/testkit';
 import { testSystem, ticks } from './support';
-
-/** Virtual time: nothing moves until `advance`, which runs the timers that fall due in order. */
-class ManualClock implements Clock {
-  private t = 1_000_000;
-  private seq = 0;
-  private readonly timers = new Map<number, { due: number; callback: () => void }>();
-
-  now(): number {
-    return this.t;
-  }
-
-  monotonic(): number {
-    return this.t;
-  }
-
-  setTimer(callback: () => void, delayMs: number): unknown {
-    const id = ++this.seq;
-    this.timers.set(id, { due: this.t + delayMs, callback });
-    return id;
-  }
-
-  clearTimer(handle: unknown): void {
-    this.timers.delete(handle as number);
-  }
-
-  /** Moves time forward by `ms`, running each timer at its due time (earliest first). */
-  advance(ms: number): void {
-    const end = this.t + ms;
-    for (;;) {
-      let next: [number, { due: number; callback: () => void }] | undefined;
-      for (const entry of this.timers) {
-        if (entry[1].due <= end && (next === undefined || entry[1].due < next[1].due)) next = entry;
-      }
-      if (next === undefined) break;
-      this.timers.delete(next[0]);
-      this.t = Math.max(this.t, next[1].due);
-      next[1].callback();
-    }
-    this.t = end;
-  }
-}
 
 describe('ActorSystem clock', () => {
   let clock: ManualClock;

@@ -29,3 +29,4 @@ export type { TestHost, TestNetwork } from './test-network';
 export { errorsOnlyLogger, lineWriter, nodeConfig, silentLogger } from './node-output';
 export { waitUntil } from './wait-until';
 export type { Subscribe } from './wait-until';
+export { ManualClock } from './manual-clock';

@@ -1,3 +1,4 @@
+import { SYSTEM_CLOCK, type Clock } from '@granary/core';
 import { LeaseLostError } from '../errors';
 import type { ClusterLogger } from '../internal/logger';
 import { ownerOf } from '../placement/owner-of';
@@ -78,7 +79,8 @@ export class ShardOwnership implements FencedMember {
   private stopped = false;
   /** Bumped on lease loss: results of operations started under an older lease are dropped. */
   private generation = 0;
-  private retryTimer: NodeJS.Timeout | undefined;
+  /** The retry tick's timer (the clock's handle) while started. */
+  private retryTimer: unknown;
   private ticks = 0;
   private auditing = false;
   private auditAgain = false;
@@ -90,6 +92,8 @@ export class ShardOwnership implements FencedMember {
     private readonly events: ShardOwnershipEvents,
     private readonly logger: ClusterLogger,
     private readonly claimRetryMs: number,
+    /** The member's clock: the retry tick runs on it. */
+    private readonly clock: Clock = SYSTEM_CLOCK,
   ) {
     for (const k of kinds) {
       const epochs = new Float64Array(k.shardCount);
@@ -145,8 +149,7 @@ export class ShardOwnership implements FencedMember {
   start(topology: Topology): void {
     this.fenced = false;
     this.setTopology(topology);
-    this.retryTimer = setInterval(() => this.retry(), this.claimRetryMs);
-    this.retryTimer.unref();
+    this.scheduleRetry();
     this.reconcileAll();
   }
 
@@ -204,7 +207,8 @@ export class ShardOwnership implements FencedMember {
   stop(): void {
     this.stopped = true;
     this.fenced = true;
-    clearInterval(this.retryTimer);
+    this.clock.clearTimer(this.retryTimer);
+    this.retryTimer = undefined;
     for (const k of this.kinds.values()) {
       for (let s = 0; s < k.shardCount; s++) if (k.epochs[s] > 0) this.drop(k, s, 'shutdown');
     }
@@ -405,6 +409,16 @@ export class ShardOwnership implements FencedMember {
   private track(op: Promise<void>): void {
     this.inflight.add(op);
     void op.finally(() => this.inflight.delete(op));
+  }
+
+  /** The next retry tick, `claimRetryMs` from now (it does not keep the process alive). */
+  private scheduleRetry(): void {
+    this.retryTimer = this.clock.setTimer(() => {
+      if (this.stopped) return;
+      this.retry();
+      this.scheduleRetry();
+    }, this.claimRetryMs);
+    (this.retryTimer as { unref?: () => void } | null)?.unref?.();
   }
 
   private retry(): void {

@@ -1,5 +1,4 @@
-import { InvalidOptionError } from '@granary/core';
-import { performance } from 'node:perf_hooks';
+import { InvalidOptionError, SYSTEM_CLOCK, type Clock } from '@granary/core';
 import { LeaseLostError, NotJoinedError } from '../../errors';
 import { Listeners } from '../../internal/listeners';
 import type { Topology } from '../../membership/topology';
@@ -53,7 +52,10 @@ export class MemoryProvider implements ClusterProvider {
   private validUntil = 0;
   private lost = false;
   private status: 'up' | 'leaving' = 'up';
-  private timer: NodeJS.Timeout | undefined;
+  /** The keep-alive timer (the clock's handle), while joined. */
+  private timer: unknown;
+  /** The member's actor system's clock (lease validity, keep-alives). */
+  private clock: Clock = SYSTEM_CLOCK;
   private unsubscribe: Array<() => void> = [];
   private readonly topologyListeners = new Listeners<Topology>();
   private readonly releaseListeners = new Listeners<ClaimReleased>();
@@ -80,13 +82,13 @@ export class MemoryProvider implements ClusterProvider {
 
   async join(self: JoinRequest): Promise<void> {
     this.self = self;
+    this.clock = self.system?.clock ?? SYSTEM_CLOCK;
     this.unsubscribe = [
       this.table.onTopology((t) => this.topologyListeners.emit(t)),
       this.table.onClaimReleased((e) => this.releaseListeners.emit(e)),
     ];
     this.register();
-    this.timer = setInterval(() => this.keepAlive(), this.keepAliveMs);
-    this.timer.unref();
+    this.scheduleKeepAlive();
   }
 
   async markLeaving(): Promise<void> {
@@ -140,7 +142,7 @@ export class MemoryProvider implements ClusterProvider {
 
   leaseValid(): boolean {
     if (this.lost || !this.self) return false;
-    if (performance.now() < this.validUntil) return true;
+    if (this.clock.monotonic() < this.validUntil) return true;
     this.loseLease();
     return false;
   }
@@ -148,7 +150,7 @@ export class MemoryProvider implements ClusterProvider {
   private register(): void {
     const self = this.requireSelf('join');
     this.leaseId = this.table.grantLease(self.id, this.ttlMs);
-    this.validUntil = performance.now() + this.ttlMs * (1 - SAFETY_MARGIN_FRACTION);
+    this.validUntil = this.clock.monotonic() + this.ttlMs * (1 - SAFETY_MARGIN_FRACTION);
     this.table.putMember(this.leaseId, {
       id: self.id,
       address: self.address,
@@ -157,9 +159,18 @@ export class MemoryProvider implements ClusterProvider {
     });
   }
 
+  /** The next keep-alive, `keepAliveIntervalMs` from now (it does not keep the process alive). */
+  private scheduleKeepAlive(): void {
+    this.timer = this.clock.setTimer(() => {
+      this.keepAlive();
+      if (this.timer !== undefined) this.scheduleKeepAlive();
+    }, this.keepAliveMs);
+    (this.timer as { unref?: () => void } | null)?.unref?.();
+  }
+
   private keepAlive(): void {
     if (this.lost) return;
-    const sentAt = performance.now();
+    const sentAt = this.clock.monotonic();
     if (this.table.keepAlive(this.leaseId)) {
       this.validUntil = sentAt + this.ttlMs * (1 - SAFETY_MARGIN_FRACTION);
     } else {
@@ -174,8 +185,8 @@ export class MemoryProvider implements ClusterProvider {
     // leaseValid() is already false; listeners run after the caller (often canServe) returns.
     queueMicrotask(() => this.healthListeners.emit('lease-lost'));
     this.table.revokeLease(this.leaseId);
-    setTimeout(() => {
-      if (!this.self || !this.timer) return;
+    this.clock.setTimer(() => {
+      if (!this.self || this.timer === undefined) return;
       this.register();
       this.lost = false;
       this.healthListeners.emit('lease-restored');
@@ -183,7 +194,7 @@ export class MemoryProvider implements ClusterProvider {
   }
 
   private stop(): void {
-    clearInterval(this.timer);
+    this.clock.clearTimer(this.timer);
     this.timer = undefined;
     for (const off of this.unsubscribe) off();
     this.unsubscribe = [];

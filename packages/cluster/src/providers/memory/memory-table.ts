@@ -1,3 +1,4 @@
+import { SYSTEM_CLOCK, type Clock } from '@granary/core';
 import { Listeners } from '../../internal/listeners';
 import { EMPTY_TOPOLOGY, sortMembers, type Member, type Topology } from '../../membership/topology';
 import type { ClaimReleased, ClaimResult } from '../cluster-provider';
@@ -5,7 +6,9 @@ import type { ClaimReleased, ClaimResult } from '../cluster-provider';
 interface Lease {
   id: number;
   memberId: string;
-  timer: NodeJS.Timeout;
+  ttlMs: number;
+  /** The expiry timer (the clock's handle). */
+  timer: unknown;
 }
 
 interface Claim {
@@ -33,9 +36,21 @@ export class MemoryClusterTable {
    * @param initialRevision where the revision counter starts. A table that replaces an earlier
    *   one (a restarted seed) starts above everything the old one handed out, so epochs,
    *   incarnations and topology versions keep growing.
+   * @param clock what lease expiry is timed on: the real clock, or a simulation's (give its
+   *   members' actor systems the same one).
    */
-  constructor(initialRevision = 0) {
+  constructor(
+    initialRevision = 0,
+    private readonly clock: Clock = SYSTEM_CLOCK,
+  ) {
     this.revision = initialRevision;
+  }
+
+  /** The timer that revokes a lease `ttlMs` from now (it does not keep the process alive). */
+  private expiry(leaseId: number, ttlMs: number): unknown {
+    const timer = this.clock.setTimer(() => this.revokeLease(leaseId), ttlMs);
+    (timer as { unref?: () => void } | null)?.unref?.();
+    return timer;
   }
 
   /** Current topology snapshot. */
@@ -46,9 +61,7 @@ export class MemoryClusterTable {
   /** Grants a lease that expires `ttlMs` after the last keep-alive. */
   grantLease(memberId: string, ttlMs: number): number {
     const id = ++this.revision;
-    const timer = setTimeout(() => this.revokeLease(id), ttlMs);
-    timer.unref();
-    this.leases.set(id, { id, memberId, timer });
+    this.leases.set(id, { id, memberId, ttlMs, timer: this.expiry(id, ttlMs) });
     return id;
   }
 
@@ -56,7 +69,8 @@ export class MemoryClusterTable {
   keepAlive(leaseId: number): boolean {
     const lease = this.leases.get(leaseId);
     if (!lease) return false;
-    lease.timer.refresh();
+    this.clock.clearTimer(lease.timer);
+    lease.timer = this.expiry(leaseId, lease.ttlMs);
     return true;
   }
 
@@ -76,7 +90,7 @@ export class MemoryClusterTable {
   revokeLease(leaseId: number): void {
     const lease = this.leases.get(leaseId);
     if (!lease) return;
-    clearTimeout(lease.timer);
+    this.clock.clearTimer(lease.timer);
     this.leases.delete(leaseId);
     for (const [key, claim] of this.claims) {
       if (claim.leaseId === leaseId) this.dropClaim(key, claim);
