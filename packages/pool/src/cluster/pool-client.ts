@@ -137,7 +137,7 @@ export class PoolClient {
     if (!Number.isInteger(size) || size < 0) {
       throw new InvalidArgumentError('size', `must be an integer >= 0, got ${size}`);
     }
-    await this.setSize(this.hosts(), size, Date.now());
+    await this.setSize(this.hosts(), size, this.cluster.system.clock.now());
     this.stale = true;
     await this.refresh();
     return this.slots.length;
