@@ -4,6 +4,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { retainRuntimeShapes } from '@granary/core/internal';
 import { formatTable, measure, type Benchmark } from './harness';
 
 async function main(): Promise<void> {
@@ -12,6 +13,9 @@ async function main(): Promise<void> {
   const mod = (await import(join(__dirname, 'benchmarks', `${name}.js`))) as {
     benchmark: Benchmark;
   };
+  // Every repetition builds new systems after a forced GC: keep the runtime's object shapes (and
+  // so its optimized code) alive between them, as a node running one system for its life does.
+  retainRuntimeShapes();
   const result = await measure(mod.benchmark);
   const dir = join(__dirname, '..', 'results');
   mkdirSync(dir, { recursive: true });

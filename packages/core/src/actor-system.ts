@@ -6,10 +6,9 @@ import { EventStream } from './event-stream';
 import { FutureProcess } from './future-process';
 import { ActorCell } from './internal/actor-cell';
 import { Guardian } from './internal/guardian';
-import { anchorShapes } from './internal/shape-anchor';
 import type { Runtime } from './internal/runtime';
 import type { Failure } from './internal/system-messages';
-import { createStderrLogger, silentLogger, type Logger } from './logger';
+import { createStderrLogger, type Logger } from './logger';
 import type { PID } from './pid';
 import { ProcessRegistry } from './process-registry';
 import { RootContext } from './root-context';
@@ -165,9 +164,6 @@ export class ActorSystem implements Runtime {
       o.supervisor ?? DEFAULT_SUPERVISOR_STRATEGY,
       () => this.topLevelPids(),
     );
-    // The first system also builds the dormant one that keeps the runtime's object shapes
-    // (and so its optimized code) alive after the systems of a test or benchmark are gone.
-    anchorShapes(() => new ActorSystem({ name: '$shapes', logger: silentLogger }));
   }
 
   /** This node's address: `'nonhost'` until remoting sets `host:port`. */

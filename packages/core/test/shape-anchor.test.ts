@@ -2,15 +2,18 @@ import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { ActorSystem, Props, silentLogger } from '../src/index';
+import { retainRuntimeShapes } from '../src/internal';
 
 /** Bound on the child process: it should exit as soon as its script is done. */
 const CHILD_TIMEOUT_MS = 20_000;
 
-describe('shape anchor', () => {
+describe('retainRuntimeShapes (shape anchor)', () => {
   it('lets a process that used and shut down a system exit by itself (no timer, no handle)', async () => {
     const core = join(__dirname, '..', 'src', 'index.js');
+    const internal = join(__dirname, '..', 'src', 'internal.js');
     const script = `
       const { ActorSystem, Props, silentLogger } = require(${JSON.stringify(core)});
+      require(${JSON.stringify(internal)}).retainRuntimeShapes();
       (async () => {
         const system = new ActorSystem({ logger: silentLogger });
         const pid = system.root.spawn(Props.fromFunc((ctx) => ctx.respond(ctx.message)));
@@ -33,6 +36,7 @@ describe('shape anchor', () => {
   });
 
   it('stays out of the systems it anchors for: a new system holds only its own processes', async () => {
+    retainRuntimeShapes();
     const a = new ActorSystem({ logger: silentLogger });
     const b = new ActorSystem({ logger: silentLogger });
     try {
