@@ -270,6 +270,56 @@ export class InsecureRemoteError extends GranaryError {
   }
 }
 
+/**
+ * A peer sent more than a limit allows (a frame, a string, a header, a message, a connection):
+ * its link is closed with this as the reason. `limit` names the option.
+ */
+export class RemoteLimitError extends GranaryError {
+  static override readonly code = 'ERR_REMOTE_LIMIT';
+  override readonly name = 'RemoteLimitError';
+  constructor(
+    /** The option that bounds it, e.g. `limits.maxFrameBytes`. */
+    readonly limit: string,
+    detail: string,
+  ) {
+    super(`${detail} (${limit})`);
+  }
+}
+
+/**
+ * A peer stopped reading what this node writes to it: more than `maxOutboundBytes` went
+ * uncredited, or none was credited for `writeStallTimeoutMs`. Its link was closed.
+ */
+export class PeerNotReadingError extends GranaryError {
+  static override readonly code = 'ERR_PEER_NOT_READING';
+  override readonly name = 'PeerNotReadingError';
+  constructor(
+    /** The peer's `host:port`. */
+    readonly address: string,
+    /** `maxOutboundBytes` or `writeStallTimeoutMs`. */
+    readonly limit: 'maxOutboundBytes' | 'writeStallTimeoutMs',
+    detail: string,
+  ) {
+    super(`${address} is not reading: ${detail} (${limit})`);
+  }
+}
+
+/**
+ * A large message could not be queued for its link in time: `maxLargeBytesInFlight` of large
+ * messages were ahead of it until its deadline, or as many bytes were already waiting.
+ */
+export class RemoteBackpressureError extends GranaryError {
+  static override readonly code = 'ERR_REMOTE_BACKPRESSURE';
+  override readonly name = 'RemoteBackpressureError';
+  constructor(
+    /** The peer's `host:port`. */
+    readonly address: string,
+    detail: string,
+  ) {
+    super(`large message to ${address} not sent: ${detail} (maxLargeBytesInFlight)`);
+  }
+}
+
 /** The class registered for `code` with {@link registerErrorClasses}, if any. */
 export function errorClassOf(code: string): ErrorClass | undefined {
   return known.get(code);
@@ -292,4 +342,7 @@ registerErrorClasses(
   HandshakeError,
   UnknownKindError,
   InsecureRemoteError,
+  RemoteLimitError,
+  PeerNotReadingError,
+  RemoteBackpressureError,
 );

@@ -26,7 +26,10 @@ export {
   MailboxFullError,
   MessageTooLargeError,
   NameExistsError,
+  PeerNotReadingError,
+  RemoteBackpressureError,
   RemoteError,
+  RemoteLimitError,
   SystemShutdownError,
   TimeoutError,
   UnknownKindError,
@@ -67,6 +70,7 @@ export {
   EndpointTerminatedEvent,
   type UndecodableMessage,
 } from './remote/remote-events';
+export { DEFAULT_REMOTE_LIMITS, type RemoteLimits } from './remote/remote-limits';
 export {
   DEFAULT_REMOTE_OPTIONS,
   type ReconnectOptions,

@@ -16,6 +16,14 @@ export class PID {
    */
   _p: unknown = undefined;
 
+  /**
+   * Set on the sender of a message that came from another node: the route back over the link
+   * it came on. A reply to an address this node may not dial goes back that way (the remote's
+   * LinkRoute), so a peer cannot make a node dial an address it names.
+   * @internal
+   */
+  _via: object | undefined = undefined;
+
   constructor(
     readonly address: string,
     readonly id: string,

@@ -1,71 +1,63 @@
+import type * as net from 'node:net';
 import type { PeerCertificate } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import type { Clock } from '../clock';
+import {
+  EndpointUnavailableError,
+  type HandshakeError,
+  type PeerNotReadingError,
+  type RemoteLimitError,
+} from '../errors';
 import type { EndpointHost } from './endpoint';
-import { CHANNEL_OPTIONS, Endpoint } from './endpoint';
+import { Endpoint } from './endpoint';
+import { ConnectionGuard } from './internal/connection-guard';
 import { channelCredentials, serverCredentials } from './internal/credentials';
+import { EventLog, type RemoteStats } from './internal/event-log';
+import { channelOptions, serverOptions, setCallReceiveLimit } from './internal/grpc-options';
+import { LinkRoute } from './internal/link-route';
+import { LinkSender, type LinkSenderHost } from './internal/link-sender';
 import type { RemoteLogger } from './internal/logger';
 import type { OutboundEnvelope } from './internal/outbound-envelope';
+import type { ResolvedRemoteOptions } from './internal/resolve-options';
 import type { HandshakeOutcome, ServerHandshakeHost } from './internal/server-handshake';
 import { ServerHandshake } from './internal/server-handshake';
-import type { StreamLinkHandlers } from './internal/stream-link';
+import type { LinkConfig, StreamLinkHandlers } from './internal/stream-link';
 import { StreamLink } from './internal/stream-link';
 import type { WireBatch, WireFrame } from './internal/wire';
 import { CONNECT_METHOD, encodeFrame } from './internal/wire';
-import type { RemoteTlsOptions } from './remote-options';
 
 /** How long a graceful server shutdown may wait for peers to end their streams. */
 const SERVER_SHUTDOWN_GRACE_MS = 2000;
 
 const identity = (bytes: Buffer): Buffer => bytes;
 
-/** Resolved settings of the transport. */
-export interface TransportConfig {
-  host: string;
-  port: number;
-  advertisedHost: string;
-  clusterName: string;
-  memberId: string | undefined;
-  secret: string | undefined;
-  tls: RemoteTlsOptions | undefined;
-  batchSize: number;
-  connectTimeoutMs: number;
-  handshakeTimeoutMs: number;
-  reconnect: { initialDelayMs: number; maxDelayMs: number };
-  /** The system's clock (deadlines on the wire, arrival stamps). */
-  clock: Clock;
-}
-
 /** What the transport hands up to the remote. */
 export interface TransportEvents {
-  /** `receivedAt`: clock.now() when the frame arrived. */
-  batch(batch: WireBatch, fromAddress: string, receivedAt: number): void;
+  /** A batch from an authenticated link; `receivedAt`: Date.now() when the frame arrived. */
+  batch(batch: WireBatch, link: StreamLink, receivedAt: number): void;
   reject(address: string, env: OutboundEnvelope, error: Error): void;
   up(address: string): void;
   down(address: string, error: Error): void;
+  /** An endpoint was removed (down too long, or evicted at maxEndpoints). */
+  removed(endpoint: Endpoint): void;
 }
 
-/** Counters of things that went wrong on the wire; each is also logged. */
-export interface TransportStats {
-  corruptFrames: number;
-  refusedHandshakes: number;
-}
+/** @deprecated name of {@link RemoteStats}. */
+export type TransportStats = RemoteStats;
 
 /**
- * The gRPC side of a node: the server peers dial, and one {@link Endpoint} per peer address
- * this node talks to. Authenticates the peers that dial it (ServerHandshake: protocol version,
- * cluster name, proof of the secret, certificate, one live link per address and member id) and
- * routes decoded batches from any stream up to the remote.
+ * The gRPC side of a node: the server peers dial (behind a ConnectionGuard), and one
+ * {@link Endpoint} per peer address this node talks to. Authenticates the peers that dial it
+ * (ServerHandshake: protocol version, cluster name, proof of the secret, certificate, one live
+ * link per address and member id), bounds what they send (LinkConfig), and routes decoded
+ * batches from any link up to the remote.
  */
-export class EndpointManager implements EndpointHost, ServerHandshakeHost {
+export class EndpointManager implements EndpointHost, ServerHandshakeHost, LinkSenderHost {
+  readonly events: EventLog;
   readonly credentials: grpc.ChannelCredentials;
   readonly channelOptions: grpc.ChannelOptions;
-  readonly batchSize: number;
-  readonly connectTimeoutMs: number;
-  readonly reconnect: { initialDelayMs: number; maxDelayMs: number };
+  readonly linkConfig: LinkConfig;
   readonly linkHandlers: StreamLinkHandlers;
-  readonly clock: Clock;
-  readonly stats: TransportStats = { corruptFrames: 0, refusedHandshakes: 0 };
   readonly clusterName: string;
   readonly secret: string | undefined;
   readonly verifyCertificates: boolean;
@@ -78,34 +70,70 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost {
   private readonly byAddress = new Map<string, StreamLink>();
   private readonly byMember = new Map<string, StreamLink>();
   private server: grpc.Server | undefined;
+  private guard: ConnectionGuard | undefined;
+  private sweep: NodeJS.Timeout | undefined;
   private closing = false;
 
   constructor(
-    private readonly config: TransportConfig,
-    private readonly events: TransportEvents,
+    private readonly config: ResolvedRemoteOptions,
+    private readonly transport: TransportEvents,
     readonly logger: RemoteLogger,
+    /** The system's clock (deadlines on the wire, arrival stamps). */
+    readonly clock: Clock,
   ) {
+    this.events = new EventLog(logger, config.logIntervalMs);
     this.clusterName = config.clusterName;
     this.secret = config.secret;
     this.verifyCertificates = config.tls?.requireClientCert === true;
     this.credentials = channelCredentials(config.tls);
-    this.channelOptions = config.tls?.serverNameOverride
-      ? { ...CHANNEL_OPTIONS, 'grpc.ssl_target_name_override': config.tls.serverNameOverride }
-      : CHANNEL_OPTIONS;
-    this.batchSize = config.batchSize;
-    this.connectTimeoutMs = config.connectTimeoutMs;
-    this.reconnect = config.reconnect;
-    this.clock = config.clock;
+    this.channelOptions = channelOptions(config.limits, config.tls?.serverNameOverride);
+    this.linkConfig = {
+      ...config.limits,
+      maxMessageBytes: config.maxMessageBytes,
+      maxOutboundBytes: config.maxOutboundBytes,
+      writeStallTimeoutMs: config.writeStallTimeoutMs,
+      clock,
+    };
     this.linkHandlers = {
       onFrame: (link, frame, receivedAt) => this.onFrame(link, frame, receivedAt),
       onClose: () => undefined,
       onCorruptFrame: (link, error) => this.onCorruptFrame(link, error),
+      onViolation: (link, error) => this.onViolation(link, error),
     };
+  }
+
+  /** Counters of wire events (each also logged, throttled). */
+  get stats(): RemoteStats {
+    return this.events.stats;
+  }
+
+  get batchSize(): number {
+    return this.config.batchSize;
+  }
+
+  get largeMessageBytes(): number {
+    return this.config.largeMessageBytes;
+  }
+
+  get maxLargeBytesInFlight(): number {
+    return this.config.maxLargeBytesInFlight;
+  }
+
+  get maxEndpoints(): number {
+    return this.config.maxEndpoints;
+  }
+
+  get connectTimeoutMs(): number {
+    return this.config.connectTimeoutMs;
+  }
+
+  get reconnect(): { initialDelayMs: number; maxDelayMs: number } {
+    return this.config.reconnect;
   }
 
   /** Binds the server; resolves with the advertised `host:port`. */
   async start(): Promise<string> {
-    const server = new grpc.Server(CHANNEL_OPTIONS);
+    const server = new grpc.Server(serverOptions(this.config.limits));
     server.addService(
       {
         Connect: {
@@ -120,52 +148,113 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost {
       },
       { Connect: (call: grpc.ServerDuplexStream<Buffer, Buffer>) => this.accept(call) },
     );
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(
-        hostPort(this.config.host, this.config.port),
-        serverCredentials(this.config.tls),
-        (err, bound) => (err ? reject(err) : resolve(bound)),
-      ),
+    const injector = server.createConnectionInjector(serverCredentials(this.config.tls));
+    const guard = new ConnectionGuard(
+      this.config.limits,
+      (socket: net.Socket) => injector.injectConnection(socket),
+      this.events,
     );
+    const port = await guard.listen(this.config.host, this.config.port);
     this.server = server;
-    const address = hostPort(this.config.advertisedHost, port);
-    this.address = address;
-    this.memberId = this.config.memberId ?? address;
-    return address;
+    this.guard = guard;
+    this.address = hostPort(this.config.advertisedHost, port);
+    this.memberId = this.config.memberId ?? this.address;
+    const every = Math.max(100, Math.min(5000, this.config.endpointDownTtlMs / 4));
+    this.sweep = setInterval(() => this.removeStale(), every);
+    this.sweep.unref();
+    return this.address;
   }
 
-  /** The endpoint for a peer address, created on first use. */
-  endpoint(address: string): Endpoint {
+  /**
+   * The endpoint for a peer address, created on first use; undefined when maxEndpoints are
+   * in use and none of them is down (nothing to evict).
+   */
+  endpoint(address: string): Endpoint | undefined {
     let endpoint = this.endpoints.get(address);
-    if (!endpoint) {
-      endpoint = new Endpoint(address, this);
-      this.endpoints.set(address, endpoint);
-    }
+    if (endpoint) return endpoint;
+    if (this.endpoints.size >= this.config.maxEndpoints && !this.evictOne()) return undefined;
+    endpoint = new Endpoint(address, this);
+    this.endpoints.set(address, endpoint);
     return endpoint;
   }
 
+  /** The endpoint of an address if one exists and has (or is opening) a link. */
+  liveEndpoint(address: string): Endpoint | undefined {
+    const endpoint = this.endpoints.get(address);
+    return endpoint?.isLive ? endpoint : undefined;
+  }
+
+  /** The sender of a link, made on first use. */
+  senderOf(link: StreamLink): LinkSender {
+    return (link.sender ??= new LinkSender(link, this));
+  }
+
+  /** The route back over a link, made on first use. */
+  routeOf(link: StreamLink): LinkRoute {
+    return (link.route ??= new LinkRoute(link, this));
+  }
+
   reject(address: string, env: OutboundEnvelope, error: Error): void {
-    this.events.reject(address, env, error);
+    this.transport.reject(address, env, error);
   }
 
   up(address: string): void {
-    this.events.up(address);
+    this.transport.up(address);
   }
 
   down(address: string, error: Error): void {
-    this.events.down(address, error);
+    this.transport.down(address, error);
+  }
+
+  unreachable(address: string, error: Error, attempt: number): void {
+    if (attempt > 1) {
+      // The retries of a peer that stays away are not news (counted, logged at debug).
+      this.events.stats.unreachableEndpoints++;
+      this.logger.debug(
+        { peer: address, err: error.message, attempt },
+        'remote endpoint unreachable',
+      );
+      return;
+    }
+    this.events.report(
+      'unreachableEndpoints',
+      'warn',
+      { peer: address, err: error.message, attempt },
+      'remote endpoint unreachable',
+    );
+  }
+
+  handshakeRefused(address: string, error: HandshakeError): void {
+    this.events.report(
+      'refusedHandshakes',
+      'error',
+      { peer: address, refusal: error.refusal, reason: error.message },
+      'remote handshake refused by peer',
+    );
+  }
+
+  backpressure(address: string): void {
+    this.events.report(
+      'backpressureRejections',
+      'warn',
+      { peer: address },
+      'large message not sent: the link had no room in time (maxLargeBytesInFlight)',
+    );
   }
 
   /** Flushes and closes every stream with a goodbye, then stops the server. */
   async shutdown(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
+    clearInterval(this.sweep);
     const goodbye = encodeFrame({ goodbye: { address: this.address } });
     for (const endpoint of this.endpoints.values()) endpoint.close(goodbye);
     for (const link of this.inbound) {
+      link.sender?.flush();
       link.write(goodbye);
       link.end();
     }
+    this.events.close();
     const server = this.server;
     if (!server) return;
     await new Promise<void>((resolve) => {
@@ -178,6 +267,7 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost {
         resolve();
       });
     });
+    await this.guard?.close();
   }
 
   /** True while another live authenticated inbound link states this address or member id. */
@@ -188,6 +278,18 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost {
   }
 
   private accept(call: grpc.ServerDuplexStream<Buffer, Buffer>): void {
+    const peer = call.getPeer();
+    const limits = this.config.limits;
+    // Before the handshake a peer may send only a small frame; grpc-js refuses a larger one
+    // before buffering it.
+    const tooLarge = (limit: string) => (err: Error) =>
+      this.events.report(
+        'limitExceeded',
+        'warn',
+        { peer, limit, err: err.message },
+        'remote peer exceeded a limit; its link is closed',
+      );
+    setCallReceiveLimit(call, limits.maxHandshakeBytes, tooLarge('limits.maxHandshakeBytes'));
     const handshake = new ServerHandshake(this, () => peerCertificateOf(call));
     let open = false;
     const link: StreamLink = new StreamLink(
@@ -203,25 +305,32 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost {
           clearTimeout(timer);
           if (step.outcome.kind === 'refused') return this.refuse(l, step.outcome);
           open = true;
-          this.opened(l, step.outcome.address, step.outcome.memberId);
+          setCallReceiveLimit(call, limits.maxFrameBytes, tooLarge('limits.maxFrameBytes'));
+          this.opened(l, peer, step.outcome.address, step.outcome.memberId);
         },
         onClose: (l, error) => {
           clearTimeout(timer);
           this.inbound.delete(l);
           if (!open) return;
+          this.guard?.linkClosed(peer);
           if (this.byAddress.get(l.peerAddress) === l) this.byAddress.delete(l.peerAddress);
           if (this.byMember.get(l.peerMemberId) === l) this.byMember.delete(l.peerMemberId);
           this.endpoints.get(l.peerAddress)?.linkClosed(l, error);
         },
         onCorruptFrame: (l, error) => this.onCorruptFrame(l, error),
+        onViolation: (l, error) => this.onViolation(l, error),
       },
-      this.clock,
+      this.linkConfig,
     );
     if (this.closing) return link.abort(grpc.status.UNAVAILABLE, 'node is shutting down');
     this.inbound.add(link);
     const timer = setTimeout(() => {
-      this.stats.refusedHandshakes++;
-      this.logger.warn({ peer: call.getPeer() }, 'remote peer sent no handshake in time; closing');
+      this.events.report(
+        'refusedHandshakes',
+        'warn',
+        { peer, refusal: 'timeout' },
+        `remote peer completed no handshake within ${this.config.handshakeTimeoutMs} ms (handshakeTimeoutMs); closing`,
+      );
       link.abort(
         grpc.status.DEADLINE_EXCEEDED,
         `no handshake within ${this.config.handshakeTimeoutMs} ms (handshakeTimeoutMs)`,
@@ -230,8 +339,9 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost {
   }
 
   private refuse(link: StreamLink, outcome: Extract<HandshakeOutcome, { kind: 'refused' }>): void {
-    this.stats.refusedHandshakes++;
-    this.logger.error(
+    this.events.report(
+      'refusedHandshakes',
+      'error',
       {
         peer: outcome.address,
         memberId: outcome.memberId,
@@ -244,16 +354,18 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost {
   }
 
   /** An authenticated peer: its link carries batches, and may serve as our way to it. */
-  private opened(link: StreamLink, address: string, memberId: string): void {
+  private opened(link: StreamLink, peer: string, address: string, memberId: string): void {
     link.peerAddress = address;
     link.peerMemberId = memberId;
+    link.authenticate();
+    this.guard?.linkOpened(peer);
     this.byAddress.set(address, link);
     this.byMember.set(memberId, link);
-    this.endpoint(address).attach(link);
+    this.endpoint(address)?.attach(link);
   }
 
   private onFrame(link: StreamLink, frame: WireFrame, receivedAt: number): void {
-    if (frame.batch) this.events.batch(frame.batch, link.peerAddress, receivedAt);
+    if (frame.batch) this.transport.batch(frame.batch, link, receivedAt);
     else if (frame.goodbye) {
       // The peer may have answered on another link (both dialled): those frames first, or its
       // replies would arrive after its requests were failed as unanswered (and retried).
@@ -269,17 +381,56 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost {
   }
 
   private onCorruptFrame(link: StreamLink, error: Error): void {
-    this.stats.corruptFrames++;
-    this.logger.error(
+    this.events.report(
+      'corruptFrames',
+      'error',
       { peer: link.peerAddress || undefined, err: error.message },
       'corrupt remote frame; closing that stream',
     );
   }
-}
 
-/** `host:port`, with brackets around an IPv6 host. */
-export function hostPort(host: string, port: number): string {
-  return host.includes(':') && !host.startsWith('[') ? `[${host}]:${port}` : `${host}:${port}`;
+  private onViolation(link: StreamLink, error: RemoteLimitError | PeerNotReadingError): void {
+    const notReading = error.code === 'ERR_PEER_NOT_READING';
+    this.events.report(
+      notReading ? 'peersNotReading' : 'limitExceeded',
+      'warn',
+      { peer: link.peerAddress || undefined, limit: error.limit, err: error.message },
+      notReading
+        ? 'remote peer is not reading; its link is closed'
+        : 'remote peer exceeded a limit; its link is closed',
+    );
+  }
+
+  /** Removes endpoints down (or idle after a link) longer than endpointDownTtlMs. */
+  private removeStale(): void {
+    const before = Date.now() - this.config.endpointDownTtlMs;
+    for (const endpoint of this.endpoints.values()) {
+      if (endpoint.downSince !== 0 && endpoint.downSince <= before) this.remove(endpoint);
+    }
+  }
+
+  /** Makes room for one endpoint: removes the one down the longest; false if none is down. */
+  private evictOne(): boolean {
+    let oldest: Endpoint | undefined;
+    for (const e of this.endpoints.values()) {
+      if (e.downSince !== 0 && (oldest === undefined || e.downSince < oldest.downSince)) oldest = e;
+    }
+    if (oldest === undefined) return false;
+    this.remove(oldest);
+    return true;
+  }
+
+  private remove(endpoint: Endpoint): void {
+    this.endpoints.delete(endpoint.address);
+    endpoint.close(undefined);
+    this.events.report(
+      'removedEndpoints',
+      'info',
+      { peer: endpoint.address },
+      'remote endpoint removed: down longer than endpointDownTtlMs, or evicted at maxEndpoints',
+    );
+    this.transport.removed(endpoint);
+  }
 }
 
 /** The client certificate of a TLS connection, if it presented one that verified. */
@@ -287,4 +438,17 @@ function peerCertificateOf(
   call: grpc.ServerDuplexStream<Buffer, Buffer>,
 ): PeerCertificate | undefined {
   return call.getAuthContext()?.sslPeerCertificate;
+}
+
+/** `host:port`, with brackets around an IPv6 host. */
+export function hostPort(host: string, port: number): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** Why a send to a new address found no endpoint: maxEndpoints in use, none of them down. */
+export function noRoomFor(address: string, maxEndpoints: number): EndpointUnavailableError {
+  return new EndpointUnavailableError(
+    address,
+    `no endpoint for ${address}: ${maxEndpoints} are in use and none is down (maxEndpoints)`,
+  );
 }

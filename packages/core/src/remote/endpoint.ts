@@ -1,73 +1,55 @@
-import * as grpc from '@grpc/grpc-js';
-import type { Clock } from '../clock';
-import { EndpointUnavailableError, type HandshakeError } from '../errors';
-import { BatchBuilder } from './internal/batch-builder';
-import { ClientHandshake } from './internal/client-handshake';
-import type { RemoteLogger } from './internal/logger';
+import type * as grpc from '@grpc/grpc-js';
+import { EndpointUnavailableError } from '../errors';
+import { dial, type Dial, type DialHost } from './internal/dial';
+import type { LinkSender } from './internal/link-sender';
 import type { OutboundEnvelope } from './internal/outbound-envelope';
-import type { StreamLinkHandlers } from './internal/stream-link';
-import { StreamLink } from './internal/stream-link';
-import { CONNECT_METHOD, encodeFrame } from './internal/wire';
-
-/** Frames above this many payload bytes are sent at once, so one frame stays a few MiB at most. */
-const MAX_BATCH_BYTES = 1024 * 1024;
-
-/** grpc-js limits a message to 4 MB by default; our frames are bounded by MAX_BATCH_BYTES + one message instead. */
-export const CHANNEL_OPTIONS: grpc.ChannelOptions = {
-  'grpc.max_receive_message_length': -1,
-  'grpc.max_send_message_length': -1,
-  'grpc.enable_retries': 0,
-};
-
-const identity = (bytes: Buffer): Buffer => bytes;
+import type { StreamLink } from './internal/stream-link';
 
 /** Everything an endpoint needs from the node that owns it. */
-export interface EndpointHost {
-  /** What this node states in its handshakes. */
-  readonly clusterName: string;
-  readonly memberId: string;
-  readonly address: string;
-  /** The shared secret this node proves (and asks peers to prove). */
-  readonly secret: string | undefined;
-  readonly credentials: grpc.ChannelCredentials;
-  readonly channelOptions: grpc.ChannelOptions;
-  readonly batchSize: number;
-  readonly connectTimeoutMs: number;
+export interface EndpointHost extends DialHost {
   readonly reconnect: { initialDelayMs: number; maxDelayMs: number };
-  readonly logger: RemoteLogger;
-  /** The system's clock (deadlines on the wire, arrival stamps). */
-  readonly clock: Clock;
-  /** Frames that arrive after the handshake (batches, goodbye). */
-  readonly linkHandlers: StreamLinkHandlers;
+  /** The sender of a link (made on first use). */
+  senderOf(link: StreamLink): LinkSender;
   /** An envelope that will never be sent; the host dead-letters it or fails its request. */
   reject(address: string, env: OutboundEnvelope, error: Error): void;
   up(address: string): void;
   /** The peer went away or could not be reached: watchers and pending requests must learn it. */
   down(address: string, error: Error): void;
+  /** A connect attempt failed (counted; logged once per kind and interval). */
+  unreachable(address: string, error: Error, attempt: number): void;
 }
 
 type State = 'idle' | 'connecting' | 'connected' | 'down' | 'closed';
 
 /**
- * The sending side towards one peer address: a state machine around one stream.
+ * The sending side towards one peer address: a state machine around one link.
  *
  * ```
- *  idle ──send──▶ connecting ──ack──▶ connected ──stream ends──▶ down
- *                    │ fails / refused                 ▲  │ backoff timer
- *                    └────────────────▶ down ◀─────────┘  └──▶ connecting
- *  idle | down ──peer dialled us──▶ connected         any ──close()──▶ closed
+ *  idle ──send──▶ connecting ──handshake done──▶ connected ──link ends──▶ down (dialled)
+ *                    │ fails / refused                  ▲  │              │ backoff timer
+ *                    └─────────────────▶ down ◀─────────┘  │              └──▶ connecting
+ *  idle | down ──peer dialled us──▶ connected ──link ends──┴──▶ idle (never dialled)
+ *  any ──close()──▶ closed
  * ```
  *
  * While `connecting`, envelopes wait; while `down`, they are rejected at once with
- * EndpointUnavailableError, so a request to a dead node fails fast instead of timing out.
+ * EndpointUnavailableError, so a request to a dead node fails fast instead of timing out. Only
+ * an endpoint this node dialled reconnects by itself: a peer that dialled us and left is not
+ * dialled back until something here sends to it (a peer cannot make this node dial an address
+ * it names). The manager removes an endpoint that stays down past endpointDownTtlMs.
  */
 export class Endpoint {
+  /** The remote's process for this address (cached here, removed with the endpoint). */
+  process: unknown = undefined;
+  /** Date.now() when it went down or idle after a link (for removal); 0 while in use. */
+  downSince = 0;
   private state: State = 'idle';
   private link: StreamLink | undefined;
-  private client: grpc.Client | undefined;
+  private sender: LinkSender | undefined;
+  private attempt: Dial | undefined;
   private pending: OutboundEnvelope[] = [];
-  private readonly batch: BatchBuilder;
-  private flushScheduled = false;
+  /** This node dialled the peer at least once: it keeps trying after a loss. */
+  private dialled = false;
   private attempts = 0;
   private timer: NodeJS.Timeout | undefined;
   private lastError: Error | undefined;
@@ -75,13 +57,16 @@ export class Endpoint {
   constructor(
     readonly address: string,
     private readonly host: EndpointHost,
-  ) {
-    this.batch = new BatchBuilder(host.clock);
-  }
+  ) {}
 
-  /** True while a stream to the peer is open. */
+  /** True while a link to the peer is open. */
   get isConnected(): boolean {
     return this.state === 'connected';
+  }
+
+  /** True while a link is open or being opened: sending to it dials nothing new. */
+  get isLive(): boolean {
+    return this.state === 'connected' || this.state === 'connecting';
   }
 
   /** True while the peer is known to be unreachable (between reconnect attempts). */
@@ -89,13 +74,15 @@ export class Endpoint {
     return this.state === 'down' || this.state === 'closed';
   }
 
+  /** The client of the current attempt (tests look at its channel). */
+  get client(): grpc.Client | undefined {
+    return this.attempt?.client;
+  }
+
   send(env: OutboundEnvelope): void {
     switch (this.state) {
       case 'connected':
-        this.batch.add(env);
-        if (this.batch.count >= this.host.batchSize || this.batch.bytes >= MAX_BATCH_BYTES)
-          this.flush();
-        else if (this.batch.count === 1) this.scheduleFlush();
+        this.sender!.send(env);
         return;
       case 'idle':
         this.pending.push(env);
@@ -109,7 +96,7 @@ export class Endpoint {
     }
   }
 
-  /** Adopts a stream the peer opened to us, unless we already have (or are opening) our own. */
+  /** Adopts a link the peer opened to us, unless we already have (or are opening) our own. */
   attach(link: StreamLink): boolean {
     if (this.state !== 'idle' && this.state !== 'down') return false;
     this.clearTimer();
@@ -121,6 +108,7 @@ export class Endpoint {
   linkClosed(link: StreamLink, error?: Error): void {
     if (link !== this.link || this.state !== 'connected') return;
     this.link = undefined;
+    this.sender = undefined;
     this.goDown(
       new EndpointUnavailableError(this.address, `connection to ${this.address} was lost`, {
         cause: error,
@@ -138,22 +126,24 @@ export class Endpoint {
     if (this.state === 'closed') return;
     const link = this.link;
     this.link = undefined;
+    const sender = this.sender;
+    this.sender = undefined;
     if (this.state === 'connected' || this.state === 'connecting') {
-      this.goDown(
-        new EndpointUnavailableError(this.address, `node ${this.address} shut down`, {
-          peerLeft: true,
-        }),
-      );
+      const error = new EndpointUnavailableError(this.address, `node ${this.address} shut down`, {
+        peerLeft: true,
+      });
+      sender?.close(error);
+      this.goDown(error);
     }
     link?.end();
   }
 
-  /** Flushes what is queued, says goodbye and ends the stream; later sends are rejected. */
-  close(goodbye: Buffer): void {
+  /** Flushes what is queued, says goodbye and ends the link; later sends are rejected. */
+  close(goodbye: Buffer | undefined): void {
     if (this.state === 'closed') return;
     if (this.state === 'connected' && this.link) {
-      this.flush();
-      this.link.write(goodbye);
+      this.sender!.flush();
+      if (goodbye) this.link.write(goodbye);
       this.link.end();
     }
     this.state = 'closed';
@@ -163,122 +153,64 @@ export class Endpoint {
     );
     this.clearTimer();
     this.rejectPending(this.lastError);
-    this.client?.close();
-    this.client = undefined;
+    this.attempt?.cancel();
+    this.attempt?.client?.close();
+    this.attempt = undefined;
   }
 
   private connect(): void {
     this.state = 'connecting';
-    let client: grpc.Client;
-    let stream: grpc.ClientDuplexStream<Buffer, Buffer>;
-    try {
-      client = new grpc.Client(this.address, this.host.credentials, this.host.channelOptions);
-      stream = client.makeBidiStreamRequest(CONNECT_METHOD, identity, identity);
-    } catch (err) {
-      // An address grpc cannot even parse: unreachable like any other, never a throw into send().
-      const message = `cannot connect to ${this.address}: ${(err as Error).message}`;
-      return this.connectFailed(
-        new EndpointUnavailableError(this.address, message, { cause: err }),
-      );
-    }
-    this.client = client;
-    const handshake = new ClientHandshake(this.host, this.host.secret, this.address);
-    let open = false;
-    const link = new StreamLink(
-      stream,
-      'client',
-      this.address,
-      {
-        onFrame: (l, frame, receivedAt) => {
-          if (open) return this.host.linkHandlers.onFrame(l, frame, receivedAt);
-          // An attempt overtaken by close(), a goodbye or a timeout: not ours to adopt any more.
-          if (this.client !== client || this.state !== 'connecting') return l.end();
-          const step = handshake.step(frame);
-          if (step.kind === 'pending') {
-            l.write(encodeFrame(step.reply));
-            return;
-          }
-          this.clearTimer();
-          if (step.kind === 'refused') return this.refused(l, step.error);
-          open = true;
-          l.peerMemberId = step.memberId;
-          this.becomeConnected(l);
-        },
-        onClose: (l, error) => {
-          if (open) {
-            this.host.linkHandlers.onClose(l, error);
-            this.linkClosed(l, error);
-          } else if (this.client === client && this.state === 'connecting') {
-            this.connectFailed(
-              new EndpointUnavailableError(
-                this.address,
-                `cannot connect to ${this.address}: ${error?.message ?? 'stream ended'}`,
-                { cause: error },
-              ),
-            );
-          }
-        },
-        onCorruptFrame: (l, error) => this.host.linkHandlers.onCorruptFrame(l, error),
+    this.dialled = true;
+    this.downSince = 0;
+    const attempt: Dial = dial(this.address, this.host, {
+      open: (link) => {
+        if (this.attempt !== attempt) return link.end();
+        this.becomeConnected(link);
       },
-      this.host.clock,
-    );
-    link.write(encodeFrame({ handshake: handshake.hello }));
-    this.timer = setTimeout(() => {
-      if (this.client !== client || this.state !== 'connecting') return;
-      // Fail first, so the abort's onClose finds the attempt already over (one down, not two).
-      this.connectFailed(
-        new EndpointUnavailableError(
-          this.address,
-          `connecting to ${this.address} took over ${this.host.connectTimeoutMs} ms (connectTimeoutMs)`,
-        ),
-      );
-      link.abort(grpc.status.DEADLINE_EXCEEDED, 'handshake timed out');
-    }, this.host.connectTimeoutMs);
-  }
-
-  private refused(link: StreamLink, error: HandshakeError): void {
-    this.host.logger.error(
-      { peer: this.address, refusal: error.refusal, reason: error.message },
-      'remote handshake refused by peer',
-    );
-    // Fail first, so the abort's onClose finds the attempt already over (one down, not two).
-    this.connectFailed(new EndpointUnavailableError(this.address, error.message, { cause: error }));
-    link.abort(grpc.status.PERMISSION_DENIED, error.message);
+      failed: (error) => {
+        if (this.attempt !== attempt || this.state !== 'connecting') return;
+        this.connectFailed(error);
+      },
+      closed: (link, error) => this.linkClosed(link, error),
+    });
+    this.attempt = attempt;
   }
 
   private becomeConnected(link: StreamLink): void {
     this.state = 'connected';
     this.link = link;
+    this.sender = this.host.senderOf(link);
     this.attempts = 0;
     this.lastError = undefined;
+    this.downSince = 0;
     const pending = this.pending;
     this.pending = [];
     this.host.up(this.address);
-    for (const env of pending) this.send(env);
-    this.flush();
+    for (const env of pending) this.sender.send(env);
+    this.sender.flush();
   }
 
   private connectFailed(error: Error): void {
-    // The first failure is news; the retries of a peer that stays away are not (debug).
-    const log = this.attempts === 0 ? this.host.logger.warn : this.host.logger.debug;
-    log.call(
-      this.host.logger,
-      { peer: this.address, err: error.message, attempt: this.attempts + 1 },
-      'remote endpoint unreachable',
-    );
+    this.host.unreachable(this.address, error, this.attempts + 1);
     this.goDown(error);
   }
 
   private goDown(error: Error): void {
-    this.state = 'down';
     this.lastError = error;
+    this.downSince = Date.now();
     this.clearTimer();
-    this.client?.close();
-    this.client = undefined;
-    this.pending.push(...this.batch.discard());
+    this.attempt?.client?.close();
+    this.attempt = undefined;
     this.rejectPending(error);
-    this.host.down(this.address, error);
-    this.scheduleReconnect();
+    if (this.dialled) {
+      this.state = 'down';
+      this.host.down(this.address, error);
+      this.scheduleReconnect();
+    } else {
+      // The peer dialled us and left: nothing here wants it, so nothing dials it back.
+      this.state = 'idle';
+      this.host.down(this.address, error);
+    }
   }
 
   private scheduleReconnect(): void {
@@ -304,21 +236,6 @@ export class Endpoint {
     return new EndpointUnavailableError(this.address, `endpoint ${this.address} is unavailable`, {
       cause,
     });
-  }
-
-  private scheduleFlush(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    // After this event-loop turn: no fixed delay, yet everything sent in the turn shares a frame.
-    setImmediate(() => {
-      this.flushScheduled = false;
-      if (this.state === 'connected') this.flush();
-    });
-  }
-
-  private flush(): void {
-    if (this.batch.count === 0 || !this.link) return;
-    this.link.write(this.batch.take());
   }
 
   private clearTimer(): void {

@@ -1,4 +1,5 @@
 import type { SerializationRegistry } from '../serialization/serialization-registry';
+import type { RemoteLimits } from './remote-limits';
 
 /**
  * TLS for the remote's gRPC server and the connections it opens. PEM strings or buffers.
@@ -104,10 +105,61 @@ export interface RemoteOptions {
    */
   batchSize?: number;
   /**
-   * Largest serialized message accepted for sending (MessageTooLargeError above it).
+   * Largest serialized message, sent or received (MessageTooLargeError at the sender; a peer
+   * that sends a larger one loses its link). Move larger data by reference (a key in external
+   * storage) or in several messages.
    * @default 4194304 (4 MiB)
    */
   maxMessageBytes?: number;
+  /**
+   * Messages larger than this travel apart from the batched small ones: in chunks of this
+   * size written between them, so a small call never waits behind a large message. A message
+   * to a target that has a large one still in transit on the link waits behind it: messages
+   * from one sender to one target keep their order whatever their sizes.
+   * @default 65536
+   */
+  largeMessageBytes?: number;
+  /**
+   * Bytes of large messages queued on one link (the one being written included). A large
+   * message that does not fit waits, up to its request's deadline (10 s for a plain send),
+   * then fails with RemoteBackpressureError; so does one that finds as many bytes waiting.
+   * @default 16777216 (16 MiB)
+   */
+  maxLargeBytesInFlight?: number;
+  /**
+   * Bytes written to one link that the peer has not taken yet (HTTP/2 flow control holds
+   * them). Above it the peer is not reading: the link is closed and requests waiting on it
+   * fail with EndpointUnavailableError caused by PeerNotReadingError.
+   * @default 16777216 (16 MiB)
+   */
+  maxOutboundBytes?: number;
+  /**
+   * A link whose writes stay blocked this long (the peer takes nothing) is closed, as for
+   * `maxOutboundBytes`.
+   * @default 30000
+   */
+  writeStallTimeoutMs?: number;
+  /**
+   * Most peer endpoints kept; at the bound the one down the longest is removed, and if none is
+   * down a send to a new address fails with EndpointUnavailableError.
+   * @default 1024
+   */
+  maxEndpoints?: number;
+  /**
+   * An endpoint down (unreachable, reconnecting) this long is removed and stops reconnecting;
+   * a later send dials afresh. Keep it above the membership TTL.
+   * @default 30000
+   */
+  endpointDownTtlMs?: number;
+  /**
+   * Repeated wire events (refused handshakes, corrupt frames, exceeded limits, unreachable
+   * endpoints) are logged once, then as one summary line per kind per interval with the
+   * count; every event is counted in `remote.stats`.
+   * @default 10000
+   */
+  logIntervalMs?: number;
+  /** Bounds on what peers may send (see RemoteLimits). */
+  limits?: RemoteLimits;
   /**
    * How long a connect attempt (TCP, TLS and handshake) may take before it counts as failed.
    * @default 5000
@@ -136,6 +188,13 @@ export const DEFAULT_REMOTE_OPTIONS = {
   insecure: false,
   batchSize: 256,
   maxMessageBytes: 4 * 1024 * 1024,
+  largeMessageBytes: 64 * 1024,
+  maxLargeBytesInFlight: 16 * 1024 * 1024,
+  maxOutboundBytes: 16 * 1024 * 1024,
+  writeStallTimeoutMs: 30_000,
+  maxEndpoints: 1024,
+  endpointDownTtlMs: 30_000,
+  logIntervalMs: 10_000,
   connectTimeoutMs: 5000,
   handshakeTimeoutMs: 5000,
   reconnect: { initialDelayMs: 100, maxDelayMs: 5000 },

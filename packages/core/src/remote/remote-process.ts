@@ -7,7 +7,7 @@ import type { Entry, Process } from '../process';
 import { NONHOST } from '../process-registry';
 import type { WireMessage } from '../serialization/serialization-registry';
 import { SerializationFormat } from '../serialization/serialization-registry';
-import type { Endpoint } from './endpoint';
+import type { EnvelopeSink } from './internal/outbound-envelope';
 import type { RemoteState } from './internal/remote-state';
 import { utf8Length } from './internal/byte-writer';
 import { SYSTEM_TYPE_NAME, encodeSystemMessage } from './internal/system-codec';
@@ -29,7 +29,7 @@ const POISON_PILL_WIRE: WireMessage = {
 export class RemoteProcess implements Process {
   constructor(
     private readonly state: RemoteState,
-    readonly endpoint: Endpoint,
+    readonly endpoint: EnvelopeSink,
   ) {}
 
   /**

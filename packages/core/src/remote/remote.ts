@@ -8,18 +8,23 @@ import { NONHOST } from '../process-registry';
 import type { Props } from '../props';
 import type { SerializationRegistry } from '../serialization/serialization-registry';
 import { serialization as processWideSerialization } from '../serialization/serialization-registry';
-import type { TransportStats } from './endpoint-manager';
-import { EndpointManager } from './endpoint-manager';
+import type { Process } from '../process';
+import type { Endpoint } from './endpoint';
+import { EndpointManager, noRoomFor } from './endpoint-manager';
+import type { RemoteStats } from './internal/event-log';
+import type { LinkRoute } from './internal/link-route';
+import { resolveRemoteOptions } from './internal/resolve-options';
+import { authenticates } from './internal/secure-binding';
 import { deliverBatch } from './internal/inbound-delivery';
 import type { OutboundEnvelope } from './internal/outbound-envelope';
 import type { RemoteState } from './internal/remote-state';
 import { checkSecureBinding } from './internal/secure-binding';
+import type { EventLog } from './internal/event-log';
 import { WatchTable } from './internal/watch-table';
 import { SYSTEM_FORMAT, WireTypes, registerWireTypes } from './internal/wire';
 import { ACTIVATOR_ID, RemoteActivator } from './remote-activator';
 import { EndpointConnectedEvent, EndpointTerminatedEvent } from './remote-events';
 import type { RemoteOptions } from './remote-options';
-import { DEFAULT_REMOTE_OPTIONS } from './remote-options';
 import { RemoteProcess, reasonOf } from './remote-process';
 
 declare module '../actor-system' {
@@ -35,6 +40,7 @@ declare module '../actor-system' {
       options?: RemoteSpawnOptions,
     ): Promise<PID>;
     spawn(address: string, kind: string, options?: RemoteSpawnOptions): Promise<PID>;
+    setMembers(addresses: Iterable<string> | undefined): void;
     shutdown(): Promise<void>;
   }
 }
@@ -63,8 +69,11 @@ export interface RemoteSpawnOptions {
 export class Remote {
   private transport: EndpointManager | undefined;
   private state: RemoteState | undefined;
-  private readonly processes = new Map<string, RemoteProcess>();
   private readonly kinds = new Map<string, Props>();
+  /** Addresses of the cluster's members (setMembers); undefined: no membership told. */
+  private members: ReadonlySet<string> | undefined = undefined;
+  /** Peers must prove the secret or present a certificate (every link is a member's). */
+  private authenticatesPeers = false;
   private stopped = false;
   private starting = false;
 
@@ -78,9 +87,35 @@ export class Remote {
     return this.state?.address ?? this.system.registry.address;
   }
 
-  /** Wire error counters (corrupt frames, refused handshakes). */
-  get stats(): TransportStats {
-    return this.transport?.stats ?? { corruptFrames: 0, refusedHandshakes: 0 };
+  /**
+   * Counters of wire events: corrupt frames, refused handshakes and connections, exceeded
+   * limits, peers not reading, forbidden messages, unreachable and removed endpoints. Each is
+   * also logged, one line per kind per `logIntervalMs` with the count.
+   */
+  get stats(): RemoteStats {
+    if (this.transport) return this.transport.stats;
+    return {
+      corruptFrames: 0,
+      refusedHandshakes: 0,
+      limitExceeded: 0,
+      refusedConnections: 0,
+      idleConnections: 0,
+      peersNotReading: 0,
+      forbiddenMessages: 0,
+      unreachableEndpoints: 0,
+      removedEndpoints: 0,
+      backpressureRejections: 0,
+    };
+  }
+
+  /**
+   * The addresses of the cluster's current members (Cluster keeps this up to date). A reply
+   * to a sender at another address goes back over the link its request came on instead of
+   * dialling it. Without it (plain remoting), senders named by authenticated peers may be
+   * dialled when this node authenticates peers (secret or mutual TLS), and never otherwise.
+   */
+  setMembers(addresses: Iterable<string> | undefined): void {
+    this.members = addresses === undefined ? undefined : new Set(addresses);
   }
 
   /**
@@ -102,49 +137,30 @@ export class Remote {
   }
 
   private async doStart(options: RemoteOptions): Promise<string> {
-    const o = {
-      ...DEFAULT_REMOTE_OPTIONS,
-      ...options,
-      reconnect: { ...DEFAULT_REMOTE_OPTIONS.reconnect, ...options.reconnect },
-    };
-    validate(o.batchSize, 'batchSize', 1);
-    validate(o.maxMessageBytes, 'maxMessageBytes', 1);
-    validate(o.connectTimeoutMs, 'connectTimeoutMs', 1);
-    validate(o.handshakeTimeoutMs, 'handshakeTimeoutMs', 1);
-    if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535)
-      throw new InvalidOptionError('port', `${o.port} is not a port`);
+    const o = resolveRemoteOptions(options);
     const logger = this.system.logger.child({ component: 'remote' });
     checkSecureBinding(o, logger);
     const registry = o.serialization ?? processWideSerialization;
     registerWireTypes(registry);
     const transport = new EndpointManager(
+      o,
       {
-        host: o.host,
-        port: o.port,
-        advertisedHost: o.advertisedHost ?? o.host,
-        clusterName: o.clusterName,
-        memberId: o.memberId,
-        secret: o.secret,
-        tls: o.tls,
-        batchSize: o.batchSize,
-        connectTimeoutMs: o.connectTimeoutMs,
-        handshakeTimeoutMs: o.handshakeTimeoutMs,
-        reconnect: o.reconnect,
-        clock: this.system.clock,
-      },
-      {
-        batch: (batch, from, receivedAt) => deliverBatch(this.state!, batch, from, receivedAt),
+        batch: (batch, link, receivedAt) =>
+          deliverBatch(this.state!, batch, link.peerAddress, receivedAt, transport.routeOf(link)),
         reject: (address, env, error) => this.rejected(address, env, error),
         up: (address) => this.system.eventStream.publish(new EndpointConnectedEvent(address)),
         down: (address, error) => this.endpointDown(address, error),
+        removed: () => undefined,
       },
       logger,
+      this.system.clock,
     );
     const address = await transport.start();
     this.transport = transport;
-    this.state = this.createState(address, registry, o.maxMessageBytes, logger);
+    this.authenticatesPeers = authenticates(o.secret, o.tls);
+    this.state = this.createState(address, registry, o.maxMessageBytes, logger, transport.events);
     this.system.address = address;
-    this.system.registry.addAddressResolver((pid) => this.processFor(pid.address));
+    this.system.registry.addAddressResolver((pid) => this.processFor(pid));
     this.system.registry.add(
       ACTIVATOR_ID,
       new RemoteActivator(this.system.registry, this.system.root, this.kinds),
@@ -204,6 +220,7 @@ export class Remote {
     serialization: SerializationRegistry,
     maxMessageBytes: number,
     logger: Logger,
+    events: EventLog,
   ): RemoteState {
     const registry = this.system.registry;
     return {
@@ -215,21 +232,44 @@ export class Remote {
       maxMessageBytes,
       watches: new WatchTable(),
       address,
+      events,
     };
   }
 
-  private processFor(address: string): RemoteProcess | undefined {
-    if (!this.transport || !this.state) return undefined;
-    let process = this.processes.get(address);
-    if (!process) {
-      process = new RemoteProcess(this.state, this.transport.endpoint(address));
-      this.processes.set(address, process);
+  /**
+   * The process that reaches `pid` on another node. A sender that came over a link (`_via`)
+   * is reached through an endpoint only if one is live or this node may dial its address;
+   * otherwise back over its link.
+   */
+  private processFor(pid: PID): Process | undefined {
+    const transport = this.transport;
+    const state = this.state;
+    if (!transport || !state) return undefined;
+    const address = pid.address;
+    const route = pid._via as LinkRoute | undefined;
+    if (route !== undefined) {
+      const live = transport.liveEndpoint(address);
+      if (live) return this.processOf(live);
+      if (!this.mayDial(address)) {
+        return (route.process ??= new RemoteProcess(state, route)) as RemoteProcess;
+      }
     }
-    return process;
+    const endpoint = transport.endpoint(address);
+    if (!endpoint) return new RefusingProcess(this, noRoomFor(address, transport.maxEndpoints));
+    return this.processOf(endpoint);
+  }
+
+  private processOf(endpoint: Endpoint): RemoteProcess {
+    return (endpoint.process ??= new RemoteProcess(this.state!, endpoint)) as RemoteProcess;
+  }
+
+  /** Whether a sender address a peer named may be dialled (see setMembers). */
+  private mayDial(address: string): boolean {
+    return this.members !== undefined ? this.members.has(address) : this.authenticatesPeers;
   }
 
   /** An envelope its endpoint could not send: watchers learn the node is gone, the rest dead-letters. */
-  private rejected(address: string, env: OutboundEnvelope, error: Error): void {
+  rejected(address: string, env: OutboundEnvelope, error: Error): void {
     const state = this.state!;
     const target = new PID(address, env.targetId);
     if (env.message instanceof Watch) {
@@ -280,7 +320,27 @@ export class Remote {
   }
 }
 
-function validate(value: number, option: string, min: number): void {
-  if (!Number.isFinite(value) || value < min)
-    throw new InvalidOptionError(option, `${value} is below ${min}`);
+/**
+ * The process of an address no endpoint can be made for (maxEndpoints in use): a request
+ * fails at once with the error, a send is dead-lettered with it.
+ */
+class RefusingProcess implements Process {
+  constructor(
+    private readonly remote: Remote,
+    private readonly error: Error,
+  ) {}
+
+  sendUserMessage(pid: PID, envelope: { message: unknown; sender?: PID }): void {
+    this.remote.system.deadLetters.publish(
+      pid,
+      envelope.message,
+      envelope.sender,
+      reasonOf(this.error),
+      this.error,
+    );
+  }
+
+  sendSystemMessage(): void {}
+
+  stop(): void {}
 }

@@ -197,3 +197,98 @@ export async function rawHandshake(
   raw.send({ proof: { proof } });
   return raw.next();
 }
+
+/** A hand-written Connect server that accepts any client (no secret), for peers that misbehave. */
+export interface RawServer {
+  address: string;
+  /** Server calls whose handshake completed, in order. */
+  calls: Array<grpc.ServerDuplexStream<Buffer, Buffer>>;
+  /** Frames received after the handshake, per call. */
+  frames: WireFrame[][];
+  close(): void;
+}
+
+/**
+ * Starts a RawServer on loopback. `afterHandshake` runs on each call once it accepted the
+ * client's proof (e.g. to stop reading: `call.pause()`).
+ */
+export async function startRawServer(
+  afterHandshake: (call: grpc.ServerDuplexStream<Buffer, Buffer>) => void = () => undefined,
+): Promise<RawServer> {
+  const server = new grpc.Server();
+  const id = (b: Buffer): Buffer => b;
+  const raw: RawServer = {
+    address: '',
+    calls: [],
+    frames: [],
+    close: () => server.forceShutdown(),
+  };
+  server.addService(
+    {
+      Connect: {
+        path: CONNECT_METHOD,
+        requestStream: true,
+        responseStream: true,
+        requestSerialize: id,
+        requestDeserialize: id,
+        responseSerialize: id,
+        responseDeserialize: id,
+      },
+    },
+    {
+      Connect: (call: grpc.ServerDuplexStream<Buffer, Buffer>) => {
+        let step = 0;
+        const frames: WireFrame[] = [];
+        call.on('error', () => undefined);
+        call.on('data', (b: Buffer) => {
+          const frame = decodeFrame(b);
+          if (step === 0) {
+            step = 1;
+            call.write(
+              encodeFrame({
+                challenge: { nonce: newNonce(), memberId: 'raw-server', address: raw.address },
+              }),
+            );
+          } else if (step === 1) {
+            step = 2;
+            call.write(
+              encodeFrame({
+                handshakeAck: {
+                  accepted: true,
+                  reason: '',
+                  refusal: '',
+                  memberId: 'raw-server',
+                  address: raw.address,
+                  proof: new Uint8Array(0),
+                },
+              }),
+            );
+            raw.calls.push(call);
+            raw.frames.push(frames);
+            afterHandshake(call);
+          } else frames.push(frame);
+        });
+      },
+    },
+  );
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
+      e ? reject(e) : resolve(p),
+    ),
+  );
+  raw.address = `127.0.0.1:${port}`;
+  return raw;
+}
+
+/** Resolves when `predicate` holds, checking every 10 ms; rejects after `timeoutMs`. */
+export async function until(
+  predicate: () => boolean,
+  timeoutMs = 10_000,
+  what = 'the condition',
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -56,6 +56,11 @@ export class BatchBuilder {
     return this.sources.length;
   }
 
+  /** Bytes the current batch's envelopes take so far (its tables come at take()). */
+  get byteLength(): number {
+    return this.writer.length;
+  }
+
   /** Sum of the payload sizes in the current batch. */
   get bytes(): number {
     return this.payloadBytes;

@@ -1,5 +1,24 @@
 import * as protobuf from 'protobufjs';
+import { RemoteLimitError } from '../../errors';
 import type { WireBatch, WireEnvelope } from './wire-types';
+
+/** What one received frame may hold (RemoteLimits, with maxMessageBytes per payload). */
+export interface FrameLimits {
+  maxEnvelopesPerFrame: number;
+  maxStringBytes: number;
+  maxHeaderEntries: number;
+  maxHeaderBytes: number;
+  maxMessageBytes: number;
+}
+
+/** No bounds: for tests and tools that decode frames they made themselves. */
+export const NO_FRAME_LIMITS: FrameLimits = {
+  maxEnvelopesPerFrame: Infinity,
+  maxStringBytes: Infinity,
+  maxHeaderEntries: Infinity,
+  maxHeaderBytes: Infinity,
+  maxMessageBytes: Infinity,
+};
 
 /** A frame that is exactly one batch starts with this tag (Frame field 3, length-delimited). */
 export const FRAME_BATCH_TAG = (3 << 3) | 2;
@@ -10,9 +29,13 @@ export const FRAME_BATCH_TAG = (3 << 3) | 2;
  * envelope (envelopes here point into `bytes` instead). Returns
  * undefined when the frame holds anything but one batch (the caller then decodes it
  * generically).
- * @throws Error on malformed bytes (truncated, bad wire types).
+ * @throws Error on malformed bytes (truncated, bad wire types); RemoteLimitError when the
+ *   frame holds more than `limits` allow (checked before the bytes are decoded).
  */
-export function decodeBatchFrame(bytes: Uint8Array): WireBatch | undefined {
+export function decodeBatchFrame(
+  bytes: Uint8Array,
+  limits: FrameLimits = NO_FRAME_LIMITS,
+): WireBatch | undefined {
   const r = protobuf.Reader.create(bytes);
   if (r.len === 0 || r.uint32() !== FRAME_BATCH_TAG) return undefined;
   const end = r.uint32() + r.pos;
@@ -22,16 +45,22 @@ export function decodeBatchFrame(bytes: Uint8Array): WireBatch | undefined {
     const tag = r.uint32();
     switch (tag) {
       case (1 << 3) | 2:
-        batch.typeNames.push(r.string());
+        batch.typeNames.push(boundedString(r, limits.maxStringBytes));
         break;
       case (2 << 3) | 2:
-        batch.targetIds.push(r.string());
+        batch.targetIds.push(boundedString(r, limits.maxStringBytes));
         break;
       case (3 << 3) | 2:
-        batch.senderAddresses.push(r.string());
+        batch.senderAddresses.push(boundedString(r, limits.maxStringBytes));
         break;
       case (4 << 3) | 2:
-        batch.envelopes.push(decodeEnvelope(r, bytes, r.uint32() + r.pos));
+        if (batch.envelopes.length >= limits.maxEnvelopesPerFrame) {
+          throw new RemoteLimitError(
+            'limits.maxEnvelopesPerFrame',
+            `a frame holds more than ${limits.maxEnvelopesPerFrame} envelopes`,
+          );
+        }
+        batch.envelopes.push(decodeEnvelope(r, bytes, r.uint32() + r.pos, limits));
         break;
       default:
         r.skipType(tag & 7);
@@ -41,7 +70,12 @@ export function decodeBatchFrame(bytes: Uint8Array): WireBatch | undefined {
   return batch;
 }
 
-function decodeEnvelope(r: protobuf.Reader, bytes: Uint8Array, end: number): WireEnvelope {
+function decodeEnvelope(
+  r: protobuf.Reader,
+  bytes: Uint8Array,
+  end: number,
+  limits: FrameLimits,
+): WireEnvelope {
   const env: WireEnvelope = {
     target: 0,
     type: 0,
@@ -55,6 +89,8 @@ function decodeEnvelope(r: protobuf.Reader, bytes: Uint8Array, end: number): Wir
     urgent: false,
     timeoutMs: 0,
   };
+  let headerEntries = 0;
+  let headerBytes = 0;
   while (r.pos < end) {
     const tag = r.uint32();
     switch (tag) {
@@ -70,6 +106,12 @@ function decodeEnvelope(r: protobuf.Reader, bytes: Uint8Array, end: number): Wir
       case (4 << 3) | 2: {
         // Where the payload is, not a copy or a view object: it is decoded from the frame.
         const length = r.uint32();
+        if (length > limits.maxMessageBytes) {
+          throw new RemoteLimitError(
+            'maxMessageBytes',
+            `a ${length}-byte message is over ${limits.maxMessageBytes} bytes`,
+          );
+        }
         env.start = r.pos;
         env.end = r.pos + length;
         r.skip(length);
@@ -79,11 +121,23 @@ function decodeEnvelope(r: protobuf.Reader, bytes: Uint8Array, end: number): Wir
         env.senderAddress = r.uint32();
         break;
       case (6 << 3) | 2:
-        env.senderId = r.string();
+        env.senderId = boundedString(r, limits.maxStringBytes);
         break;
-      case (7 << 3) | 2:
-        readHeader(r, r.uint32() + r.pos, (env.header ??= {}));
+      case (7 << 3) | 2: {
+        const entryEnd = r.uint32() + r.pos;
+        headerEntries++;
+        headerBytes += entryEnd - r.pos;
+        if (headerEntries > limits.maxHeaderEntries || headerBytes > limits.maxHeaderBytes) {
+          throw new RemoteLimitError(
+            headerEntries > limits.maxHeaderEntries
+              ? 'limits.maxHeaderEntries'
+              : 'limits.maxHeaderBytes',
+            `an envelope's header is over ${limits.maxHeaderEntries} entries or ${limits.maxHeaderBytes} bytes`,
+          );
+        }
+        readHeader(r, entryEnd, (env.header ??= {}));
         break;
+      }
       case 8 << 3:
         env.urgent = r.bool();
         break;
@@ -108,4 +162,15 @@ function readHeader(r: protobuf.Reader, end: number, header: Record<string, stri
     else r.skipType(tag & 7);
   }
   header[key] = value;
+}
+
+/** A length-delimited string, refused before decoding if it is longer than `max` bytes. */
+function boundedString(r: protobuf.Reader, max: number): string {
+  const start = r.pos;
+  const length = r.uint32();
+  if (length > max) {
+    throw new RemoteLimitError('limits.maxStringBytes', `a ${length}-byte string in a frame`);
+  }
+  r.pos = start;
+  return r.string();
 }

@@ -6,22 +6,26 @@ import { sendEntry } from '../../internal/deliver';
 import type { SerializationFormat } from '../../serialization/serialization-registry';
 import type { UndecodableMessage } from '../remote-events';
 import { POISON_PILL_TYPE_NAME, reasonOf } from '../remote-process';
+import { forbiddenPoison, forbiddenSystemMessage } from './inbound-guard';
 import type { RemoteState } from './remote-state';
 import { decodeSystemMessage } from './system-codec';
 import type { WireBatch } from './wire';
 import { SYSTEM_FORMAT, payloadOf } from './wire';
 
 /**
- * Hands every envelope of a batch from `from` to its local target, through the same dispatch
- * as a local send (`sendEntry`): a full mailbox or a missing target dead-letters as locally,
- * which rejects a remote requester with MailboxFullError or DeadLetterError. Undecodable
- * messages are dead-lettered (a request's remote future gets the error).
+ * Hands every envelope of a batch from `from` (the link's authenticated address) to its local
+ * target, through the same dispatch as a local send (`sendEntry`): a full mailbox or a missing
+ * target dead-letters as locally, which rejects a remote requester with MailboxFullError or
+ * DeadLetterError. Undecodable messages are dead-lettered (a request's remote future gets the
+ * error). Every sender carries `route`, the way back over the link (PID._via). What a peer may
+ * not send (inbound-guard) is dropped and counted.
  */
 export function deliverBatch(
   state: RemoteState,
   batch: WireBatch,
   from: string,
   receivedAt: number,
+  route?: object,
 ): void {
   // One reader per frame: payloads are decoded where they lie (no view, no reader per message).
   let reader: protobuf.Reader | undefined;
@@ -36,6 +40,7 @@ export function deliverBatch(
       env.senderAddress === 0
         ? undefined
         : new PID(batch.senderAddresses[env.senderAddress - 1]!, env.senderId);
+    if (sender !== undefined) sender._via = route;
     if (env.format === SYSTEM_FORMAT) {
       deliverSystem(state, target, payloadOf(env), from);
       continue;
@@ -43,8 +48,14 @@ export function deliverBatch(
     const typeName = batch.typeNames[env.type]!;
     let message: unknown;
     try {
-      if (typeName === POISON_PILL_TYPE_NAME) message = POISON_PILL;
-      else {
+      if (typeName === POISON_PILL_TYPE_NAME) {
+        const why = forbiddenPoison(target);
+        if (why !== undefined) {
+          forbidden(state, why, from);
+          continue;
+        }
+        message = POISON_PILL;
+      } else {
         if (reader === undefined || reader.buf !== env.bytes)
           reader = protobuf.Reader.create(env.bytes);
         message = state.serialization.deserializeFrom(
@@ -78,6 +89,17 @@ function deliverSystem(state: RemoteState, target: PID, payload: Uint8Array, fro
     state.deadLetters.publish(target, payload, undefined, 'undecodable-system-message');
     return;
   }
+  const why = forbiddenSystemMessage(target, message, from);
+  if (why !== undefined) return forbidden(state, why, from);
   if (message instanceof Terminated) state.watches.terminated(message.who, target);
   state.registry.get(target).sendSystemMessage(target, message);
+}
+
+function forbidden(state: RemoteState, why: string, from: string): void {
+  state.events.report(
+    'forbiddenMessages',
+    'warn',
+    { peer: from, why },
+    'remote message refused: a peer may not send it',
+  );
 }

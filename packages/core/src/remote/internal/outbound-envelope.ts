@@ -18,3 +18,10 @@ export interface OutboundEnvelope {
   /** The message before serialization, kept so a rejected envelope can be dead-lettered. */
   message: unknown;
 }
+
+/** Where a remote process hands its envelopes: an endpoint, or the route back over a link. */
+export interface EnvelopeSink {
+  send(env: OutboundEnvelope): void;
+  /** True while sending is known to fail at once (the peer is unreachable). */
+  readonly isDown: boolean;
+}

@@ -3,6 +3,7 @@ import type { EventStream } from '../../event-stream';
 import type { Logger } from '../../logger';
 import type { ProcessRegistry } from '../../process-registry';
 import type { SerializationRegistry } from '../../serialization/serialization-registry';
+import type { EventLog } from './event-log';
 import type { WatchTable } from './watch-table';
 
 /** What the remote's processes and inbound delivery share with the Remote that owns them. */
@@ -16,4 +17,6 @@ export interface RemoteState {
   readonly watches: WatchTable;
   /** This node's `host:port`. */
   readonly address: string;
+  /** Counts and logs (throttled) wire events: refused messages among them. */
+  readonly events: EventLog;
 }

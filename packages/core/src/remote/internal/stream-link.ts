@@ -1,5 +1,12 @@
-import { SYSTEM_CLOCK, type Clock } from '../../clock';
 import * as grpc from '@grpc/grpc-js';
+import { SYSTEM_CLOCK, type Clock } from '../../clock';
+import { PeerNotReadingError, RemoteLimitError } from '../../errors';
+import { NO_FRAME_LIMITS, type FrameLimits } from './batch-decoder';
+import { ChunkAssembler } from './chunk-assembler';
+import { decodeChunk } from './chunk-codec';
+import type { LinkRoute } from './link-route';
+import type { LinkSender } from './link-sender';
+import { LinkWriter, type WriterLimits } from './link-writer';
 import type { WireFrame } from './wire';
 import { decodeFrame } from './wire';
 
@@ -15,7 +22,32 @@ export interface StreamLinkHandlers {
   onClose(link: StreamLink, error?: Error): void;
   /** A frame could not be decoded; the link closes right after. */
   onCorruptFrame(link: StreamLink, error: Error): void;
+  /** The peer exceeded a limit (or stopped reading); the link closes right after. */
+  onViolation?(link: StreamLink, error: RemoteLimitError | PeerNotReadingError): void;
 }
+
+/** What a link may receive and hold (RemoteLimits and the outbound bounds), and its clock. */
+export interface LinkConfig extends FrameLimits, WriterLimits {
+  /** Stamps each frame's arrival (deadlines count from it): the system's clock. */
+  clock: Clock;
+  /** Largest frame once the peer is authenticated. */
+  maxFrameBytes: number;
+  /** Largest frame before that. */
+  maxHandshakeBytes: number;
+}
+
+/** No limits: for tests of the receive path. */
+export const UNLIMITED_LINK: LinkConfig = {
+  ...NO_FRAME_LIMITS,
+  clock: SYSTEM_CLOCK,
+  maxFrameBytes: Infinity,
+  maxHandshakeBytes: Infinity,
+  maxOutboundBytes: Infinity,
+  writeStallTimeoutMs: 2 ** 31 - 1,
+};
+
+/** Room for ids, type name and headers around a chunked message's payload. */
+const ASSEMBLY_OVERHEAD_BYTES = 64 * 1024;
 
 /**
  * Frames received while one is being handled wait in the link; above this many the stream is
@@ -24,32 +56,47 @@ export interface StreamLinkHandlers {
 const MAX_QUEUED_FRAMES = 64;
 
 /**
- * One open Connect stream, client side (we dialled) or server side (the peer dialled). Decodes
- * incoming frames, writes encoded ones, and turns the several ways a gRPC stream can end
- * (status, end, cancel, error) into exactly one onClose.
+ * One open Connect stream, client side (we dialled) or server side (the peer dialled). Bounds
+ * and decodes incoming frames (joining chunked ones), writes encoded ones through a
+ * {@link LinkWriter} (backpressure), and turns the several ways a gRPC stream can end (status,
+ * end, cancel, error) into exactly one onClose.
  */
 export class StreamLink {
   /** The peer's address once its handshake told us (server side) or we dialled it (client). */
   peerAddress: string;
   /** The member id the peer stated in its handshake (once authenticated). */
   peerMemberId = '';
+  /** What sends on this link (batches, large messages), once something does. */
+  sender: LinkSender | undefined = undefined;
+  /** The way back over this link for replies (see LinkRoute), once a frame needed one. */
+  route: LinkRoute | undefined = undefined;
   private closed = false;
+  private authenticated = false;
   /** Frames waiting for their own event-loop turn (see `receive`), with their arrival times. */
   private readonly inbox: Buffer[] = [];
   private readonly arrivals: number[] = [];
   /** A frame was handled this turn: the next ones wait for `next`. */
   private busy = false;
   private paused = false;
+  private readonly assembler: ChunkAssembler;
+  private readonly writer: LinkWriter;
 
   constructor(
     private readonly stream: FrameStream,
     readonly side: 'client' | 'server',
     peerAddress: string,
     private readonly handlers: StreamLinkHandlers,
-    /** Stamps each frame's arrival (deadlines count from it): the system's clock. */
-    private readonly clock: Clock = SYSTEM_CLOCK,
+    readonly config: LinkConfig = UNLIMITED_LINK,
   ) {
     this.peerAddress = peerAddress;
+    this.assembler = new ChunkAssembler(config.maxMessageBytes + ASSEMBLY_OVERHEAD_BYTES);
+    this.writer = new LinkWriter(
+      stream,
+      config,
+      () => this.peerAddress,
+      (error) => this.violated(error),
+      () => this.sender?.writable(),
+    );
     stream.on('data', (bytes: Buffer) => this.receive(bytes));
     stream.on('error', (err: Error) => this.finish(err));
     stream.on('end', () => this.finish());
@@ -63,22 +110,41 @@ export class StreamLink {
     return this.closed;
   }
 
-  /** Writes one encoded frame; false when the link is closed. */
-  write(frame: Buffer): boolean {
+  /** True while written frames wait for the stream to drain. */
+  get isBlocked(): boolean {
+    return this.writer.isBlocked;
+  }
+
+  /** Bytes written and not yet taken by the connection. */
+  get outstandingBytes(): number {
+    return this.writer.outstanding;
+  }
+
+  /** The handshake is done: frames up to maxFrameBytes (and chunks) are accepted now. */
+  authenticate(): void {
+    this.authenticated = true;
+  }
+
+  /**
+   * Writes one encoded frame (it waits in the link while the stream is full); false when the
+   * link is closed. `done` runs once the frame left for the connection.
+   */
+  write(frame: Buffer, done?: () => void): boolean {
     if (this.closed) return false;
-    this.stream.write(frame);
-    return true;
+    this.writer.write(frame, done);
+    return !this.closed;
   }
 
   /** Ends the stream in order: frames already written are still delivered. */
   end(): void {
     if (this.closed) return;
+    this.writer.flushAll();
     this.stream.end();
     this.finish();
   }
 
-  /** Closes the stream at once with an error status the peer sees. */
-  abort(code: grpc.status, details: string): void {
+  /** Closes the stream at once with an error status the peer sees (`cause`: why, for us). */
+  abort(code: grpc.status, details: string, cause?: Error): void {
     if (this.closed) return;
     this.inbox.length = 0; // nothing more is delivered from a link we abort
     this.arrivals.length = 0;
@@ -88,7 +154,7 @@ export class StreamLink {
       // grpc-js turns an 'error' on a server stream into that status and ends the call.
       this.stream.emit('error', Object.assign(new Error(details), { code, details }));
     }
-    this.finish(new Error(details));
+    this.finish(cause ?? new Error(details));
   }
 
   /**
@@ -97,12 +163,32 @@ export class StreamLink {
    * requests they release leave only at the end of it, in one wave. Two peers then take turns
    * (lockstep) instead of working at once. A frame that finds the link idle is handled at once
    * (no added latency); the next waits for `next`, after the loop has flushed and read.
+   *
+   * A chunk of a large frame is joined at once and takes no turn: only the frame it completes
+   * does, in its place in the order of arrival.
    */
   private receive(bytes: Buffer): void {
     if (this.closed) return;
-    const receivedAt = this.clock.now();
+    const limit = this.authenticated ? this.config.maxFrameBytes : this.config.maxHandshakeBytes;
+    if (bytes.byteLength > limit) {
+      const option = this.authenticated ? 'limits.maxFrameBytes' : 'limits.maxHandshakeBytes';
+      return this.violated(
+        new RemoteLimitError(option, `a ${bytes.byteLength}-byte frame is over ${limit} bytes`),
+      );
+    }
+    let frame: Buffer | undefined = bytes;
+    if (this.authenticated) {
+      try {
+        const chunk = decodeChunk(bytes);
+        if (chunk !== undefined) frame = this.assembler.add(chunk);
+      } catch (err) {
+        return this.rejected(err as Error);
+      }
+      if (frame === undefined) return;
+    }
+    const receivedAt = this.config.clock.now();
     if (this.busy) {
-      this.inbox.push(bytes);
+      this.inbox.push(frame);
       this.arrivals.push(receivedAt);
       if (this.inbox.length >= MAX_QUEUED_FRAMES && !this.paused) {
         this.paused = true;
@@ -112,7 +198,7 @@ export class StreamLink {
     }
     this.busy = true;
     setImmediate(this.next);
-    this.handle(bytes, receivedAt);
+    this.handle(frame, receivedAt);
   }
 
   /**
@@ -145,13 +231,26 @@ export class StreamLink {
     if (this.closed) return;
     let frame: WireFrame;
     try {
-      frame = decodeFrame(bytes);
+      frame = decodeFrame(bytes, this.config);
     } catch (err) {
-      this.handlers.onCorruptFrame(this, err as Error);
-      this.abort(grpc.status.INVALID_ARGUMENT, `corrupt frame: ${(err as Error).message}`);
-      return;
+      return this.rejected(err as Error);
     }
     this.handlers.onFrame(this, frame, receivedAt);
+  }
+
+  /** A frame that broke a limit or could not be decoded: report it and close the link. */
+  private rejected(err: Error): void {
+    if (err instanceof RemoteLimitError) return this.violated(err);
+    this.handlers.onCorruptFrame(this, err);
+    this.abort(grpc.status.INVALID_ARGUMENT, `corrupt frame: ${err.message}`);
+  }
+
+  private violated(error: RemoteLimitError | PeerNotReadingError): void {
+    if (this.closed) return;
+    this.handlers.onViolation?.(this, error);
+    const code =
+      error instanceof RemoteLimitError ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.UNAVAILABLE;
+    this.abort(code, error.message, error);
   }
 
   private finish(error?: Error): void {
@@ -160,6 +259,7 @@ export class StreamLink {
     this.drain();
     if (this.closed) return;
     this.closed = true;
+    this.writer.stop();
     if (this.paused) {
       // A paused stream keeps its buffered data and may hold a server's shutdown up.
       this.paused = false;
@@ -167,6 +267,8 @@ export class StreamLink {
     }
     // A server call only completes when we end our half too (else server shutdown waits on it).
     if (this.side === 'server' && this.stream.writable) this.stream.end();
+    this.sender?.close(error ?? new Error('the link ended'));
+    this.route?.detach();
     this.handlers.onClose(this, error);
   }
 }

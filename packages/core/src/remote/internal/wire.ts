@@ -1,7 +1,7 @@
 import type * as protobuf from 'protobufjs';
 import { loadProto } from '../../serialization/internal/proto-files';
 import type { SerializationRegistry } from '../../serialization/serialization-registry';
-import { decodeBatchFrame } from './batch-decoder';
+import { decodeBatchFrame, NO_FRAME_LIMITS, type FrameLimits } from './batch-decoder';
 import type { WireBatch, WireEnvelope, WireFrame } from './wire-types';
 
 /**
@@ -61,10 +61,11 @@ export function encodeFrame(frame: WireFrame): Buffer {
 /**
  * Decodes one frame and checks what protobuf cannot: that exactly one kind is set and batch
  * indexes stay inside their tables.
- * @throws Error on bytes that are not a well-formed frame.
+ * @throws Error on bytes that are not a well-formed frame; RemoteLimitError on a batch over
+ *   `limits`.
  */
-export function decodeFrame(bytes: Uint8Array): WireFrame {
-  const fast = decodeBatchFrame(bytes);
+export function decodeFrame(bytes: Uint8Array, limits: FrameLimits = NO_FRAME_LIMITS): WireFrame {
+  const fast = decodeBatchFrame(bytes, limits);
   if (fast) {
     checkBatch(fast);
     return { batch: fast };
@@ -78,15 +79,9 @@ export function decodeFrame(bytes: Uint8Array): WireFrame {
     (frame.challenge ? 1 : 0) +
     (frame.proof ? 1 : 0);
   if (kinds !== 1) throw new Error(`frame carries ${kinds} kinds, expected exactly one`);
-  if (frame.batch) {
-    // protobufjs gave each envelope its own payload array: point the envelope at it.
-    for (const env of frame.batch.envelopes as Array<WireEnvelope & { payload?: Uint8Array }>) {
-      env.bytes = env.payload ?? new Uint8Array(0);
-      env.start = 0;
-      env.end = env.bytes.byteLength;
-    }
-    checkBatch(frame.batch);
-  }
+  // Every batch we write is exactly one field (the fast path above decodes it with the
+  // limits); one in another layout is no frame of ours.
+  if (frame.batch) throw new Error('a batch frame with other fields');
   return frame;
 }
 

@@ -1,0 +1,71 @@
+import * as protobuf from 'protobufjs';
+import { varintSize } from './byte-writer';
+
+/** A frame that is one chunk starts with this tag (Frame field 5, length-delimited). */
+export const FRAME_CHUNK_TAG = (5 << 3) | 2;
+const CHUNK_TOTAL = 1 << 3;
+const CHUNK_DATA = (2 << 3) | 2;
+
+/** A decoded chunk: `total` (the whole frame's size) on the first chunk only, 0 after. */
+export interface Chunk {
+  total: number;
+  data: Uint8Array;
+}
+
+/**
+ * `Frame { chunk: { total?, data: frame[offset, offset + size) } }`: one piece of a large
+ * message's frame, written between the small batches of its link. The first piece states the
+ * size of the whole frame, so the receiver allocates it once (within its limits).
+ */
+export function encodeChunk(frame: Uint8Array, offset: number, size: number): Buffer {
+  const first = offset === 0;
+  const body = (first ? 1 + varintSize(frame.byteLength) : 0) + 1 + varintSize(size) + size;
+  const out = Buffer.allocUnsafe(1 + varintSize(body) + body);
+  let pos = 0;
+  out[pos++] = FRAME_CHUNK_TAG;
+  pos = varint(out, pos, body);
+  if (first) {
+    out[pos++] = CHUNK_TOTAL;
+    pos = varint(out, pos, frame.byteLength);
+  }
+  out[pos++] = CHUNK_DATA;
+  pos = varint(out, pos, size);
+  out.set(frame.subarray(offset, offset + size), pos);
+  return out;
+}
+
+/**
+ * Decodes a chunk frame; undefined if `bytes` is not one (the caller decodes it as a frame).
+ * `data` is a view into `bytes`.
+ * @throws Error on malformed bytes.
+ */
+export function decodeChunk(bytes: Uint8Array): Chunk | undefined {
+  if (bytes.byteLength === 0 || bytes[0] !== FRAME_CHUNK_TAG) return undefined;
+  const r = protobuf.Reader.create(bytes);
+  r.uint32();
+  const end = r.uint32() + r.pos;
+  if (end !== r.len) throw new Error('chunk length does not match its frame');
+  let total = 0;
+  let data: Uint8Array | undefined;
+  while (r.pos < end) {
+    const tag = r.uint32();
+    if (tag === CHUNK_TOTAL) total = r.uint32();
+    else if (tag === CHUNK_DATA) {
+      const n = r.uint32();
+      data = bytes.subarray(r.pos, r.pos + n);
+      r.skip(n);
+    } else r.skipType(tag & 7);
+  }
+  if (data === undefined) throw new Error('chunk without data');
+  return { total, data };
+}
+
+function varint(out: Buffer, pos: number, value: number): number {
+  let v = value >>> 0;
+  while (v > 127) {
+    out[pos++] = (v & 127) | 128;
+    v >>>= 7;
+  }
+  out[pos++] = v;
+  return pos;
+}

@@ -1,0 +1,136 @@
+import * as net from 'node:net';
+import type { EventLog } from './event-log';
+
+/** The inbound connection bounds of RemoteLimits. */
+export interface ConnectionLimits {
+  maxConnections: number;
+  maxPendingConnections: number;
+  idleConnectionTimeoutMs: number;
+}
+
+interface Connection {
+  readonly socket: net.Socket;
+  readonly key: string;
+  /** Authenticated links open on it. */
+  links: number;
+  idle: NodeJS.Timeout | undefined;
+}
+
+/**
+ * Accepts the node's TCP connections itself and hands them to gRPC, so it can bound them:
+ * at most `maxConnections` open (more are closed as they arrive), at most
+ * `maxPendingConnections` without an authenticated link (at the bound the oldest is closed, so
+ * a flood of idle sockets cannot lock members out), and none without an authenticated link
+ * for longer than `idleConnectionTimeoutMs`.
+ */
+export class ConnectionGuard {
+  private readonly server: net.Server;
+  private readonly connections = new Map<string, Connection>();
+  /** Connections without an authenticated link, oldest first. */
+  private readonly pending = new Set<Connection>();
+
+  constructor(
+    private readonly limits: ConnectionLimits,
+    private readonly inject: (socket: net.Socket) => void,
+    private readonly events: EventLog,
+  ) {
+    this.server = net.createServer((socket) => this.accept(socket));
+  }
+
+  /** Binds host:port; resolves with the bound port. */
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen({ host, port, exclusive: true }, () => {
+        this.server.off('error', reject);
+        resolve((this.server.address() as net.AddressInfo).port);
+      });
+    });
+  }
+
+  /** An authenticated link opened on the connection `peer` (`address:port`, as grpc-js names it). */
+  linkOpened(peer: string): void {
+    const c = this.connections.get(peer);
+    if (c === undefined) return;
+    c.links++;
+    this.pending.delete(c);
+    if (c.idle) clearTimeout(c.idle);
+    c.idle = undefined;
+  }
+
+  /** An authenticated link on `peer` ended; without links the connection is idle again. */
+  linkClosed(peer: string): void {
+    const c = this.connections.get(peer);
+    if (c === undefined || --c.links > 0) return;
+    this.armIdle(c);
+  }
+
+  /** Open connections (for stats and tests). */
+  get size(): number {
+    return this.connections.size;
+  }
+
+  /** Stops accepting and closes every connection still open. */
+  close(): Promise<void> {
+    for (const c of this.connections.values()) c.socket.destroy();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private accept(socket: net.Socket): void {
+    const key = `${socket.remoteAddress}:${socket.remotePort}`;
+    if (this.connections.size >= this.limits.maxConnections) {
+      this.events.report(
+        'refusedConnections',
+        'warn',
+        { peer: key, limit: 'limits.maxConnections' },
+        `remote connection refused: ${this.limits.maxConnections} are open (limits.maxConnections)`,
+      );
+      socket.destroy();
+      return;
+    }
+    if (this.pending.size >= this.limits.maxPendingConnections) {
+      const oldest = this.pending.values().next().value!;
+      this.events.report(
+        'refusedConnections',
+        'warn',
+        { peer: oldest.key, limit: 'limits.maxPendingConnections' },
+        `remote connection closed to make room: ${this.limits.maxPendingConnections} are not ` +
+          'authenticated (limits.maxPendingConnections)',
+      );
+      this.drop(oldest);
+    }
+    const c: Connection = { socket, key, links: 0, idle: undefined };
+    this.connections.set(key, c);
+    socket.on('close', () => this.forget(c));
+    socket.on('error', () => undefined); // the close that follows does the bookkeeping
+    this.armIdle(c);
+    this.inject(socket);
+  }
+
+  private armIdle(c: Connection): void {
+    this.pending.add(c);
+    if (c.idle) clearTimeout(c.idle);
+    c.idle = setTimeout(() => {
+      this.events.report(
+        'idleConnections',
+        'info',
+        { peer: c.key },
+        `remote connection closed: no authenticated link for ${this.limits.idleConnectionTimeoutMs} ms (limits.idleConnectionTimeoutMs)`,
+      );
+      this.drop(c);
+    }, this.limits.idleConnectionTimeoutMs);
+    c.idle.unref();
+  }
+
+  private drop(c: Connection): void {
+    this.forget(c);
+    c.socket.destroy();
+  }
+
+  private forget(c: Connection): void {
+    if (c.idle) clearTimeout(c.idle);
+    c.idle = undefined;
+    this.pending.delete(c);
+    if (this.connections.get(c.key) === c) this.connections.delete(c.key);
+  }
+}

@@ -1,0 +1,248 @@
+import { EndpointUnavailableError, RemoteBackpressureError } from '../../errors';
+import type { Clock } from '../../clock';
+import { BatchBuilder } from './batch-builder';
+import { encodeChunk } from './chunk-codec';
+import type { OutboundEnvelope } from './outbound-envelope';
+import type { StreamLink } from './stream-link';
+
+/** Frames above this many bytes are written at once, so a batch frame stays small. */
+const MAX_BATCH_BYTES = 256 * 1024;
+/** How long a large plain send (no deadline) may wait for room on its link. */
+const LARGE_SEND_WAIT_MS = 10_000;
+/** How often waiting large messages are checked against their deadlines. */
+const WAIT_SWEEP_MS = 50;
+
+/** What a link's sender needs from its node. */
+export interface LinkSenderHost {
+  /** The system's clock: deadlines are on it. */
+  readonly clock: Clock;
+  readonly batchSize: number;
+  readonly largeMessageBytes: number;
+  readonly maxLargeBytesInFlight: number;
+  /** An envelope that will never be sent; the host dead-letters it or fails its request. */
+  reject(address: string, env: OutboundEnvelope, error: Error): void;
+  /** A large message failed with RemoteBackpressureError (counted). */
+  backpressure(address: string): void;
+}
+
+/** A message waiting in the large queue: a large one, or a small one held behind one. */
+interface Queued {
+  env: OutboundEnvelope;
+  /** Payload bytes of a large message; 0 for a small one held behind a large one. */
+  large: number;
+  /** When a large message that is not yet within maxLargeBytesInFlight gives up. */
+  giveUpAt: number;
+}
+
+/**
+ * The sending side of one link: small envelopes are coalesced into batch frames (up to
+ * `batchSize`, flushed when the event-loop turn ends); an envelope over `largeMessageBytes`
+ * goes into the large queue and leaves as its own frame in chunks of that size, one chunk at
+ * a time (the next once the previous left), so batch frames written meanwhile pass it.
+ *
+ * Order: the batch is flushed before a large message's first chunk (what was sent before it
+ * arrives before it), and while a target has a message in the large queue, later messages to
+ * that target queue behind it (they follow its last chunk). Messages from one sender to one
+ * target therefore arrive in the order sent, whatever their sizes.
+ *
+ * Flow: the large queue holds up to maxLargeBytesInFlight of large messages; one that does not
+ * fit waits behind them until its deadline, then fails with RemoteBackpressureError, and so
+ * does one that finds as many bytes already waiting.
+ */
+export class LinkSender {
+  private readonly batch: BatchBuilder;
+  private readonly largeFrames: BatchBuilder;
+  private flushScheduled = false;
+  private readonly queue: Queued[] = [];
+  private queuedLarge = 0;
+  /** Messages in the queue per target id: later ones to these targets queue too. */
+  private readonly held = new Map<string, number>();
+  /** The large frame being written: its bytes, next offset, and its queue entry. */
+  private chunking: { frame: Buffer; offset: number; item: Queued } | undefined = undefined;
+  private chunkInFlight = false;
+  private sweep: NodeJS.Timeout | undefined = undefined;
+  private closed = false;
+
+  constructor(
+    private readonly link: StreamLink,
+    private readonly host: LinkSenderHost,
+  ) {
+    this.batch = new BatchBuilder(host.clock);
+    this.largeFrames = new BatchBuilder(host.clock);
+  }
+
+  send(env: OutboundEnvelope): void {
+    if (this.closed) return this.host.reject(this.link.peerAddress, env, this.gone());
+    const size = env.payloadLength ?? (env.payload as Uint8Array).byteLength;
+    if (size > this.host.largeMessageBytes) return this.enqueueLarge(env, size);
+    if (this.held.size > 0 && this.held.has(env.targetId)) {
+      this.enqueue({ env, large: 0, giveUpAt: Infinity });
+      return this.pump();
+    }
+    this.addToBatch(env);
+  }
+
+  /** Writes the current batch now. */
+  flush(): void {
+    if (this.batch.count === 0 || this.link.isClosed) return;
+    this.link.write(this.batch.take());
+  }
+
+  /** The link drained: go on with the large queue. */
+  writable(): void {
+    this.pump();
+  }
+
+  /**
+   * The link is gone (or given up): every envelope not yet written is rejected, with `error`
+   * if it is an EndpointUnavailableError, else one caused by it.
+   */
+  close(cause: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.sweep) clearInterval(this.sweep);
+    const error = cause instanceof EndpointUnavailableError ? cause : this.gone(cause);
+    const address = this.link.peerAddress;
+    for (const env of this.batch.discard()) this.host.reject(address, env, error);
+    const chunking = this.chunking;
+    this.chunking = undefined;
+    if (chunking) this.host.reject(address, chunking.item.env, error);
+    for (const item of this.queue.splice(0)) this.host.reject(address, item.env, error);
+    this.held.clear();
+    this.queuedLarge = 0;
+  }
+
+  private addToBatch(env: OutboundEnvelope): void {
+    const batch = this.batch;
+    batch.add(env);
+    if (batch.count >= this.host.batchSize || batch.byteLength >= MAX_BATCH_BYTES) this.flush();
+    else if (batch.count === 1) this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    // After this event-loop turn: no fixed delay, yet everything sent in the turn shares a frame.
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flush();
+    });
+  }
+
+  private enqueueLarge(env: OutboundEnvelope, size: number): void {
+    const budget = this.host.maxLargeBytesInFlight;
+    if (this.queuedLarge + size > 2 * budget && this.queue.length > 0) {
+      return this.refuse(env, `${this.queuedLarge} bytes of large messages are queued already`);
+    }
+    const now = this.host.clock.now();
+    const giveUpAt = Math.min(env.deadline ?? Infinity, now + LARGE_SEND_WAIT_MS);
+    this.enqueue({ env, large: size, giveUpAt });
+    this.queuedLarge += size;
+    if (this.queuedLarge > budget && this.sweep === undefined) {
+      this.sweep = setInterval(() => this.expireWaiting(), WAIT_SWEEP_MS);
+      this.sweep.unref();
+    }
+    this.pump();
+  }
+
+  private enqueue(item: Queued): void {
+    this.queue.push(item);
+    const id = item.env.targetId;
+    this.held.set(id, (this.held.get(id) ?? 0) + 1);
+  }
+
+  private release(item: Queued): void {
+    const id = item.env.targetId;
+    const n = this.held.get(id)! - 1;
+    if (n === 0) this.held.delete(id);
+    else this.held.set(id, n);
+    this.queuedLarge -= item.large;
+  }
+
+  /** Writes the next chunk, or moves the queue on, while the link has room. */
+  private pump(): void {
+    while (!this.closed && !this.chunkInFlight && !this.link.isBlocked) {
+      if (this.chunking) return this.writeChunk();
+      const item = this.queue[0];
+      if (item === undefined) return;
+      this.queue.shift();
+      if (item.large === 0) {
+        this.release(item);
+        this.addToBatch(item.env);
+        continue;
+      }
+      if (item.env.deadline !== undefined && item.env.deadline <= this.host.clock.now()) {
+        // Its requester stopped waiting: the bytes would be wasted on the link.
+        this.release(item);
+        this.refuse(item.env, 'its deadline passed before its turn');
+        continue;
+      }
+      // What was batched before this message goes before its first chunk.
+      this.flush();
+      this.largeFrames.add(item.env);
+      this.chunking = { frame: this.largeFrames.take(), offset: 0, item };
+    }
+  }
+
+  private writeChunk(): void {
+    const c = this.chunking!;
+    const size = Math.min(this.host.largeMessageBytes, c.frame.byteLength - c.offset);
+    const chunk = encodeChunk(c.frame, c.offset, size);
+    c.offset += size;
+    if (c.offset === c.frame.byteLength) {
+      this.chunking = undefined;
+      this.release(c.item);
+    }
+    this.chunkInFlight = true;
+    this.link.write(chunk, this.chunkWritten);
+  }
+
+  /**
+   * The next chunk goes in a later check phase: batch flushes scheduled meanwhile (setImmediate,
+   * first in first out) are written before it, however fast the connection takes chunks.
+   */
+  private readonly chunkWritten = (): void => {
+    setImmediate(this.nextChunk);
+  };
+
+  private readonly nextChunk = (): void => {
+    this.chunkInFlight = false;
+    this.pump();
+  };
+
+  /** Fails the large messages beyond the budget whose deadline passed. */
+  private expireWaiting(): void {
+    const now = this.host.clock.now();
+    let ahead = this.chunking ? this.chunking.item.large : 0;
+    const budget = this.host.maxLargeBytesInFlight;
+    for (let i = 0; i < this.queue.length; i++) {
+      const item = this.queue[i]!;
+      if (item.large === 0) continue;
+      if (ahead + item.large > budget && item.giveUpAt <= now) {
+        this.queue.splice(i--, 1);
+        this.release(item);
+        this.refuse(
+          item.env,
+          `${ahead} bytes of large messages were ahead of it until its deadline`,
+        );
+        continue;
+      }
+      ahead += item.large;
+    }
+    if (this.queuedLarge <= budget && this.sweep !== undefined) {
+      clearInterval(this.sweep);
+      this.sweep = undefined;
+    }
+  }
+
+  private refuse(env: OutboundEnvelope, detail: string): void {
+    const address = this.link.peerAddress;
+    this.host.backpressure(address);
+    this.host.reject(address, env, new RemoteBackpressureError(address, detail));
+  }
+
+  private gone(cause?: Error): EndpointUnavailableError {
+    const address = this.link.peerAddress;
+    return new EndpointUnavailableError(address, `connection to ${address} was lost`, { cause });
+  }
+}
