@@ -109,8 +109,10 @@ export class Endpoint {
     if (link !== this.link || this.state !== 'connected') return;
     this.link = undefined;
     this.sender = undefined;
+    // A typed reason (a peer not reading, a limit) is worth naming to the callers.
+    const why = error && 'code' in error ? `: ${error.message}` : '';
     this.goDown(
-      new EndpointUnavailableError(this.address, `connection to ${this.address} was lost`, {
+      new EndpointUnavailableError(this.address, `connection to ${this.address} was lost${why}`, {
         cause: error,
       }),
     );

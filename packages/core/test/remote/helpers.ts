@@ -4,6 +4,7 @@ import type { Logger } from '../../src/logger';
 import { Remote } from '../../src/remote/remote';
 import type { RemoteOptions } from '../../src/remote/remote-options';
 import { newNonce, proofOf } from '../../src/remote/internal/handshake-proof';
+import { decodeCredit } from '../../src/remote/internal/link-frames';
 import {
   CONNECT_METHOD,
   PROTOCOL_VERSION,
@@ -126,6 +127,7 @@ export function rawConnect(
   let waiter: (() => void) | undefined;
   let done = false;
   stream.on('data', (b: Buffer) => {
+    if (decodeCredit(b) !== undefined) return; // the node crediting what it read
     frames.push(decodeFrame(b));
     waiter?.();
   });
@@ -241,6 +243,7 @@ export async function startRawServer(
         const frames: WireFrame[] = [];
         call.on('error', () => undefined);
         call.on('data', (b: Buffer) => {
+          if (decodeCredit(b) !== undefined) return;
           const frame = decodeFrame(b);
           if (step === 0) {
             step = 1;

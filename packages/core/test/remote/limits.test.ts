@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { InvalidOptionError } from '../../src/errors';
 import { PID } from '../../src/pid';
 import { Props } from '../../src/props';
-import { encodeChunk } from '../../src/remote/internal/chunk-codec';
+import { encodeChunk } from '../../src/remote/internal/link-frames';
 import { encodeFrame, type WireBatch, type WireEnvelope } from '../../src/remote/internal/wire';
 import type { RawLink, TestNode } from './helpers';
 import {

@@ -1,5 +1,5 @@
 import { RemoteLimitError } from '../../errors';
-import type { Chunk } from './chunk-codec';
+import type { Chunk } from './link-frames';
 
 /**
  * Joins the chunks of one large frame as they arrive (its link sends one large frame at a

@@ -1,7 +1,7 @@
 import { EndpointUnavailableError, RemoteBackpressureError } from '../../errors';
 import type { Clock } from '../../clock';
 import { BatchBuilder } from './batch-builder';
-import { encodeChunk } from './chunk-codec';
+import { encodeChunk } from './link-frames';
 import type { OutboundEnvelope } from './outbound-envelope';
 import type { StreamLink } from './stream-link';
 

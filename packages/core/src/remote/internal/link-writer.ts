@@ -1,29 +1,34 @@
 import { PeerNotReadingError } from '../../errors';
+import { encodeCredit } from './link-frames';
 import type { FrameStream } from './stream-link';
 
-/** Bounds of what one link may hold unsent. */
+/** Bounds of what one link may have written that the peer has not confirmed. */
 export interface WriterLimits {
   maxOutboundBytes: number;
   writeStallTimeoutMs: number;
 }
 
 /**
- * The writing half of a link, honouring the stream's `write()` result: while the stream says
- * it is full, frames wait here (not in grpc-js) until it drains. Counts every byte written and
- * not yet handed to the connection (HTTP/2 flow control holds what the peer does not read).
- * More than `maxOutboundBytes` outstanding, or a stream full for `writeStallTimeoutMs`, means
- * the peer is not reading: `onStuck` gets a PeerNotReadingError and the link closes.
+ * The writing half of a link. It honours the stream's `write()` result (while the stream says
+ * it is full, frames wait here, not in grpc-js), and it knows what the peer has really read:
+ * the peer credits the bytes it received (Credit frames, see remote.proto), because grpc-js
+ * and HTTP/2 accept writes into their own buffers whether or not the peer reads. More than
+ * `maxOutboundBytes` uncredited, or bytes uncredited with no credit for
+ * `writeStallTimeoutMs`, means the peer is not reading: `onStuck` gets a PeerNotReadingError
+ * and the link closes.
  */
 export class LinkWriter {
-  /** Bytes written or waiting that the connection has not taken yet. */
-  outstanding = 0;
   private blocked = false;
   private readonly backlog: Buffer[] = [];
-  /** Per write still pending: its byte count, and its callback if it has one. */
-  private readonly lengths: number[] = [];
+  /** Callbacks of writes still pending, in order (undefined for writes without one). */
   private readonly callbacks: Array<(() => void) | undefined> = [];
   private head = 0;
+  /** Bytes written since the handshake, and the peer's credit, both modulo 2^32. */
+  private sent = 0;
+  private credited = 0;
   private stall: NodeJS.Timeout | undefined = undefined;
+  /** Date.now() when the peer last credited bytes (or when bytes began to wait). */
+  private lastProgress = 0;
   private stopped = false;
 
   constructor(
@@ -40,20 +45,45 @@ export class LinkWriter {
     return this.blocked;
   }
 
-  /** Writes a frame, or keeps it until the stream drains; `done` runs once it left. */
-  write(frame: Buffer, done?: () => void): void {
+  /** Bytes written that the peer has not credited yet. */
+  get outstanding(): number {
+    return (this.sent - this.credited) >>> 0;
+  }
+
+  /**
+   * Writes a frame, or keeps it until the stream drains; `done` runs once it left for the
+   * connection. `counted`: false for frames the peer does not credit (handshake, credits).
+   */
+  write(frame: Buffer, done?: () => void, counted = true): void {
     if (this.stopped) return;
-    this.outstanding += frame.byteLength;
-    if (this.outstanding > this.limits.maxOutboundBytes) {
-      return this.stuck(
-        'maxOutboundBytes',
-        `${this.outstanding} bytes written to it are not taken (${this.limits.maxOutboundBytes} allowed)`,
-      );
+    if (counted) {
+      this.sent = (this.sent + frame.byteLength) >>> 0;
+      const outstanding = this.outstanding;
+      if (outstanding > this.limits.maxOutboundBytes) {
+        return this.stuck(
+          'maxOutboundBytes',
+          `${outstanding} bytes written to it are not read (${this.limits.maxOutboundBytes} allowed)`,
+        );
+      }
+      if (this.stall === undefined) this.armStall();
     }
-    this.lengths.push(frame.byteLength);
     this.callbacks.push(done);
     if (this.blocked) this.backlog.push(frame);
     else this.toStream(frame);
+  }
+
+  /** The peer's credit: it has received `received` bytes (modulo 2^32) since the handshake. */
+  credit(received: number): void {
+    const progress = (received - this.credited) >>> 0;
+    // More than was sent is no credit of ours (a confused peer): ignore it.
+    if (progress === 0 || progress > this.outstanding) return;
+    this.credited = received >>> 0;
+    this.lastProgress = Date.now();
+  }
+
+  /** Tells the peer what this side received (not itself counted). */
+  sendCredit(received: number): void {
+    this.write(encodeCredit(received), undefined, false);
   }
 
   /** Writes what waits regardless of the stream's state (an orderly end follows). */
@@ -74,23 +104,32 @@ export class LinkWriter {
     if (this.stream.write(frame, this.written)) return;
     this.blocked = true;
     this.stream.once('drain', this.drained);
-    this.stall = setTimeout(
-      () =>
-        this.stuck(
-          'writeStallTimeoutMs',
-          `its stream took nothing for ${this.limits.writeStallTimeoutMs} ms`,
-        ),
-      this.limits.writeStallTimeoutMs,
-    );
+  }
+
+  /** Watches for credit while bytes are outstanding (one timer, re-armed as credit comes). */
+  private armStall(): void {
+    this.lastProgress = Date.now();
+    this.stall = setTimeout(this.checkStall, this.limits.writeStallTimeoutMs);
     this.stall.unref();
   }
 
+  private readonly checkStall = (): void => {
+    this.stall = undefined;
+    if (this.stopped || this.outstanding === 0) return;
+    const idle = Date.now() - this.lastProgress;
+    if (idle >= this.limits.writeStallTimeoutMs) {
+      return this.stuck(
+        'writeStallTimeoutMs',
+        `it read none of ${this.outstanding} bytes for ${idle} ms`,
+      );
+    }
+    this.stall = setTimeout(this.checkStall, this.limits.writeStallTimeoutMs - idle);
+    this.stall.unref();
+  };
+
   private readonly written = (): void => {
-    const i = this.head++;
-    this.outstanding -= this.lengths[i]!;
-    const done = this.callbacks[i];
-    if (this.head > 1024 && this.head * 2 > this.lengths.length) {
-      this.lengths.splice(0, this.head);
+    const done = this.callbacks[this.head++];
+    if (this.head > 1024 && this.head * 2 > this.callbacks.length) {
       this.callbacks.splice(0, this.head);
       this.head = 0;
     }
@@ -99,8 +138,6 @@ export class LinkWriter {
 
   private readonly drained = (): void => {
     if (this.stopped) return;
-    if (this.stall) clearTimeout(this.stall);
-    this.stall = undefined;
     this.blocked = false;
     while (this.backlog.length > 0 && !this.blocked) this.toStream(this.backlog.shift()!);
     if (!this.blocked) this.onWritable();

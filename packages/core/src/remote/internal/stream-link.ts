@@ -3,7 +3,7 @@ import { SYSTEM_CLOCK, type Clock } from '../../clock';
 import { PeerNotReadingError, RemoteLimitError } from '../../errors';
 import { NO_FRAME_LIMITS, type FrameLimits } from './batch-decoder';
 import { ChunkAssembler } from './chunk-assembler';
-import { decodeChunk } from './chunk-codec';
+import { decodeChunk, decodeCredit } from './link-frames';
 import type { LinkRoute } from './link-route';
 import type { LinkSender } from './link-sender';
 import { LinkWriter, type WriterLimits } from './link-writer';
@@ -54,6 +54,10 @@ const ASSEMBLY_OVERHEAD_BYTES = 64 * 1024;
  * paused (HTTP/2 flow control then holds the peer back) and resumed at half.
  */
 const MAX_QUEUED_FRAMES = 64;
+/** The peer is credited at least every this many received bytes (see Credit in remote.proto). */
+const CREDIT_STEP_BYTES = 64 * 1024;
+/** ...and this long after the last frame, so a quiet link ends fully credited. */
+const CREDIT_DELAY_MS = 20;
 
 /**
  * One open Connect stream, client side (we dialled) or server side (the peer dialled). Bounds
@@ -80,6 +84,10 @@ export class StreamLink {
   private paused = false;
   private readonly assembler: ChunkAssembler;
   private readonly writer: LinkWriter;
+  /** Bytes received since the handshake, and the part credited to the peer (modulo 2^32). */
+  private received = 0;
+  private creditedOut = 0;
+  private creditTimer: NodeJS.Timeout | undefined = undefined;
 
   constructor(
     private readonly stream: FrameStream,
@@ -131,7 +139,8 @@ export class StreamLink {
    */
   write(frame: Buffer, done?: () => void): boolean {
     if (this.closed) return false;
-    this.writer.write(frame, done);
+    // Handshake frames are not credited by the peer; everything after is.
+    this.writer.write(frame, done, this.authenticated);
     return !this.closed;
   }
 
@@ -179,6 +188,9 @@ export class StreamLink {
     let frame: Buffer | undefined = bytes;
     if (this.authenticated) {
       try {
+        const credit = decodeCredit(bytes);
+        if (credit !== undefined) return this.writer.credit(credit);
+        this.noteReceived(bytes.byteLength);
         const chunk = decodeChunk(bytes);
         if (chunk !== undefined) frame = this.assembler.add(chunk);
       } catch (err) {
@@ -200,6 +212,24 @@ export class StreamLink {
     setImmediate(this.next);
     this.handle(frame, receivedAt);
   }
+
+  /** Counts received bytes and credits the peer every CREDIT_STEP_BYTES (or soon after). */
+  private noteReceived(bytes: number): void {
+    this.received = (this.received + bytes) >>> 0;
+    if ((this.received - this.creditedOut) >>> 0 >= CREDIT_STEP_BYTES) this.sendCredit();
+    else if (this.creditTimer === undefined) {
+      this.creditTimer = setTimeout(this.sendCredit, CREDIT_DELAY_MS);
+      this.creditTimer.unref();
+    }
+  }
+
+  private readonly sendCredit = (): void => {
+    if (this.creditTimer) clearTimeout(this.creditTimer);
+    this.creditTimer = undefined;
+    if (this.closed || this.received === this.creditedOut) return;
+    this.creditedOut = this.received;
+    this.writer.sendCredit(this.received);
+  };
 
   /**
    * Handles every waiting frame now: the peer said goodbye on another link, and what it sent
@@ -260,6 +290,7 @@ export class StreamLink {
     if (this.closed) return;
     this.closed = true;
     this.writer.stop();
+    if (this.creditTimer) clearTimeout(this.creditTimer);
     if (this.paused) {
       // A paused stream keeps its buffered data and may hold a server's shutdown up.
       this.paused = false;

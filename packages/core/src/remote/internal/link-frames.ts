@@ -69,3 +69,37 @@ function varint(out: Buffer, pos: number, value: number): number {
   out[pos++] = v;
   return pos;
 }
+
+/** A frame that is one credit starts with this tag (Frame field 8, length-delimited). */
+export const FRAME_CREDIT_TAG = (8 << 3) | 2;
+
+/** `Frame { credit: { received } }`. */
+export function encodeCredit(received: number): Buffer {
+  const v = received >>> 0;
+  const body = 1 + varintSize(v);
+  const out = Buffer.allocUnsafe(2 + body);
+  out[0] = FRAME_CREDIT_TAG;
+  out[1] = body;
+  out[2] = CHUNK_TOTAL; // field 1, varint: the same tag byte as a chunk's total
+  varint(out, 3, v);
+  return out;
+}
+
+/**
+ * The received count of a credit frame; undefined if `bytes` is not one.
+ * @throws Error on a malformed credit.
+ */
+export function decodeCredit(bytes: Uint8Array): number | undefined {
+  if (bytes.byteLength === 0 || bytes[0] !== FRAME_CREDIT_TAG) return undefined;
+  const r = protobuf.Reader.create(bytes);
+  r.uint32();
+  const end = r.uint32() + r.pos;
+  if (end !== r.len) throw new Error('credit length does not match its frame');
+  let received = 0;
+  while (r.pos < end) {
+    const tag = r.uint32();
+    if (tag === CHUNK_TOTAL) received = r.uint32();
+    else r.skipType(tag & 7);
+  }
+  return received;
+}
