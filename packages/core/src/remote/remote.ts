@@ -8,7 +8,8 @@ import { NONHOST } from '../process-registry';
 import type { Props } from '../props';
 import type { SerializationRegistry } from '../serialization/serialization-registry';
 import { serialization as processWideSerialization } from '../serialization/serialization-registry';
-import type { Process } from '../process';
+import type { Entry, Process } from '../process';
+import { entryMessage, entrySender } from '../entry';
 import type { Endpoint } from './endpoint';
 import { EndpointManager, noRoomFor } from './endpoint-manager';
 import type { RemoteStats } from './internal/event-log';
@@ -330,14 +331,15 @@ class RefusingProcess implements Process {
     private readonly error: Error,
   ) {}
 
-  sendUserMessage(pid: PID, envelope: { message: unknown; sender?: PID }): void {
+  post(pid: PID, entry: Entry): boolean {
     this.remote.system.deadLetters.publish(
       pid,
-      envelope.message,
-      envelope.sender,
+      entryMessage(entry),
+      entrySender(entry),
       reasonOf(this.error),
       this.error,
     );
+    return true;
   }
 
   sendSystemMessage(): void {}
