@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { PID } from '@granary/core';
-import { Cluster, EtcdProvider } from '@granary/cluster';
+import { Cluster, EtcdProvider, type ClusterRemoteOptions } from '@granary/cluster';
 import { silentLogger, TestCluster } from '@granary/testkit';
 import { defineBenchmark, percentile, type BenchCase } from '../harness';
 import { inFlightWarm } from '../in-flight';
@@ -26,6 +26,7 @@ export async function startPeerAndClient(
   name: string,
   size = 1,
   ttlSeconds = 3,
+  remote: Omit<ClusterRemoteOptions, 'host' | 'port'> = {},
 ): Promise<{ tc: TestCluster; client: Cluster }> {
   const cluster = await TestCluster.start({
     size,
@@ -39,6 +40,7 @@ export async function startPeerAndClient(
       shardCount: 256,
       idleTimeoutMs: 600_000,
       proto: BENCH_PROTO,
+      remote,
     }),
   });
   const c = await Cluster.start({
@@ -51,7 +53,7 @@ export async function startPeerAndClient(
       logger: silentLogger,
     }),
     kinds: [],
-    remote: { host: '127.0.0.1', port: 0 },
+    remote: { host: '127.0.0.1', port: 0, ...remote },
     logger: silentLogger,
   });
   await cluster.waitForConvergence();
