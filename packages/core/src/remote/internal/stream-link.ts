@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { SYSTEM_CLOCK, type Clock } from '../../clock';
-import { PeerNotReadingError, RemoteLimitError } from '../../errors';
+import { type PeerNotReadingError, RemoteLimitError } from '../../errors';
 import { NO_FRAME_LIMITS, type FrameLimits } from './batch-decoder';
 import { ChunkAssembler } from './chunk-assembler';
 import { decodeChunk, decodeCredit } from './link-frames';
