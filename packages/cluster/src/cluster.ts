@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { ActorSystem, InvalidOptionError, Remote, type Logger } from '@granary/core';
+import {
+  ActorSystem,
+  InvalidArgumentError,
+  InvalidOptionError,
+  Remote,
+  type Logger,
+} from '@granary/core';
 import { DEFAULT_CLUSTER_OPTIONS, type ClusterOptions } from './cluster-options';
 import { ClusterStoppedError } from './errors';
 import type { GrainCallOptions, GrainClusterHandle, GrainSendOptions } from './grains/grain';
@@ -193,6 +199,7 @@ export class Cluster implements GrainClusterHandle {
   ): Promise<T> {
     try {
       this.assertRunning('request');
+      checkIdentity(identity);
     } catch (err) {
       return Promise.reject(err as Error);
     }
@@ -209,6 +216,7 @@ export class Cluster implements GrainClusterHandle {
    */
   send(kind: string, identity: string, message: unknown, options?: GrainSendOptions): void {
     this.assertRunning('send');
+    checkIdentity(identity);
     this.caller.send(kind, identity, message, undefined, options?.sender);
   }
 
@@ -381,4 +389,24 @@ function asCoreLogger(l: ClusterLogger): Logger {
     child: () => logger,
   };
   return logger;
+}
+
+/** Longest grain identity, in UTF-8 bytes: it travels in every call's target id. */
+export const MAX_IDENTITY_BYTES = 1024;
+
+/**
+ * A grain identity is a non-empty string of at most MAX_IDENTITY_BYTES.
+ * @throws InvalidArgumentError naming `identity`.
+ */
+function checkIdentity(identity: unknown): void {
+  if (typeof identity !== 'string' || identity.length === 0) {
+    throw new InvalidArgumentError('identity', 'must be a non-empty string');
+  }
+  // At most 3 bytes per UTF-16 unit: short ids need no count.
+  if (
+    identity.length * 3 > MAX_IDENTITY_BYTES &&
+    Buffer.byteLength(identity) > MAX_IDENTITY_BYTES
+  ) {
+    throw new InvalidArgumentError('identity', `is over ${MAX_IDENTITY_BYTES} bytes`);
+  }
 }

@@ -279,3 +279,18 @@ registerErrorClasses(
   MemberFencedError,
   NoHostError,
 );
+
+/**
+ * The seed refused a seed-protocol request: malformed (a field of the wrong type, length or
+ * range), or not the sender's to make (a join for another address, an operation on another
+ * member's lease or claim). Nothing reached the membership table.
+ */
+export class SeedRequestRefusedError extends ClusterError {
+  static override readonly code = 'ERR_SEED_REQUEST_REFUSED';
+  override readonly name = 'SeedRequestRefusedError';
+  constructor(reason: string) {
+    super(`the seed refused the request: ${reason}`);
+  }
+}
+
+registerErrorClasses(SeedRequestRefusedError);

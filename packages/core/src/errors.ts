@@ -320,6 +320,23 @@ export class RemoteBackpressureError extends GranaryError {
   }
 }
 
+/**
+ * A message cannot travel as JSON: a value JSON cannot carry (a BigInt, a Map or Set, a
+ * function, a symbol), a cycle, or nesting deeper than MAX_JSON_DEPTH. `path` locates the
+ * value (`$.items[3].id`). Nothing was sent; on a receiver, the message was dead-lettered.
+ */
+export class SerializationError extends GranaryError {
+  static override readonly code = 'ERR_SERIALIZATION';
+  override readonly name = 'SerializationError';
+  constructor(
+    /** Where in the message, e.g. `$.items[3].id` (`$` is the message itself). */
+    readonly path: string,
+    detail: string,
+  ) {
+    super(`cannot serialize the message: ${detail} at ${path}`);
+  }
+}
+
 /** The class registered for `code` with {@link registerErrorClasses}, if any. */
 export function errorClassOf(code: string): ErrorClass | undefined {
   return known.get(code);
@@ -345,4 +362,5 @@ registerErrorClasses(
   RemoteLimitError,
   PeerNotReadingError,
   RemoteBackpressureError,
+  SerializationError,
 );

@@ -30,6 +30,7 @@ export {
   RemoteBackpressureError,
   RemoteError,
   RemoteLimitError,
+  SerializationError,
   SystemShutdownError,
   TimeoutError,
   UnknownKindError,

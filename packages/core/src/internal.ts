@@ -31,3 +31,4 @@ export {
   type SequencedProcess,
 } from './process-registry';
 export type { TimerTarget } from './timer-wheel';
+export { peerAddressOf } from './remote/internal/link-route';

@@ -23,7 +23,7 @@ let chainSeq = 0;
  * threaded handler's error) passes on the name and code of the error first thrown.
  */
 export function grainErrorOf(kind: string, identity: string, error: unknown): GrainError {
-  const e = error instanceof Error ? error : new Error(String(error));
+  const e = error instanceof Error ? error : nonError(error);
   const nested = GrainError.is(e) || ThreadHandlerError.is(e);
   const code = nested ? e.originalCode : (e as { code?: unknown }).code;
   const name = nested ? e.originalName : e.name;
@@ -34,6 +34,32 @@ export function grainErrorOf(kind: string, identity: string, error: unknown): Gr
     typeof code === 'string' ? code : undefined,
     e.message,
   );
+}
+
+/** Longest description of a thrown non-Error that reaches the caller. */
+const MAX_THROWN_DESCRIPTION = 1024;
+
+/**
+ * An Error standing for a thrown value that is not one (`throw { reason }`, `throw 'boom'`): its
+ * message describes the value (a string as it is, else JSON, else String()), never
+ * "[object Object]".
+ */
+function nonError(value: unknown): Error {
+  let text: string | undefined;
+  if (typeof value === 'string') text = value;
+  else {
+    try {
+      text = JSON.stringify(value);
+    } catch {
+      text = undefined;
+    }
+    text ??= String(value);
+  }
+  const e = new Error(
+    text.length > MAX_THROWN_DESCRIPTION ? `${text.slice(0, MAX_THROWN_DESCRIPTION)}...` : text,
+  );
+  e.name = 'NonErrorThrown';
+  return e;
 }
 
 /** What a turn's context needs of the kind's host (the kind's Activator). */

@@ -30,7 +30,10 @@ function ringFor(kind: string, topology: Topology): KindRing {
   }
   let entry = kinds.get(kind);
   if (!entry) {
-    const hosts = topology.members.filter((m) => m.status === 'up' && m.kinds.includes(kind));
+    // A malformed member (kinds not a list) is skipped: providers log it where it came in.
+    const hosts = topology.members.filter(
+      (m) => m.status === 'up' && Array.isArray(m.kinds) && m.kinds.includes(kind),
+    );
     const byId = new Map(hosts.map((m) => [m.id, m]));
     const servers: Record<string, { vnodes: number }> = {};
     for (const m of hosts) servers[m.id] = { vnodes: RING_VNODES };

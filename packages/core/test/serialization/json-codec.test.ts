@@ -1,3 +1,4 @@
+import { SerializationError } from '../../src/errors';
 import { expect } from 'chai';
 import { decodeJson, encodeJson } from '../../src/serialization/internal/json-codec';
 
@@ -37,10 +38,12 @@ describe('JSON codec', () => {
     expect([...back.list[5000]!.last!]).to.deep.equal([42]);
   });
 
-  it('rejects a cycle with TypeError, as JSON.stringify does', () => {
+  it('rejects a cycle with SerializationError naming where it closes', () => {
     const a: Record<string, unknown> = {};
     a.self = [a, a];
-    expect(() => encodeJson(a)).to.throw(TypeError);
+    expect(() => encodeJson(a))
+      .to.throw(SerializationError)
+      .with.property('path', '$.self[0]');
   });
 
   it('returns undefined for a value JSON cannot carry', () => {

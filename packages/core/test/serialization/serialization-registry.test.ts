@@ -1,6 +1,11 @@
 import { expect } from 'chai';
 import * as protobuf from 'protobufjs';
-import { DeadLetterError, RemoteError, UnknownTypeError } from '../../src/errors';
+import {
+  DeadLetterError,
+  RemoteError,
+  SerializationError,
+  UnknownTypeError,
+} from '../../src/errors';
 import {
   SerializationFormat,
   SerializationRegistry,
@@ -188,10 +193,10 @@ describe('SerializationRegistry', () => {
       expect(Object.keys(back)).to.deep.equal(['who']);
     });
 
-    it('throws UnknownTypeError for values JSON cannot carry', () => {
+    it('throws UnknownTypeError for undefined, SerializationError for values JSON cannot carry', () => {
       const registry = new SerializationRegistry();
       expect(() => registry.serialize(undefined)).to.throw(UnknownTypeError);
-      expect(() => registry.serialize(() => 1)).to.throw(UnknownTypeError);
+      expect(() => registry.serialize(() => 1)).to.throw(SerializationError);
     });
   });
 

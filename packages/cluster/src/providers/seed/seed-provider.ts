@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { InvalidOptionError, PID, Props, type ActorSystem } from '@granary/core';
+import { InvalidOptionError, PID, Props, type ActorSystem, type Context } from '@granary/core';
+import { peerAddressOf } from '@granary/core/internal';
 import {
   ClusterError,
   JoinRefusedError,
@@ -31,6 +32,8 @@ import {
   type SeedRequest,
 } from './seed-protocol';
 import { SeedTable } from './seed-table-actor';
+import { topologyProblem } from './seed-request-check';
+import { memberProblem } from '../../membership/member-record';
 
 /** The member stops trusting its lease this fraction of the TTL before the seed could expire it. */
 const SAFETY_MARGIN_FRACTION = 0.25;
@@ -76,6 +79,8 @@ export class SeedProvider implements ClusterProvider {
   private readonly topologyListeners = new Listeners<Topology>();
   private readonly releaseListeners = new Listeners<ClaimReleased>();
   private readonly healthListeners = new Listeners<LeaseHealth>();
+  /** Ids of malformed members already logged. */
+  private readonly malformed = new Set<string>();
 
   /** Validates the options at once: a bad one throws InvalidOptionError naming it. */
   constructor(options: SeedProviderOptions = {}) {
@@ -99,9 +104,7 @@ export class SeedProvider implements ClusterProvider {
       this.options.isSeed ? system.address : this.options.seed!,
       SEED_ACTOR_NAME,
     );
-    this.listener = system.root.spawn(
-      Props.fromFunc((ctx) => this.onPush(ctx.message as SeedPush)),
-    );
+    this.listener = system.root.spawn(Props.fromFunc((ctx) => this.onPush(ctx)));
     try {
       await this.joinWithRetry(Date.now() + this.options.joinTimeoutMs);
     } catch (err) {
@@ -273,16 +276,51 @@ export class SeedProvider implements ClusterProvider {
     );
   }
 
-  private onPush(m: SeedPush): void {
+  /** A push of the seed's: taken only from the seed this member joined, and well formed. */
+  private onPush(ctx: Context): void {
+    const m = ctx.message as SeedPush;
     if (typeof m !== 'object' || m === null) return;
+    if (m.t !== 'seed.topology' && m.t !== 'seed.released') return;
+    const seed = this.seedPid!;
+    const sender = ctx.sender;
+    const from =
+      sender && (peerAddressOf(sender) ?? (this.options.isSeed ? sender.address : undefined));
+    if (sender === undefined || from !== seed.address || sender.id !== seed.id) {
+      this.logger.warn({ sender: sender?.toString() }, 'seed push refused: not from the seed');
+      return;
+    }
     if (m.t === 'seed.topology') this.applyTopology(m.topology);
-    else if (m.t === 'seed.released')
+    else if (
+      typeof m.kind === 'string' &&
+      Number.isInteger(m.shard) &&
+      Number.isSafeInteger(m.epoch)
+    )
       this.releaseListeners.emit({ kind: m.kind, shard: m.shard, epoch: m.epoch });
   }
 
   private applyTopology(t: Topology): void {
-    if (this.stopped || t.version <= this.current.version) return;
-    this.current = Object.freeze({ version: t.version, members: Object.freeze([...t.members]) });
+    if (this.stopped) return;
+    const problem = topologyProblem(t);
+    if (problem !== undefined && !(Array.isArray(t?.members) && Number.isSafeInteger(t.version))) {
+      this.logger.warn({ problem }, 'seed topology refused: malformed');
+      return;
+    }
+    if (t.version <= this.current.version) return;
+    // A malformed member is left out (and logged once), never handed to placement.
+    const members = t.members.filter((m) => {
+      const p = memberProblem(m);
+      if (p === undefined) return true;
+      const key = String((m as { id?: unknown } | null)?.id);
+      if (!this.malformed.has(key)) {
+        this.malformed.add(key);
+        this.logger.warn(
+          { member: key.slice(0, 64), problem: p },
+          'seed: malformed member left out of the topology',
+        );
+      }
+      return false;
+    });
+    this.current = Object.freeze({ version: t.version, members: Object.freeze(members) });
     this.topologyListeners.emit(this.current);
   }
 

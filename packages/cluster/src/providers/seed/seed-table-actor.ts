@@ -1,4 +1,6 @@
 import { PID, Props, type ActorSystem, type Context } from '@granary/core';
+import { peerAddressOf } from '@granary/core/internal';
+import { SeedRequestRefusedError } from '../../errors';
 import type { ClusterLogger } from '../../internal/logger';
 import { MemoryClusterTable } from '../memory/memory-table';
 import {
@@ -9,6 +11,11 @@ import {
   type SeedPush,
   type SeedRequest,
 } from './seed-protocol';
+import { looksLikeSeedRequest, seedRequestProblem } from './seed-request-check';
+
+/** At most this many refused seed requests are logged per REFUSAL_LOG_MS; all are answered. */
+const REFUSAL_LOG_LIMIT = 5;
+const REFUSAL_LOG_MS = 10_000;
 
 /**
  * The membership table of a seed-provider cluster, as an actor on the seed node: a
@@ -25,6 +32,8 @@ export class SeedTable {
   private readonly table = new MemoryClusterTable(Date.now() * 1000);
   private readonly listeners = new Map<number, PID>();
   private readonly pid: PID;
+  private refusals = 0;
+  private refusalWindow = 0;
 
   constructor(
     private readonly system: ActorSystem,
@@ -46,15 +55,13 @@ export class SeedTable {
   }
 
   private receive(ctx: Context): void {
+    if (!looksLikeSeedRequest(ctx.message)) return; // lifecycle messages
+    const problem = seedRequestProblem(ctx.message);
+    if (problem !== undefined) return this.refuse(ctx, problem);
     const m = ctx.message as SeedRequest;
-    if (
-      typeof m !== 'object' ||
-      m === null ||
-      typeof m.t !== 'string' ||
-      !m.t.startsWith('seed.')
-    ) {
-      return; // lifecycle messages
-    }
+    const from = this.senderAddress(ctx);
+    const denied = this.deniedTo(m, from);
+    if (denied !== undefined) return this.refuse(ctx, denied);
     switch (m.t) {
       case 'seed.join':
         ctx.respond(this.join(m));
@@ -108,6 +115,71 @@ export class SeedTable {
     return { ok: true, leaseId, incarnation, ttlMs: this.ttlMs, topology: this.table.topology() };
   }
 
+  /**
+   * The address the sender is proven to be at: the address its link authenticated with, or
+   * this node's for a local sender; undefined without a sender.
+   */
+  private senderAddress(ctx: Context): string | undefined {
+    const sender = ctx.sender;
+    if (sender === undefined) return undefined;
+    return (
+      peerAddressOf(sender) ??
+      (sender.address === this.system.address || sender.address === 'nonhost'
+        ? this.system.address
+        : undefined)
+    );
+  }
+
+  /**
+   * Why `from` may not make this request (undefined when it may): a member joins from the
+   * address it registers (and listens there), and only that address acts on its lease and its
+   * claims, so a peer cannot join as another node nor end another member's lease.
+   */
+  private deniedTo(m: SeedRequest, from: string | undefined): string | undefined {
+    if (from === undefined) return 'a seed request needs a sender to answer';
+    switch (m.t) {
+      case 'seed.join':
+        if (m.address !== from) return `a join for ${m.address} from ${from}`;
+        if (m.listener.address !== from) return 'the listener must be at the joining address';
+        return undefined;
+      case 'seed.release': {
+        const claim = this.table.claimOf(m.kind, m.shard);
+        if (claim === undefined) return undefined;
+        const holder = this.table.topology().members.find((x) => x.id === claim.memberId);
+        return holder === undefined || holder.address === from
+          ? undefined
+          : `a release of ${m.kind}/${m.shard}, held by another member`;
+      }
+      default: {
+        const member = this.table.hasLease(m.leaseId)
+          ? this.table.memberOfLease(m.leaseId)
+          : undefined;
+        return member === undefined || member.address === from
+          ? undefined
+          : `lease ${m.leaseId} belongs to another member`;
+      }
+    }
+  }
+
+  /** Answers with a typed refusal (the peer hears why); logs a few per interval. */
+  private refuse(ctx: Context, reason: string): void {
+    const now = Date.now();
+    if (now - this.refusalWindow >= REFUSAL_LOG_MS) {
+      if (this.refusals > REFUSAL_LOG_LIMIT) {
+        this.logger.warn(
+          { count: this.refusals - REFUSAL_LOG_LIMIT },
+          'seed: more refused requests were not logged one by one',
+        );
+      }
+      this.refusalWindow = now;
+      this.refusals = 0;
+    }
+    if (++this.refusals <= REFUSAL_LOG_LIMIT) {
+      this.logger.warn({ sender: ctx.sender?.toString(), reason }, 'seed: request refused');
+    }
+    if (ctx.sender) ctx.respond(new SeedRequestRefusedError(reason));
+  }
+
   private memberOf(leaseId: number): { id: string; address: string; kinds: string[] } | undefined {
     if (!this.table.hasLease(leaseId)) return undefined;
     return this.table.memberOfLease(leaseId);
@@ -119,7 +191,8 @@ export class SeedTable {
         this.listeners.delete(leaseId);
         continue;
       }
-      this.system.root.send(pid, message);
+      // Sent as the seed: a member takes pushes only from the seed it joined.
+      this.system.root.send(pid, message, { sender: this.pid });
     }
   }
 }

@@ -56,3 +56,14 @@ export class LinkRoute {
     this.link = undefined;
   }
 }
+
+/**
+ * The authenticated address of the peer a PID came from: the address its link stated in an
+ * authenticated handshake, for the sender of a message that arrived from another node;
+ * undefined for a PID that did not come over a link (made here). What a sender's own `address`
+ * field says is the peer's claim; this is what the link proved.
+ */
+export function peerAddressOf(pid: { _via?: object | undefined }): string | undefined {
+  const via = pid._via;
+  return via instanceof LinkRoute ? via.peerAddress : undefined;
+}

@@ -1,0 +1,62 @@
+import type { Member } from './topology';
+
+/** Longest id, address or kind name a member record may hold. */
+export const MAX_MEMBER_FIELD_BYTES = 256;
+/** Most kinds one member may host. */
+export const MAX_MEMBER_KINDS = 1024;
+
+const STATUSES = new Set(['joining', 'up', 'leaving']);
+
+/** Why `value` is not a short non-empty string (undefined when it is). */
+export function shortStringProblem(value: unknown, what: string): string | undefined {
+  if (typeof value !== 'string' || value.length === 0) return `${what} must be a non-empty string`;
+  if (Buffer.byteLength(value) > MAX_MEMBER_FIELD_BYTES)
+    return `${what} is over ${MAX_MEMBER_FIELD_BYTES} bytes`;
+  return undefined;
+}
+
+/** Why `value` is not `host:port` (undefined when it is). */
+export function addressProblem(value: unknown, what = 'address'): string | undefined {
+  const p = shortStringProblem(value, what);
+  if (p !== undefined) return p;
+  const m = /^(?:\[[^\]]+\]|[^:[\]]+):(\d{1,5})$/.exec(value as string);
+  if (!m || Number(m[1]) < 1 || Number(m[1]) > 65535) return `${what} is not host:port`;
+  return undefined;
+}
+
+/** Why `value` is not a list of kind names (undefined when it is). */
+export function kindsProblem(value: unknown): string | undefined {
+  if (!Array.isArray(value)) return 'kinds must be an array of kind names';
+  if (value.length > MAX_MEMBER_KINDS) return `kinds has over ${MAX_MEMBER_KINDS} entries`;
+  for (const k of value) {
+    const p = shortStringProblem(k, 'a kind name');
+    if (p !== undefined) return p;
+  }
+  return undefined;
+}
+
+/** Why `value` is not a member status (undefined when it is). */
+export function statusProblem(value: unknown): string | undefined {
+  return typeof value === 'string' && STATUSES.has(value)
+    ? undefined
+    : 'status must be joining, up or leaving';
+}
+
+/**
+ * Why a record that came from outside (a peer, a store) is not a well-formed Member; undefined
+ * when it is. Checked before a record touches a table or a ring: a malformed member must never
+ * make placement throw.
+ */
+export function memberProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return 'a member must be an object';
+  const m = value as Partial<Member>;
+  return (
+    shortStringProblem(m.id, 'id') ??
+    addressProblem(m.address) ??
+    kindsProblem(m.kinds) ??
+    statusProblem(m.status) ??
+    (Number.isSafeInteger(m.incarnation) && m.incarnation! >= 0
+      ? undefined
+      : 'incarnation must be a non-negative integer')
+  );
+}
