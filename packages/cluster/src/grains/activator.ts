@@ -302,7 +302,14 @@ export class Activator implements ActivationHost {
     const header = ack ? entryHeader(entry) : undefined;
     const ok = proc.post(
       a.pid,
-      ack ? entryOf(messageOf(entry), replyToOf(header), header, entryDeadline(entry)) : entry,
+      ack
+        ? entryOf(
+            messageOf(entry),
+            replyToOf(header, senderOf(entry)),
+            header,
+            entryDeadline(entry),
+          )
+        : entry,
       false,
     );
     if (!ok) {

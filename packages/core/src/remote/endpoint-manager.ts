@@ -282,13 +282,19 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost, LinkS
     const limits = this.config.limits;
     // Before the handshake a peer may send only a small frame; grpc-js refuses a larger one
     // before buffering it.
-    const tooLarge = (limit: string) => (err: Error) =>
+    const tooLarge = (limit: string) => (err: Error) => {
       this.events.report(
         'limitExceeded',
         'warn',
         { peer, limit, err: err.message },
         'remote peer exceeded a limit; its link is closed',
       );
+      // Before authentication the connection is all the peer has: close it (once grpc-js has
+      // sent the status), or HTTP/2 keeps taking the rest of the refused message.
+      if (limit === 'limits.maxHandshakeBytes') {
+        setImmediate(() => this.guard?.dropUnauthenticated(peer));
+      }
+    };
     setCallReceiveLimit(call, limits.maxHandshakeBytes, tooLarge('limits.maxHandshakeBytes'));
     const handshake = new ServerHandshake(this, () => peerCertificateOf(call));
     let open = false;

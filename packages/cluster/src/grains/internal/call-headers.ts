@@ -51,9 +51,20 @@ export function callHeader(
   return h;
 }
 
-/** The reply-to PID of a send's header; undefined when absent or malformed. */
-export function replyToOf(header: Readonly<Record<string, string>> | undefined): PID | undefined {
+/**
+ * The reply-to PID of a send's header; undefined when absent or malformed. `sender` (the
+ * call's sender) lends the reply-to its way back (PID._via).
+ */
+export function replyToOf(
+  header: Readonly<Record<string, string>> | undefined,
+  sender?: PID,
+): PID | undefined {
   const v = header?.[H_REPLY_TO];
   const slash = v === undefined ? -1 : v.indexOf('/');
-  return slash > 0 ? new PID(v!.slice(0, slash), v!.slice(slash + 1)) : undefined;
+  if (slash <= 0) return undefined;
+  const pid = new PID(v!.slice(0, slash), v!.slice(slash + 1));
+  // Named by the peer, like the sender: it goes back the way the sender does (a peer cannot
+  // make this node dial an address it wrote in a header).
+  pid._via = sender?._via;
+  return pid;
 }

@@ -65,6 +65,15 @@ export class ConnectionGuard {
     this.armIdle(c);
   }
 
+  /**
+   * Closes the connection `peer` if it has no authenticated link: its peer broke a limit
+   * before authenticating, and HTTP/2 would otherwise keep taking what it sends on the stream.
+   */
+  dropUnauthenticated(peer: string): void {
+    const c = this.connections.get(peer);
+    if (c !== undefined && c.links === 0) this.drop(c);
+  }
+
   /** Open connections (for stats and tests). */
   get size(): number {
     return this.connections.size;
