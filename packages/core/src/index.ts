@@ -89,6 +89,7 @@ export {
   type ErrorClass,
   type SerializedMessage,
 } from './serialization/serialization-registry';
+export { MAX_JSON_DEPTH } from './serialization/internal/json-check';
 export { TYPE_NAME, withTypeName } from './serialization/type-name';
 export { AllForOneStrategy } from './supervision/all-for-one-strategy';
 export { restartDecider, type Decider, type Directive } from './supervision/directive';
