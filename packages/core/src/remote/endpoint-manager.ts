@@ -69,6 +69,9 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost, LinkS
   /** Authenticated inbound links by the address and by the member id they state. */
   private readonly byAddress = new Map<string, StreamLink>();
   private readonly byMember = new Map<string, StreamLink>();
+  /** Each link's sender and route back (both go with the link). */
+  private readonly senders = new WeakMap<StreamLink, LinkSender>();
+  private readonly routes = new WeakMap<StreamLink, LinkRoute>();
   private server: grpc.Server | undefined;
   private guard: ConnectionGuard | undefined;
   private sweep: NodeJS.Timeout | undefined;
@@ -186,12 +189,22 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost, LinkS
 
   /** The sender of a link, made on first use. */
   senderOf(link: StreamLink): LinkSender {
-    return (link.sender ??= new LinkSender(link, this));
+    let sender = this.senders.get(link);
+    if (sender === undefined) {
+      sender = new LinkSender(link, this);
+      this.senders.set(link, sender);
+    }
+    return sender;
   }
 
   /** The route back over a link, made on first use. */
   routeOf(link: StreamLink): LinkRoute {
-    return (link.route ??= new LinkRoute(link, this));
+    let route = this.routes.get(link);
+    if (route === undefined) {
+      route = new LinkRoute(link, this);
+      this.routes.set(link, route);
+    }
+    return route;
   }
 
   reject(address: string, env: OutboundEnvelope, error: Error): void {
@@ -250,7 +263,7 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost, LinkS
     const goodbye = encodeFrame({ goodbye: { address: this.address } });
     for (const endpoint of this.endpoints.values()) endpoint.close(goodbye);
     for (const link of this.inbound) {
-      link.sender?.flush();
+      this.senders.get(link)?.flush();
       link.write(goodbye);
       link.end();
     }

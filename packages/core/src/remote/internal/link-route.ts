@@ -1,6 +1,7 @@
 import { EndpointUnavailableError } from '../../errors';
 import type { LinkSender } from './link-sender';
 import type { OutboundEnvelope } from './outbound-envelope';
+import type { LinkListener } from './link-types';
 import type { StreamLink } from './stream-link';
 
 /** What a route needs from the node. */
@@ -15,7 +16,7 @@ export interface LinkRouteHost {
  * member, goes back over the link its request came on, and never makes this node dial an
  * address a peer named. Holds the link only while it is open.
  */
-export class LinkRoute {
+export class LinkRoute implements LinkListener {
   /** The remote's process that sends over this route (made on first use). */
   process: unknown = undefined;
   private link: StreamLink | undefined;
@@ -26,6 +27,13 @@ export class LinkRoute {
   ) {
     this.link = link;
     this.peerAddress = link.peerAddress;
+    link.listen(this);
+  }
+
+  writable(): void {}
+
+  linkClosed(): void {
+    this.detach();
   }
 
   /** The authenticated address of the peer at the other end. */

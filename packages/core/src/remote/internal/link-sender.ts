@@ -3,6 +3,7 @@ import type { Clock } from '../../clock';
 import { BatchBuilder } from './batch-builder';
 import { encodeChunk } from './link-frames';
 import type { OutboundEnvelope } from './outbound-envelope';
+import type { LinkListener } from './link-types';
 import type { StreamLink } from './stream-link';
 
 /** Frames above this many bytes are written at once, so a batch frame stays small. */
@@ -49,7 +50,7 @@ interface Queued {
  * fit waits behind them until its deadline, then fails with RemoteBackpressureError, and so
  * does one that finds as many bytes already waiting.
  */
-export class LinkSender {
+export class LinkSender implements LinkListener {
   private readonly batch: BatchBuilder;
   private readonly largeFrames: BatchBuilder;
   private flushScheduled = false;
@@ -69,6 +70,12 @@ export class LinkSender {
   ) {
     this.batch = new BatchBuilder(host.clock);
     this.largeFrames = new BatchBuilder(host.clock);
+    link.listen(this);
+  }
+
+  /** The link ended: what it held is rejected. */
+  linkClosed(error: Error): void {
+    this.close(error);
   }
 
   send(env: OutboundEnvelope): void {

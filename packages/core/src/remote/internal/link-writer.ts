@@ -1,6 +1,6 @@
 import { PeerNotReadingError } from '../../errors';
 import { encodeCredit } from './link-frames';
-import type { FrameStream } from './stream-link';
+import type { FrameStream } from './link-types';
 
 /** Bounds of what one link may have written that the peer has not confirmed. */
 export interface WriterLimits {

@@ -4,15 +4,12 @@ import { type PeerNotReadingError, RemoteLimitError } from '../../errors';
 import { NO_FRAME_LIMITS, type FrameLimits } from './batch-decoder';
 import { ChunkAssembler } from './chunk-assembler';
 import { decodeChunk, decodeCredit } from './link-frames';
-import type { LinkRoute } from './link-route';
-import type { LinkSender } from './link-sender';
+import type { FrameStream, LinkListener } from './link-types';
 import { LinkWriter, type WriterLimits } from './link-writer';
 import type { WireFrame } from './wire';
 import { decodeFrame } from './wire';
 
-/** Either end of the Connect stream; both carry raw frame bytes. */
-export type FrameStream =
-  grpc.ClientDuplexStream<Buffer, Buffer> | grpc.ServerDuplexStream<Buffer, Buffer>;
+export type { FrameStream } from './link-types';
 
 /** What a link reports to its owner. */
 export interface StreamLinkHandlers {
@@ -70,10 +67,8 @@ export class StreamLink {
   peerAddress: string;
   /** The member id the peer stated in its handshake (once authenticated). */
   peerMemberId = '';
-  /** What sends on this link (batches, large messages), once something does. */
-  sender: LinkSender | undefined = undefined;
-  /** The way back over this link for replies (see LinkRoute), once a frame needed one. */
-  route: LinkRoute | undefined = undefined;
+  /** What lives as long as the link: its sender, the route back over it. */
+  private readonly listeners: LinkListener[] = [];
   private closed = false;
   private authenticated = false;
   /** Frames waiting for their own event-loop turn (see `receive`), with their arrival times. */
@@ -103,7 +98,9 @@ export class StreamLink {
       config,
       () => this.peerAddress,
       (error) => this.violated(error),
-      () => this.sender?.writable(),
+      () => {
+        for (const l of this.listeners) l.writable();
+      },
     );
     stream.on('data', (bytes: Buffer) => this.receive(bytes));
     stream.on('error', (err: Error) => this.finish(err));
@@ -126,6 +123,11 @@ export class StreamLink {
   /** Bytes written and not yet taken by the connection. */
   get outstandingBytes(): number {
     return this.writer.outstanding;
+  }
+
+  /** Adds something that lives as long as the link (told when it drains and when it ends). */
+  listen(listener: LinkListener): void {
+    this.listeners.push(listener);
   }
 
   /** The handshake is done: frames up to maxFrameBytes (and chunks) are accepted now. */
@@ -298,8 +300,8 @@ export class StreamLink {
     }
     // A server call only completes when we end our half too (else server shutdown waits on it).
     if (this.side === 'server' && this.stream.writable) this.stream.end();
-    this.sender?.close(error ?? new Error('the link ended'));
-    this.route?.detach();
+    const reason = error ?? new Error('the link ended');
+    for (const l of this.listeners) l.linkClosed(reason);
     this.handlers.onClose(this, error);
   }
 }
