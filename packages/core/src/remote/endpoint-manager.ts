@@ -1,5 +1,4 @@
 import type * as net from 'node:net';
-import type { PeerCertificate } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import type { Clock } from '../clock';
 import {
@@ -13,16 +12,15 @@ import { Endpoint } from './endpoint';
 import { ConnectionGuard } from './internal/connection-guard';
 import { channelCredentials, serverCredentials } from './internal/credentials';
 import { EventLog, type RemoteStats } from './internal/event-log';
-import { channelOptions, serverOptions, setCallReceiveLimit } from './internal/grpc-options';
+import { channelOptions, serverOptions } from './internal/grpc-options';
 import { LinkRoute } from './internal/link-route';
 import { LinkSender, type LinkSenderHost } from './internal/link-sender';
 import type { RemoteLogger } from './internal/logger';
 import type { OutboundEnvelope } from './internal/outbound-envelope';
 import type { ResolvedRemoteOptions } from './internal/resolve-options';
-import type { HandshakeOutcome, ServerHandshakeHost } from './internal/server-handshake';
-import { ServerHandshake } from './internal/server-handshake';
+import { Acceptor, type AcceptorHost } from './internal/acceptor';
 import type { LinkConfig, StreamLinkHandlers } from './internal/stream-link';
-import { StreamLink } from './internal/stream-link';
+import type { StreamLink } from './internal/stream-link';
 import type { WireBatch, WireFrame } from './internal/wire';
 import { CONNECT_METHOD, encodeFrame } from './internal/wire';
 
@@ -40,6 +38,8 @@ export interface TransportEvents {
   down(address: string, error: Error): void;
   /** An endpoint was removed (down too long, or evicted at maxEndpoints). */
   removed(endpoint: Endpoint): void;
+  /** True for a request whose requester no longer waits (cancelled, or timed out here). */
+  abandoned(env: OutboundEnvelope): boolean;
 }
 
 /** @deprecated name of {@link RemoteStats}. */
@@ -52,7 +52,7 @@ export type TransportStats = RemoteStats;
  * link per address and member id), bounds what they send (LinkConfig), and routes decoded
  * batches from any link up to the remote.
  */
-export class EndpointManager implements EndpointHost, ServerHandshakeHost, LinkSenderHost {
+export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHost {
   readonly events: EventLog;
   readonly credentials: grpc.ChannelCredentials;
   readonly channelOptions: grpc.ChannelOptions;
@@ -65,20 +65,17 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost, LinkS
   memberId = '';
   address = '';
   private readonly endpoints = new Map<string, Endpoint>();
-  private readonly inbound = new Set<StreamLink>();
-  /** Authenticated inbound links by the address and by the member id they state. */
-  private readonly byAddress = new Map<string, StreamLink>();
-  private readonly byMember = new Map<string, StreamLink>();
+  private readonly acceptor = new Acceptor(this);
   /** Each link's sender and route back (both go with the link). */
   private readonly senders = new WeakMap<StreamLink, LinkSender>();
   private readonly routes = new WeakMap<StreamLink, LinkRoute>();
   private server: grpc.Server | undefined;
-  private guard: ConnectionGuard | undefined;
+  guard: ConnectionGuard | undefined = undefined;
   private sweep: NodeJS.Timeout | undefined;
-  private closing = false;
+  closing = false;
 
   constructor(
-    private readonly config: ResolvedRemoteOptions,
+    readonly config: ResolvedRemoteOptions,
     private readonly transport: TransportEvents,
     readonly logger: RemoteLogger,
     /** The system's clock (deadlines on the wire, arrival stamps). */
@@ -149,7 +146,9 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost, LinkS
           responseDeserialize: identity,
         },
       },
-      { Connect: (call: grpc.ServerDuplexStream<Buffer, Buffer>) => this.accept(call) },
+      {
+        Connect: (call: grpc.ServerDuplexStream<Buffer, Buffer>) => this.acceptor.accept(call),
+      },
     );
     const injector = server.createConnectionInjector(serverCredentials(this.config.tls));
     const guard = new ConnectionGuard(
@@ -246,6 +245,10 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost, LinkS
     );
   }
 
+  abandoned(env: OutboundEnvelope): boolean {
+    return this.transport.abandoned(env);
+  }
+
   backpressure(address: string): void {
     this.events.report(
       'backpressureRejections',
@@ -262,7 +265,7 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost, LinkS
     clearInterval(this.sweep);
     const goodbye = encodeFrame({ goodbye: { address: this.address } });
     for (const endpoint of this.endpoints.values()) endpoint.close(goodbye);
-    for (const link of this.inbound) {
+    for (const link of this.acceptor.links) {
       this.senders.get(link)?.flush();
       link.write(goodbye);
       link.end();
@@ -285,102 +288,17 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost, LinkS
 
   /** True while another live authenticated inbound link states this address or member id. */
   isHeld(address: string, memberId: string): boolean {
-    const a = this.byAddress.get(address);
-    const m = this.byMember.get(memberId);
-    return (a !== undefined && !a.isClosed) || (m !== undefined && !m.isClosed);
+    return this.acceptor.isHeld(address, memberId);
   }
 
-  private accept(call: grpc.ServerDuplexStream<Buffer, Buffer>): void {
-    const peer = call.getPeer();
-    const limits = this.config.limits;
-    // Before the handshake a peer may send only a small frame; grpc-js refuses a larger one
-    // before buffering it.
-    const tooLarge = (limit: string) => (err: Error) => {
-      this.events.report(
-        'limitExceeded',
-        'warn',
-        { peer, limit, err: err.message },
-        'remote peer exceeded a limit; its link is closed',
-      );
-      // Before authentication the connection is all the peer has: close it (once grpc-js has
-      // sent the status), or HTTP/2 keeps taking the rest of the refused message.
-      if (limit === 'limits.maxHandshakeBytes') {
-        setImmediate(() => this.guard?.dropUnauthenticated(peer));
-      }
-    };
-    setCallReceiveLimit(call, limits.maxHandshakeBytes, tooLarge('limits.maxHandshakeBytes'));
-    const handshake = new ServerHandshake(this, () => peerCertificateOf(call));
-    let open = false;
-    const link: StreamLink = new StreamLink(
-      call,
-      'server',
-      '',
-      {
-        onFrame: (l, frame, receivedAt) => {
-          if (open) return this.onFrame(l, frame, receivedAt);
-          const step = handshake.step(frame);
-          if (step.reply) l.write(encodeFrame(step.reply));
-          if (step.outcome.kind === 'pending') return;
-          clearTimeout(timer);
-          if (step.outcome.kind === 'refused') return this.refuse(l, step.outcome);
-          open = true;
-          setCallReceiveLimit(call, limits.maxFrameBytes, tooLarge('limits.maxFrameBytes'));
-          this.opened(l, peer, step.outcome.address, step.outcome.memberId);
-        },
-        onClose: (l, error) => {
-          clearTimeout(timer);
-          this.inbound.delete(l);
-          if (!open) return;
-          this.guard?.linkClosed(peer);
-          if (this.byAddress.get(l.peerAddress) === l) this.byAddress.delete(l.peerAddress);
-          if (this.byMember.get(l.peerMemberId) === l) this.byMember.delete(l.peerMemberId);
-          this.endpoints.get(l.peerAddress)?.linkClosed(l, error);
-        },
-        onCorruptFrame: (l, error) => this.onCorruptFrame(l, error),
-        onViolation: (l, error) => this.onViolation(l, error),
-      },
-      this.linkConfig,
-    );
-    if (this.closing) return link.abort(grpc.status.UNAVAILABLE, 'node is shutting down');
-    this.inbound.add(link);
-    const timer = setTimeout(() => {
-      this.events.report(
-        'refusedHandshakes',
-        'warn',
-        { peer, refusal: 'timeout' },
-        `remote peer completed no handshake within ${this.config.handshakeTimeoutMs} ms (handshakeTimeoutMs); closing`,
-      );
-      link.abort(
-        grpc.status.DEADLINE_EXCEEDED,
-        `no handshake within ${this.config.handshakeTimeoutMs} ms (handshakeTimeoutMs)`,
-      );
-    }, this.config.handshakeTimeoutMs);
+  /** An authenticated peer dialled us: its link may serve as our way to it. */
+  opened(link: StreamLink): void {
+    this.endpoint(link.peerAddress)?.attach(link);
   }
 
-  private refuse(link: StreamLink, outcome: Extract<HandshakeOutcome, { kind: 'refused' }>): void {
-    this.events.report(
-      'refusedHandshakes',
-      'error',
-      {
-        peer: outcome.address,
-        memberId: outcome.memberId,
-        refusal: outcome.refusal,
-        reason: outcome.reason,
-      },
-      'remote handshake refused',
-    );
-    link.abort(grpc.status.PERMISSION_DENIED, `handshake refused: ${outcome.reason}`);
-  }
-
-  /** An authenticated peer: its link carries batches, and may serve as our way to it. */
-  private opened(link: StreamLink, peer: string, address: string, memberId: string): void {
-    link.peerAddress = address;
-    link.peerMemberId = memberId;
-    link.authenticate();
-    this.guard?.linkOpened(peer);
-    this.byAddress.set(address, link);
-    this.byMember.set(memberId, link);
-    this.endpoint(address)?.attach(link);
+  /** An authenticated inbound link ended. */
+  closed(link: StreamLink, error?: Error): void {
+    this.endpoints.get(link.peerAddress)?.linkClosed(link, error);
   }
 
   private onFrame(link: StreamLink, frame: WireFrame, receivedAt: number): void {
@@ -389,7 +307,7 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost, LinkS
       // The peer may have answered on another link (both dialled): those frames first, or its
       // replies would arrive after its requests were failed as unanswered (and retried).
       const address = link.peerAddress;
-      for (const l of this.inbound) if (l.peerAddress === address) l.drain();
+      for (const l of this.acceptor.links) if (l.peerAddress === address) l.drain();
       const endpoint = this.endpoints.get(address);
       endpoint?.drainLink();
       endpoint?.peerLeft();
@@ -450,13 +368,6 @@ export class EndpointManager implements EndpointHost, ServerHandshakeHost, LinkS
     );
     this.transport.removed(endpoint);
   }
-}
-
-/** The client certificate of a TLS connection, if it presented one that verified. */
-function peerCertificateOf(
-  call: grpc.ServerDuplexStream<Buffer, Buffer>,
-): PeerCertificate | undefined {
-  return call.getAuthContext()?.sslPeerCertificate;
 }
 
 /** `host:port`, with brackets around an IPv6 host. */

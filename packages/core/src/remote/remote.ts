@@ -4,7 +4,7 @@ import { FutureProcess } from '../future-process';
 import type { Logger } from '../logger';
 import { Terminated, Watch } from '../messages';
 import { PID } from '../pid';
-import { NONHOST } from '../process-registry';
+import { FUTURE_PREFIX, NONHOST } from '../process-registry';
 import type { Props } from '../props';
 import type { SerializationRegistry } from '../serialization/serialization-registry';
 import { serialization as processWideSerialization } from '../serialization/serialization-registry';
@@ -152,6 +152,7 @@ export class Remote {
         up: (address) => this.system.eventStream.publish(new EndpointConnectedEvent(address)),
         down: (address, error) => this.endpointDown(address, error),
         removed: () => undefined,
+        abandoned: (env) => this.abandoned(env),
       },
       logger,
       this.system.clock,
@@ -262,6 +263,14 @@ export class Remote {
 
   private processOf(endpoint: Endpoint): RemoteProcess {
     return (endpoint.process ??= new RemoteProcess(this.state!, endpoint)) as RemoteProcess;
+  }
+
+  /** A request from this node whose future is gone (it timed out, or was aborted). */
+  private abandoned(env: OutboundEnvelope): boolean {
+    const sender = env.sender;
+    if (sender === undefined || !sender.id.startsWith(FUTURE_PREFIX)) return false;
+    if (sender.address !== this.address) return false;
+    return this.system.registry.getLocal(sender.id) === undefined;
   }
 
   /** Whether a sender address a peer named may be dialled (see setMembers). */

@@ -34,7 +34,9 @@ export class ConnectionGuard {
     private readonly inject: (socket: net.Socket) => void,
     private readonly events: EventLog,
   ) {
-    this.server = net.createServer((socket) => this.accept(socket));
+    // No Nagle delay: frames are written whole and at once (grpc-js' client sockets do the
+    // same); a reply must not wait for the next one to fill a segment.
+    this.server = net.createServer({ noDelay: true }, (socket) => this.accept(socket));
   }
 
   /** Binds host:port; resolves with the bound port. */
