@@ -35,13 +35,13 @@ function cases(mode: 'plain' | 'secret' | 'mtls'): BenchCase[] {
     {
       id,
       metric: 'calls_per_s',
-      baseline,
+      ...(baseline === undefined ? {} : { baseline }),
       run: async () => (await inFlightWarm(CALLS, IN_FLIGHT, call(mode))).perSecond,
     },
     {
       id: `${id}-p99`,
       metric: 'p99_ms',
-      baseline: baseline && `${baseline}-p99`,
+      ...(baseline === undefined ? {} : { baseline: `${baseline}-p99` }),
       run: async () => percentile((await inFlightWarm(CALLS, IN_FLIGHT, call(mode))).latencies, 99),
     },
   ];

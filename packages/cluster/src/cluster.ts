@@ -362,7 +362,7 @@ export class Cluster implements GrainClusterHandle {
     const diff = diffTopology(this.current, t);
     this.current = t;
     // Replies to non-members go back over the link they came on; members may be dialled.
-    this.grains.system.remote?.setMembers(t.members.map((m) => m.address));
+    this.system.remote?.setMembers(t.members.map((m) => m.address));
     for (const m of diff.left) this.events.emit('member-left', m);
     for (const m of diff.joined) this.events.emit('member-joined', m);
     this.caller.topologyChanged();

@@ -12,6 +12,7 @@ import {
 } from '../../src/index';
 import { entryMessage, entrySender, type Entry, type Process } from '../../src/internal';
 import { BatchBuilder } from '../../src/remote/internal/batch-builder';
+import { EventLog } from '../../src/remote/internal/event-log';
 import { deliverBatch } from '../../src/remote/internal/inbound-delivery';
 import type { RemoteState } from '../../src/remote/internal/remote-state';
 import { WatchTable } from '../../src/remote/internal/watch-table';
@@ -65,6 +66,7 @@ function stateOf(system: ActorSystem): RemoteState {
     maxMessageBytes: 1 << 20,
     watches: new WatchTable(),
     address: system.address,
+    events: new EventLog(system.logger, 1000),
   };
 }
 
