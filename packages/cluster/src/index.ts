@@ -75,6 +75,11 @@ export type {
   GrainSendOptions,
   GrainClusterHandle,
   DeactivationReason,
+  GrainTimers,
+  GrainTimer,
+  GrainTimerHandler,
+  GrainTimerOptions,
+  GrainEveryOptions,
 } from './grains/grain';
 export { DEFAULT_GRAINS_OPTIONS } from './grains/grains-options';
 export type { GrainsOptions, ActivationEvent } from './grains/grains-options';

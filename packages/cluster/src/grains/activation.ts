@@ -6,13 +6,21 @@ import {
   Stopping,
   Terminated,
   type Actor,
+  type Clock,
   type Context,
   type PID,
+  type TimerWheel,
 } from '@granary/core';
-import type { Entry, LocalProcess } from '@granary/core/internal';
+import { entryOf, type Entry, type LocalProcess } from '@granary/core/internal';
 import type { GrainError } from '../errors';
 import type { DeactivationReason, Grain } from './grain';
 import { GrainTurnContext, grainErrorOf, type TurnHost } from './grain-context';
+import {
+  ActivationTimerSet,
+  TimerTick,
+  type ActivationTimer,
+  type TimerOwner,
+} from './grain-timers';
 import type { TurnWatch, WatchedTurn } from './turn-watch';
 
 /** A message held for an activation that is deactivating (delivered to the next one). */
@@ -78,6 +86,8 @@ class Rare {
   longLogged = false;
   /** How long a turn found stuck (past turnTimeoutMs) had run then, while it still runs. */
   stuckRunningMs: number | undefined = undefined;
+  /** ctx.timers, once used. */
+  timers: ActivationTimerSet | undefined = undefined;
 }
 
 function isLifecycle(m: unknown): boolean {
@@ -111,7 +121,7 @@ function isPromise(v: unknown): v is Promise<unknown> {
  * still serves the shard (`canServe`), so a fenced member stops at once. Grain errors never
  * reach core supervision: they are replies.
  */
-export class Activation implements Actor {
+export class Activation implements Actor, TimerOwner {
   state: 'active' | 'deactivating' = 'active';
   /** The core actor running the grain: calls are posted into its mailbox without a lookup. */
   proc!: LocalProcess;
@@ -146,6 +156,30 @@ export class Activation implements Actor {
     // Kept once read (grains that show it read it per call); idle grains never build it.
     const r = (this.rare ??= new Rare());
     return (r.id ??= `${this.host.services.idPrefix}-${this.seq}`);
+  }
+
+  /** The grain's timers (`ctx.timers`), made on first use. */
+  get timers(): ActivationTimerSet {
+    const r = (this.rare ??= new Rare());
+    return (r.timers ??= new ActivationTimerSet(this));
+  }
+
+  get wheel(): TimerWheel {
+    return this.host.services.system.timers;
+  }
+
+  get clock(): Clock {
+    return this.host.services.system.clock;
+  }
+
+  /** A timer fired: its turn is queued like a message (none once deactivating). */
+  postTick(tick: TimerTick): boolean {
+    const proc = this.proc;
+    if (this.state !== 'active' || proc.dead) return false;
+    this.inflight++;
+    if (proc.post(this.pid, entryOf(tick), false)) return true;
+    this.inflight--; // full mailbox: this fire is dropped, the next one tries again
+    return false;
   }
 
   /** Messages held while deactivating, if any. */
@@ -218,6 +252,7 @@ export class Activation implements Actor {
     if (message !== null && typeof message === 'object') {
       if (message instanceof Deactivate) return this.deactivate(ctx, message.reason);
       if (message instanceof Started) return this.activate(ctx);
+      if (message instanceof TimerTick) return this.turn(ctx, message, message.timer);
       if (isLifecycle(message)) return;
     }
     return this.turn(ctx, message);
@@ -257,10 +292,13 @@ export class Activation implements Actor {
    * One message. The shard gate is checked here, once per delivery: a message waits in the
    * mailbox behind other turns, and a member fenced meanwhile must not run it.
    */
-  private turn(ctx: Context, message: unknown): void | Promise<void> {
+  private turn(ctx: Context, message: unknown, timer?: ActivationTimer): void | Promise<void> {
     const host = this.host;
     const def = host.def;
-    const influencing = !def.idleNeutral(message);
+    const influencing = timer === undefined ? !def.idleNeutral(message) : timer.keepAlive;
+    if (timer !== undefined && (!timer.starting() || this.state !== 'active')) {
+      return host.turnEnded(this, influencing); // cancelled, or the activation is ending
+    }
     const failure = this.rare?.failure;
     if (failure !== undefined) {
       host.services.reply(ctx.sender, failure);
@@ -281,7 +319,7 @@ export class Activation implements Actor {
     const gctx = new GrainTurnContext(this, ctx, message, ctx.headers, false, ctx.deadline);
     let result: unknown;
     try {
-      result = this.grain!.receive(gctx);
+      result = timer === undefined ? this.grain!.receive(gctx) : timer.handler(gctx);
     } catch (err) {
       gctx.fail(err);
       if (watch !== undefined) this.measured(t0, clock.monotonic());
@@ -293,7 +331,7 @@ export class Activation implements Actor {
       return host.turnEnded(this, influencing);
     }
     gctx.pin();
-    const blocking = !def.reentrant(message);
+    const blocking = timer !== undefined || !def.reentrant(message);
     let turn: ActivationTurn | undefined;
     if (watch !== undefined) {
       turn = { since: t0, blocking, long: false, stuck: false, activation: this };
@@ -362,6 +400,7 @@ export class Activation implements Actor {
   }
 
   private end(ctx: Context, reason: DeactivationReason): void {
+    this.rare?.timers?.cancelAll();
     this.host.ended(this, reason);
     ctx.stop(ctx.self);
   }

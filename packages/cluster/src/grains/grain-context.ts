@@ -9,6 +9,7 @@ import type {
   GrainClusterHandle,
   GrainContext,
   GrainSendOptions,
+  GrainTimers,
 } from './grain';
 import { H_ACK, H_CHAIN, H_REPLY_TO } from './internal/call-headers';
 import type { GrainServices } from './internal/grain-services';
@@ -77,6 +78,8 @@ export interface TurnGrain {
   readonly id: string;
   readonly shard: number;
   readonly host: TurnHost;
+  /** The activation's timers (made on first use). */
+  readonly timers: GrainTimers;
 }
 
 /** `from` of a context whose sender has not been read from the core context yet. */
@@ -162,6 +165,10 @@ export class GrainTurnContext implements GrainContext {
   get chainId(): string {
     return (this.cachedChain ??=
       this.header?.[H_CHAIN] ?? `${this.activation.host.services.idPrefix}.${++chainSeq}`);
+  }
+
+  get timers(): GrainTimers {
+    return this.activation.timers;
   }
 
   get epoch(): number {

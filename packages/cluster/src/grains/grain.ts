@@ -97,6 +97,11 @@ export interface GrainContext {
   readonly chainId: string;
   /** The epoch of the shard claim this activation runs under: the fencing token for state. */
   readonly epoch: number;
+  /**
+   * Timers of this activation: each fire is a turn of the grain; cancelled when it deactivates;
+   * they do not keep it from passivating unless created with `keepAlive`.
+   */
+  readonly timers: GrainTimers;
   /** Replies to the caller; an Error reaches it as GrainError. */
   respond(message: unknown): void;
   /** Calls another grain; the deadline and call chain go with it (deadlocks fail fast). */
@@ -131,4 +136,58 @@ export interface GrainSendOptions {
    * @default undefined (the grain has no one to answer)
    */
   sender?: PID;
+}
+
+/** Options of a grain timer. */
+export interface GrainTimerOptions {
+  /**
+   * The timer's turns count as activity, so a grain with a live timer does not passivate while
+   * it fires more often than the kind's idleTimeoutMs. Without it a timer never keeps a grain
+   * alive: the grain passivates as if the timer did not exist, and the timer dies with it.
+   * @default false
+   */
+  keepAlive?: boolean;
+}
+
+/** Options of a periodic grain timer. */
+export interface GrainEveryOptions extends GrainTimerOptions {
+  /**
+   * Delay of the first turn in ms.
+   * @default the period
+   */
+  firstDelayMs?: number;
+}
+
+/** What a timer runs: one turn of the grain (a returned promise holds the grain's queue). */
+export type GrainTimerHandler = (ctx: GrainContext) => unknown;
+
+/** A scheduled grain timer. */
+export interface GrainTimer {
+  /** Stops it; a turn already queued for it does not run. Idempotent. */
+  cancel(): void;
+  /** False once cancelled, once a one-shot timer has run, or once the activation ended. */
+  readonly active: boolean;
+}
+
+/**
+ * Timers of one activation (`ctx.timers`): not durable, they live and die with the activation.
+ * Each fire is a turn of the grain, queued in its mailbox like a message (never concurrent with
+ * another turn), scheduled on the actor system's timer wheel (no Node timer per grain timer).
+ * Use reminders for work that must survive passivation or the member's death.
+ *
+ * @example
+ * onActivate(ctx) {
+ *   ctx.timers.every(1000, (turn) => this.flush(turn)); // flushes while active
+ * }
+ */
+export interface GrainTimers {
+  /** Runs `handler` once, as a turn of the grain, `delayMs` from now (never earlier). */
+  after(delayMs: number, handler: GrainTimerHandler, options?: GrainTimerOptions): GrainTimer;
+  /**
+   * Runs `handler` every `periodMs` as a turn of the grain. A fire due while the previous one is
+   * still queued or running is dropped (fires never pile up behind a slow turn).
+   */
+  every(periodMs: number, handler: GrainTimerHandler, options?: GrainEveryOptions): GrainTimer;
+  /** Live timers of this activation. */
+  readonly size: number;
 }
