@@ -1,6 +1,7 @@
 import {
   Cluster,
   jsonStateCodec,
+  type Durability,
   kind,
   MemoryClusterTable,
   MemoryProvider,
@@ -29,17 +30,30 @@ interface Count {
 }
 
 const codec = jsonStateCodec<Count>();
-let redis: RedisHandle;
+
+/**
+ * One counter kind per durability level, each on its own Redis configured for it:
+ * `counter` is today's write-through (Redis without persistence, durability said 'none'),
+ * the others run the level on the server it needs.
+ */
+const LEVELS: ReadonlyArray<{ kind: string; durability: Durability }> = [
+  { kind: 'counter', durability: 'none' },
+  { kind: 'counter-restart', durability: 'restart' },
+  { kind: 'counter-fsync', durability: 'fsync' },
+  { kind: 'counter-replicated', durability: 'replicated' },
+];
+
+const servers: RedisHandle[] = [];
 let raw: Redis;
-let store: RedisStateStore;
+const stores = new Map<string, RedisStateStore>();
 let caller: Cluster;
 let host: Cluster;
-/** Grain ids whose shard the host (not the caller) owns, so every call crosses the network. */
-let remoteIds: string[] = [];
+/** Per kind, grain ids whose shard the host (not the caller) owns: every call crosses the network. */
+const remoteIds = new Map<string, string[]>();
 
 /** A write-through counter: every 'inc' writes its state (fenced by version and epoch). */
 class Counter extends PersistentGrain<Count> {
-  constructor() {
+  constructor(store: RedisStateStore) {
     super({ store, codec, initial: () => ({ n: 0 }) });
   }
 
@@ -48,6 +62,37 @@ class Counter extends PersistentGrain<Count> {
     if (ctx.message === 'inc') await this.writeState();
     return this.state.n;
   }
+}
+
+/** The Redis servers of each level: what the level needs, nothing more. */
+async function startServers(): Promise<Map<Durability, string>> {
+  const start = async (options: Parameters<typeof startRedis>[0]): Promise<RedisHandle> => {
+    const server = await startRedis(options);
+    servers.push(server);
+    return server;
+  };
+  const none = await start({ appendonly: false });
+  const restart = await start({ appendfsync: 'everysec' });
+  const fsync = await start({ appendfsync: 'always' });
+  const primary = await start({ appendfsync: 'everysec' });
+  await start({ appendfsync: 'everysec', replicaOf: primary });
+  const probe = new Redis(primary.url);
+  try {
+    // Online, and past the append-only rewrite that follows its first sync.
+    for (let i = 0; ; i++) {
+      await probe.set('bench:probe', String(i));
+      if ((await probe.wait(1, 1000)) === 1) break;
+      if (i > 100) throw new Error('the replica did not come online');
+    }
+  } finally {
+    probe.disconnect();
+  }
+  return new Map<Durability, string>([
+    ['none', none.url],
+    ['restart', restart.url],
+    ['fsync', fsync.url],
+    ['replicated', primary.url],
+  ]);
 }
 
 async function drive(
@@ -81,55 +126,84 @@ function rawGetSet(): Promise<{ perS: number; p99Ms: number }> {
   });
 }
 
-function grainCalls(message: 'inc' | 'peek'): Promise<{ perS: number; p99Ms: number }> {
+function grainCalls(
+  message: 'inc' | 'peek',
+  kindName = 'counter',
+): Promise<{ perS: number; p99Ms: number }> {
+  const ids = remoteIds.get(kindName)!;
   return drive((slot) =>
-    caller.request('counter', remoteIds[slot]!, message, { timeoutMs: CALL_TIMEOUT_MS }),
+    caller.request(kindName, ids[slot]!, message, { timeoutMs: CALL_TIMEOUT_MS }),
   );
+}
+
+/** Write-through at `level` and today's, back to back in one repetition, alternating the order. */
+const pairedTurns = new Map<string, number>();
+async function pairedWithToday(kindName: string): Promise<number> {
+  const turn = (pairedTurns.get(kindName) ?? 0) + 1;
+  pairedTurns.set(kindName, turn);
+  const todayFirst = turn % 2 === 1;
+  const a = await grainCalls('inc', todayFirst ? 'counter' : kindName);
+  const b = await grainCalls('inc', todayFirst ? kindName : 'counter');
+  return todayFirst ? b.perS / a.perS : a.perS / b.perS;
 }
 
 export const benchmark = defineBenchmark({
   name: 'state-grains',
   description:
-    'write-through grain calls between 2 members (in one process, gRPC over loopback, Redis state), 1,000 in flight, every call to a grain on the other member; baseline raw ioredis GET+SET at the same concurrency',
+    "write-through grain calls between 2 members (in one process, gRPC over loopback, Redis state), 1,000 in flight, every call to a grain on the other member; baseline raw ioredis GET+SET at the same concurrency; then per durability level (restart: AOF everysec; fsync: appendfsync always; replicated: WAIT 1 per batch to a replica) against today's write-through (no persistence, durability none)",
   async setup() {
-    redis = await startRedis();
-    raw = new Redis(redis.url);
-    store = new RedisStateStore({ url: redis.url });
+    const urls = await startServers();
+    raw = new Redis(urls.get('none')!);
+    for (const level of LEVELS) {
+      const store = new RedisStateStore({
+        url: urls.get(level.durability)!,
+        durability: level.durability,
+      });
+      await store.open();
+      stores.set(level.kind, store);
+    }
     const table = new MemoryClusterTable();
     const start = (id: string): Promise<Cluster> =>
       Cluster.start({
         name: 'bench-state',
         id,
         provider: new MemoryProvider(table),
-        kinds: [
-          kind('counter', () => new Counter(), { idleTimeoutMs: IDLE_MS, shardCount: SHARDS }),
-        ],
+        kinds: LEVELS.map((level) =>
+          kind(level.kind, () => new Counter(stores.get(level.kind)!), {
+            idleTimeoutMs: IDLE_MS,
+            shardCount: SHARDS,
+          }),
+        ),
+        stateStores: [...stores.values()],
         remote: { host: '127.0.0.1', port: 0 },
         requestTimeoutMs: CALL_TIMEOUT_MS,
       });
     caller = await start('caller');
     host = await start('host');
     const deadline = Date.now() + 10_000;
-    while (remoteIds.length < IN_FLIGHT) {
-      remoteIds = [];
-      for (let i = 0; remoteIds.length < IN_FLIGHT && i < IN_FLIGHT * 20; i++) {
-        const id = `g${i}`;
-        const shard = shardOf(id, SHARDS);
-        if (host.canServe('counter', shard) && !caller.canServe('counter', shard))
-          remoteIds.push(id);
+    for (const level of LEVELS) {
+      let ids: string[] = [];
+      while (ids.length < IN_FLIGHT) {
+        ids = [];
+        for (let i = 0; ids.length < IN_FLIGHT && i < IN_FLIGHT * 20; i++) {
+          const id = `g${i}`;
+          const shard = shardOf(id, SHARDS);
+          if (host.canServe(level.kind, shard) && !caller.canServe(level.kind, shard)) ids.push(id);
+        }
+        if (ids.length < IN_FLIGHT) {
+          if (Date.now() > deadline) throw new Error('the two members did not split the shards');
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
       }
-      if (remoteIds.length < IN_FLIGHT) {
-        if (Date.now() > deadline) throw new Error('the two members did not split the shards');
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      remoteIds.set(level.kind, ids);
     }
   },
   async teardown() {
     await caller?.shutdown({ graceful: false });
     await host?.shutdown({ graceful: false });
-    await store?.close();
+    for (const store of stores.values()) await store.close();
     raw?.disconnect();
-    await redis?.stop();
+    for (const server of servers.splice(0)) await server.stop();
   },
   cases: [
     { id: 'raw-get-set', metric: 'ops_per_s', run: async () => (await rawGetSet()).perS },
@@ -157,6 +231,20 @@ export const benchmark = defineBenchmark({
         return rawFirst ? b.perS / a.perS : a.perS / b.perS;
       },
     },
+    // Issue 25: write-through per durability level, each against today's ('counter': a
+    // Redis without persistence, durability 'none'), in the same run.
+    ...LEVELS.slice(1).map((level) => ({
+      id: `grain-write-through-${level.durability}`,
+      metric: 'calls_per_s',
+      baseline: 'grain-write-through',
+      run: async () => (await grainCalls('inc', level.kind)).perS,
+    })),
+    ...LEVELS.slice(1).map((level) => ({
+      // Back to back with today's in one repetition: the ratio without the drift between cases.
+      id: `${level.durability}-vs-write-through-paired`,
+      metric: 'ratio',
+      run: () => pairedWithToday(level.kind),
+    })),
     { id: 'raw-get-set-p99', metric: 'p99_ms', run: async () => (await rawGetSet()).p99Ms },
     {
       id: 'grain-write-through-p99',

@@ -42,6 +42,8 @@ export async function startNode(
       id: config.nodeId,
       provider: createProvider(config, libraryLog),
       kinds,
+      // The store checks at start that Redis keeps acknowledged writes (durability 'restart').
+      stateStores: store ? [store] : [],
       system,
       remote: remoteOptions(config),
       logger: libraryLog,

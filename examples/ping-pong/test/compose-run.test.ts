@@ -12,6 +12,7 @@ import {
   commandOf,
   envFilesOf,
   environmentOf,
+  argOf,
   loadCompose,
   nodeServices,
   parseEnvFile,
@@ -63,7 +64,16 @@ describe('docker-compose.yml node services, run as local processes', function ()
   let envFile: Record<string, string>;
 
   before(async () => {
-    [etcd, redis] = await Promise.all([startEtcd(), startRedis()]);
+    // Redis persists as the compose file runs it: the ponger nodes' stores check it at start.
+    const redisCommand = commandOf(loadCompose().services.redis);
+    const appendfsync = argOf(redisCommand, 'appendfsync');
+    [etcd, redis] = await Promise.all([
+      startEtcd(),
+      startRedis({
+        appendonly: argOf(redisCommand, 'appendonly') === 'yes',
+        ...(appendfsync ? { appendfsync: appendfsync as 'always' | 'everysec' | 'no' } : {}),
+      }),
+    ]);
     envDir = mkdtempSync(join(tmpdir(), 'granary-compose-run-'));
     execFileSync(COMPOSE_ENV_SCRIPT, [join(envDir, COMPOSE_ENV_FILE)], { stdio: 'ignore' });
     envFile = parseEnvFile(readFileSync(join(envDir, COMPOSE_ENV_FILE), 'utf8'));

@@ -7,6 +7,7 @@ import { readConfig } from '../src/config';
 import type { NodeRole } from '../src/config';
 import { envVarsReadBySources } from './helpers/env-vars';
 import {
+  argOf,
   commandOf,
   envFilesOf,
   environmentOf,
@@ -40,7 +41,7 @@ function roleOf(command: string[]): NodeRole {
 }
 
 describe('docker-compose.yml', () => {
-  const { services } = loadCompose();
+  const { services, volumes } = loadCompose();
   const nodes = nodeServices(services);
 
   it('parses and has etcd, redis, two ponger nodes and one pinger', () => {
@@ -136,6 +137,15 @@ describe('docker-compose.yml', () => {
       }
       expect(Object.keys(service.depends_on ?? {}), name).to.include('etcd');
     }
+  });
+
+  it("runs Redis with its append-only file on (the default durability 'restart' needs it), on a named volume", () => {
+    const command = commandOf(services.redis);
+    expect(argOf(command, 'appendonly')).to.equal('yes');
+    expect(argOf(command, 'appendfsync')).to.be.oneOf(['everysec', 'always']);
+    const mount = (services.redis.volumes ?? []).find((v) => v.endsWith(':/data'));
+    expect(mount, 'a volume at /data (the redis image writes its files there)').to.be.a('string');
+    expect(volumes ?? {}).to.have.property(mount!.split(':')[0]!);
   });
 
   it('points GRANARY_REDIS at the redis service and the port it listens on', () => {

@@ -1,6 +1,7 @@
 import type { RemoteOptions } from '@granary/core';
 import type { ClusterLogger } from './internal/logger';
 import type { ClusterProvider } from './providers/cluster-provider';
+import type { StateStore } from './state/state-store';
 
 /** A kind this member hosts: a name, or anything with a `name` and an optional `shardCount`. */
 export type KindSpec = string | { readonly name: string; readonly shardCount?: number | undefined };
@@ -63,6 +64,13 @@ export interface ClusterOptions {
    * @default 1000
    */
   claimRetryMs?: number;
+  /**
+   * State stores this member's kinds use: Cluster.start opens each (`open()`: a RedisStateStore
+   * checks its durability level and identity marker) before it joins, and fails if one cannot
+   * keep what it promises. Stores stay the caller's to close.
+   * @default []
+   */
+  stateStores?: ReadonlyArray<StateStore>;
   /**
    * Logger (pino-compatible).
    * @default a logger that drops everything

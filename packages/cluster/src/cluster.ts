@@ -157,6 +157,8 @@ export class Cluster implements GrainClusterHandle {
       );
     }
     const id = merged.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    // A store that cannot keep what it promises (durability) stops the member before it joins.
+    await Promise.all((merged.stateStores ?? []).map((store) => store.open?.()));
     const logger = merged.logger ?? NOOP_LOGGER;
     const ownsSystem = merged.system === undefined;
     const system =

@@ -50,6 +50,12 @@ export { MemoryStateStore } from './state/memory/memory-state-store';
 export { RedisStateStore } from './state/redis/redis-state-store';
 export { DEFAULT_REDIS_STATE_STORE_OPTIONS } from './state/redis/redis-state-store-options';
 export type { RedisStateStoreOptions } from './state/redis/redis-state-store-options';
+export { DURABILITY_LEVELS } from './state/durability';
+export type { Durability, StateLostPolicy } from './state/durability';
+export type { ServerPersistence } from './state/redis/server-facts';
+export type { LostGrain, StateLossReport, StateLossTarget } from './state/redis/state-loss-admin';
+export type { StoreLoss } from './state/redis/store-identity';
+export type { StateLossCounts } from './state/redis/loss-ledger';
 export { PersistentState } from './state/persistent-state';
 export type { PersistentStateOptions } from './state/persistent-state';
 export { decodeState } from './state/codecs/state-codec';
@@ -64,8 +70,10 @@ export {
   StateUnavailableError,
   StateDecodeError,
   StateNotLoadedError,
+  StateLostError,
+  StateDurabilityError,
 } from './state/errors';
-export type { StateConflictReason } from './state/errors';
+export type { StateConflictReason, StateLossEvidence } from './state/errors';
 export { kind, DEFAULT_KIND_OPTIONS } from './grains/kind';
 export type { KindDefinition, KindOptions } from './grains/kind';
 export type {

@@ -18,6 +18,8 @@ export interface ServerSpec {
   debianPackage: string;
   /** Command-line arguments, given the data dir. */
   args(dataDir: string): string[];
+  /** Writes what the server needs in its data dir before each start (a config file). */
+  prepare?(dataDir: string): void;
   /** Resolves true once the server answers. */
   probe(): Promise<boolean>;
   label: string;
@@ -63,6 +65,7 @@ export class ManagedServer {
     }
     this.dataDir ??= mkdtempSync(join(tmpdir(), `granary-${this.spec.label}-`));
     this.output = '';
+    this.spec.prepare?.(this.dataDir);
     const child = spawn(this.spec.binary, this.spec.args(this.dataDir), {
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,6 +1,6 @@
-import { connect } from 'node:net';
 import { freePort } from './free-port';
 import { ManagedServer } from './managed-server';
+import { respCommand } from './resp';
 
 /** Options of startRedis(). */
 export interface RedisOptions {
@@ -9,9 +9,38 @@ export interface RedisOptions {
    * @default '/usr/bin/redis-server' (Debian package redis-server)
    */
   binary?: string;
+  /**
+   * Redis' append-only file (`appendonly yes`): every write is in the file before Redis
+   * replies, so `kill({ keepData: true })` then `restart()` loses nothing acknowledged. This is
+   * what RedisStateStore's default durability (`'restart'`) requires. `false` keeps nothing
+   * across a restart (no AOF, no RDB snapshots).
+   * @default true
+   */
+  appendonly?: boolean;
+  /**
+   * When the append-only file is fsynced (`always`: before every reply).
+   * @default 'everysec'
+   */
+  appendfsync?: 'always' | 'everysec' | 'no';
+  /**
+   * Start as a replica of this server (`replicaof`); it then copies everything the primary has.
+   * @default undefined (a primary)
+   */
+  replicaOf?: { host: string; port: number };
+  /**
+   * The port to listen on.
+   * @default a free port
+   */
+  port?: number;
+  /**
+   * More redis-server arguments, e.g. `['--rename-command', 'CONFIG', '']` for a Redis that
+   * refuses CONFIG as managed services do.
+   * @default []
+   */
+  args?: readonly string[];
 }
 
-/** A running Redis, started by the test on a free loopback port, without persistence. */
+/** A running Redis, started by the test on a free loopback port. */
 export interface RedisHandle {
   readonly host: string;
   readonly port: number;
@@ -23,36 +52,34 @@ export interface RedisHandle {
   kill(options?: { keepData?: boolean }): Promise<void>;
   pause(): void;
   resume(): void;
-  /** Start again on the same port (empty: Redis runs without persistence). */
-  restart(): Promise<void>;
+  /**
+   * Start again on the same port, with the data if the last stop or kill kept it (and the
+   * server has `appendonly`); else empty. `replicaOf` changes the role from this start on
+   * (`null`: a primary), as an orchestrator restarts a failed primary as a replica of the new one.
+   */
+  restart(options?: { replicaOf?: { host: string; port: number } | null }): Promise<void>;
 }
 
-/** Sends PING over a raw socket; true on +PONG. Avoids a client dependency in the testkit. */
-function ping(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    const done = (ok: boolean): void => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(500, () => done(false));
-    socket.once('error', () => done(false));
-    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
-    socket.once('connect', () => socket.write('PING\r\n'));
-  });
+/** PING; true on PONG (a server still loading its files answers LOADING: not ready yet). */
+async function ping(port: number): Promise<boolean> {
+  const reply = await respCommand(port, ['PING']);
+  return reply === 'PONG';
 }
 
 /**
- * Starts redis-server on a free loopback port (no RDB, no AOF) and resolves once it answers PING.
+ * Starts redis-server on a free loopback port (append-only file on, no RDB snapshots) and
+ * resolves once it answers PING.
  *
  * @example
- * const redis = await startRedis();
+ * const redis = await startRedis(); // { appendonly: false } for a Redis that keeps nothing
  * const client = new Redis(redis.url);
  * // ...
  * await redis.stop();
  */
 export async function startRedis(options: RedisOptions = {}): Promise<RedisHandle> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
+  const appendonly = options.appendonly ?? true;
+  let replica = options.replicaOf;
   const server = new ManagedServer({
     binary: options.binary ?? '/usr/bin/redis-server',
     debianPackage: 'redis-server',
@@ -65,13 +92,20 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisHandl
       '--save',
       '',
       '--appendonly',
-      'no',
+      appendonly ? 'yes' : 'no',
+      '--appendfsync',
+      options.appendfsync ?? 'everysec',
+      ...(replica ? ['--replicaof', replica.host, String(replica.port)] : []),
+      // A replica's full sync starts at once instead of after the default 5 s gathering delay.
+      '--repl-diskless-sync-delay',
+      '0',
       '--dir',
       dataDir,
       '--daemonize',
       'no',
       '--loglevel',
       'warning',
+      ...(options.args ?? []),
     ],
     probe: () => ping(port),
   });
@@ -90,6 +124,9 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisHandl
     kill: (o) => server.kill(o),
     pause: () => server.pause(),
     resume: () => server.resume(),
-    restart: () => server.restart(),
+    restart: (o) => {
+      if (o?.replicaOf !== undefined) replica = o.replicaOf ?? undefined;
+      return server.restart();
+    },
   };
 }

@@ -37,6 +37,35 @@ describe('startRedis', () => {
     }
   });
 
+  it('keeps acknowledged writes across kill({ keepData: true }) and restart() (append-only file, the default)', async () => {
+    const redis = await startRedis();
+    const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    try {
+      expect(await client.config('GET', 'appendonly')).to.deep.equal(['appendonly', 'yes']);
+      await client.set('granary:kept', 'yes');
+      await redis.kill({ keepData: true });
+      await redis.restart();
+      expect(await client.get('granary:kept')).to.equal('yes');
+    } finally {
+      client.disconnect();
+      await redis.stop();
+    }
+  });
+
+  it('appendonly: false keeps nothing across a restart', async () => {
+    const redis = await startRedis({ appendonly: false });
+    const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    try {
+      await client.set('granary:gone', 'yes');
+      await redis.kill({ keepData: true });
+      await redis.restart();
+      expect(await client.get('granary:gone')).to.equal(null);
+    } finally {
+      client.disconnect();
+      await redis.stop();
+    }
+  });
+
   it('names the Debian package when the binary is missing', async () => {
     const err = await startRedis({ binary: '/nonexistent/redis-server' }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(BinaryMissingError);

@@ -10,11 +10,24 @@ export interface ComposeService {
   environment?: Record<string, string | number | boolean | null> | string[];
   depends_on?: string[] | Record<string, unknown>;
   env_file?: string | string[];
+  volumes?: string[];
 }
 
 /** docker-compose.yml, parsed with the `yaml` package (YAML 1.2, as Compose reads it). */
-export function loadCompose(): { services: Record<string, ComposeService> } {
-  return parse(readFileSync(COMPOSE_FILE, 'utf8')) as { services: Record<string, ComposeService> };
+export function loadCompose(): {
+  services: Record<string, ComposeService>;
+  volumes?: Record<string, unknown>;
+} {
+  return parse(readFileSync(COMPOSE_FILE, 'utf8')) as {
+    services: Record<string, ComposeService>;
+    volumes?: Record<string, unknown>;
+  };
+}
+
+/** The value after `--name` in a command (redis-server's `--appendonly yes` form). */
+export function argOf(command: readonly string[], name: string): string | undefined {
+  const i = command.indexOf(`--${name}`);
+  return i < 0 ? undefined : command[i + 1];
 }
 
 /** A service's environment as a name → string map (both compose forms). */

@@ -1,7 +1,7 @@
 import { InvalidOptionError } from '@granary/core';
 import type { StateCodec } from '../state/codecs/state-codec';
 import { jsonStateCodec } from '../state/codecs/json-state-codec';
-import { InconsistentStateError, StateNotLoadedError } from '../state/errors';
+import { InconsistentStateError, StateLostError, StateNotLoadedError } from '../state/errors';
 import { PersistentState } from '../state/persistent-state';
 import type { StateStore } from '../state/state-store';
 import type { DeactivationReason, Grain, GrainContext } from './grain';
@@ -41,7 +41,10 @@ export const DEFAULT_PERSISTENT_GRAIN_OPTIONS = {
  *
  * A write or clear the store rejects (another activation wrote since: version; a newer owner
  * holds the shard: epoch) throws InconsistentStateError to the caller, and the grain deactivates
- * without writing; the next call activates it again with the winner's state.
+ * without writing; the next call activates it again with the winner's state. A store found
+ * holding older state than acknowledged throws StateLostError and deactivates the grain the
+ * same way; whether it activates again from the older state is the kind's lost-state policy
+ * (docs/durability.md).
  *
  * A subclass that overrides onActivate or onDeactivate must call `super.onActivate(ctx)` first /
  * `super.onDeactivate(reason)` last.
@@ -132,9 +135,11 @@ export abstract class PersistentGrain<T> implements Grain {
 
   abstract receive(ctx: GrainContext): unknown;
 
-  /** Rethrows a failed write or clear; a conflict also ends the activation. */
+  /** Rethrows a failed write or clear; a conflict or lost state also ends the activation. */
   private readonly conflictEnds = (err: unknown): never => {
-    if (InconsistentStateError.is(err)) this.activationCtx?.deactivate();
+    if (InconsistentStateError.is(err) || StateLostError.is(err)) {
+      this.activationCtx?.deactivate();
+    }
     throw err;
   };
 

@@ -59,11 +59,12 @@ export class StateUnavailableError extends StateStoreError {
   constructor(
     readonly kind: string,
     readonly id: string,
-    readonly operation: 'read' | 'write' | 'clear',
+    readonly operation: 'read' | 'write' | 'clear' | 'open',
     detail: string,
     options?: { cause?: unknown },
   ) {
-    super(`state ${operation} of ${kind}/${id} failed: ${detail}`, options);
+    const what = operation === 'open' ? 'state store open' : `state ${operation} of ${kind}/${id}`;
+    super(`${what} failed: ${detail}`, options);
   }
 }
 
@@ -95,12 +96,77 @@ export class StateNotLoadedError extends StateStoreError {
   override readonly name = 'StateNotLoadedError';
 }
 
+/** How lost state was noticed (see docs/durability.md). */
+export type StateLossEvidence =
+  /** A version older than one acknowledged before: the store went back in time. */
+  | 'version'
+  /** The store's identity marker is gone or changed: it lost (or is not) the data it had. */
+  | 'store-identity'
+  /** An earlier detection marked the grain; it stays refused until an operator accepts it. */
+  | 'marked';
+
+/**
+ * The store holds older state for this grain than was already acknowledged (a Redis restart
+ * without persistence, a flush, a failover to a replica that had not received the last
+ * writes): serving it would silently undo acknowledged calls. Nothing was written. The grain
+ * stays refused until an operator accepts the loss (`RedisStateStore.acceptStateLoss`) or the
+ * kind's policy accepts it (`stateLostPolicy`); the activation that got it deactivates.
+ */
+export class StateLostError extends StateStoreError {
+  static override readonly code = 'ERR_STATE_LOST';
+  override readonly name = 'StateLostError';
+
+  constructor(
+    readonly kind: string,
+    readonly id: string,
+    /** The newest version known to have been acknowledged (null: unknown, the store lost its identity). */
+    readonly seenVersion: number | null,
+    /** The version the store holds now (null: nothing). */
+    readonly foundVersion: number | null,
+    readonly evidence: StateLossEvidence,
+  ) {
+    super(
+      `state of ${kind}/${id} was lost: version ${fmt(seenVersion)} was acknowledged, the store holds ${fmt(foundVersion)} (${EVIDENCE[evidence]}); refused until an operator accepts the loss (acceptStateLoss) or the kind's stateLostPolicy is 'accept'`,
+    );
+  }
+}
+
+const EVIDENCE: Record<StateLossEvidence, string> = {
+  version: 'the stored version went back',
+  'store-identity': "the store's identity marker is gone or changed",
+  marked: 'marked lost by an earlier detection',
+};
+
+/**
+ * The server cannot give the durability the store was configured with (option `durability`),
+ * or the store cannot find out (CONFIG disabled and `serverPersistence` not declared). Thrown
+ * by `open()` (so by `Cluster.start` for the stores in `stateStores`) and by every operation of
+ * a store that failed its check; `setting` names the Redis setting that falls short.
+ */
+export class StateDurabilityError extends StateStoreError {
+  static override readonly code = 'ERR_STATE_DURABILITY';
+  override readonly name = 'StateDurabilityError';
+
+  constructor(
+    /** The declared level. */
+    readonly durability: string,
+    /** The Redis setting (or option) that falls short, e.g. `appendonly`. */
+    readonly setting: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 registerErrorClasses(
   StateStoreError,
   InconsistentStateError,
   StateUnavailableError,
   StateDecodeError,
   StateNotLoadedError,
+  StateLostError,
+  StateDurabilityError,
 );
 
 function fmt(n: number | null): string {

@@ -1,6 +1,11 @@
 import type { StateCodec } from './codecs/state-codec';
 import { decodeState } from './codecs/state-codec';
-import { InconsistentStateError, StateNotLoadedError, StateUnavailableError } from './errors';
+import {
+  InconsistentStateError,
+  StateLostError,
+  StateNotLoadedError,
+  StateUnavailableError,
+} from './errors';
 import type { StateStore } from './state-store';
 
 /** First pause between load attempts while the store is unreachable: a blip heals quickly. */
@@ -49,6 +54,9 @@ export interface PersistentStateOptions<T> {
  *    same error). The next call activates again and loads the winner's state.
  * 6. StateUnavailableError from a write: reject the caller; the activation may stay. If the
  *    write did reach Redis, the next write fails with InconsistentStateError (rule 5).
+ * 7. StateLostError (the store holds older state than this activation saw acknowledged, see
+ *    docs/durability.md): as rule 5, reject the caller and deactivate without writing; what the
+ *    next activation loads is up to the kind's lost-state policy.
  *
  * @example
  * const ps = new PersistentState({
@@ -65,7 +73,7 @@ export class PersistentState<T> {
   private storedVersion: number | null = null;
   private storedBytes: Uint8Array | null = null;
   private isLoaded = false;
-  private conflict: InconsistentStateError | undefined;
+  private conflict: InconsistentStateError | StateLostError | undefined;
   private tail: Promise<unknown> = Promise.resolve();
   /** Writes and clears started and not settled yet; while 0 a new one starts at once. */
   private inFlight = 0;
@@ -84,8 +92,8 @@ export class PersistentState<T> {
     return this.storedVersion;
   }
 
-  /** The conflict that ended this activation's right to write, if one happened. */
-  get conflicted(): InconsistentStateError | undefined {
+  /** The conflict (or lost state) that ended this activation's right to write, if one happened. */
+  get conflicted(): InconsistentStateError | StateLostError | undefined {
     return this.conflict;
   }
 
@@ -170,7 +178,7 @@ export class PersistentState<T> {
       this.storedBytes = own(bytes);
       return version;
     } catch (err) {
-      if (InconsistentStateError.is(err)) this.conflict = err;
+      if (endsWriting(err)) this.conflict = err;
       throw err;
     }
   }
@@ -196,7 +204,7 @@ export class PersistentState<T> {
     try {
       return await operation();
     } catch (err) {
-      if (InconsistentStateError.is(err)) this.conflict = err;
+      if (endsWriting(err)) this.conflict = err;
       throw err;
     }
   }
@@ -208,6 +216,11 @@ export class PersistentState<T> {
       );
     }
   }
+}
+
+/** A conflict or lost state: the activation may not write again. */
+function endsWriting(err: unknown): err is InconsistentStateError | StateLostError {
+  return InconsistentStateError.is(err) || StateLostError.is(err);
 }
 
 /**

@@ -41,4 +41,10 @@ export interface StateStore {
   clear(kind: string, id: string, options: StateWriteOptions): Promise<void>;
   /** Releases connections the store opened itself (a client passed in is left open). */
   close(): Promise<void>;
+  /**
+   * Connects and checks that the store can keep what it promises (RedisStateStore: its
+   * durability level and identity marker); rejects if it cannot. Idempotent. Cluster.start
+   * awaits it for the stores in `stateStores`, so a member whose store falls short never joins.
+   */
+  open?(): Promise<void>;
 }

@@ -60,6 +60,16 @@ export const FAULTS: readonly Fault[] = [
     },
   },
   {
+    // Issue 25: a crash, not a clean shutdown. The testkit's Redis keeps its append-only file
+    // (the default durability, 'restart', needs it), so no acknowledged op may be lost.
+    name: 'Redis SIGKILL, restart after 1 s',
+    async run(c) {
+      await c.redis.kill({ keepData: true });
+      await sleep(1000);
+      await c.redis.restart();
+    },
+  },
+  {
     name: 'etcd leader SIGKILL, restart after 3 s',
     async run(c) {
       const leader = await c.etcd.leader();

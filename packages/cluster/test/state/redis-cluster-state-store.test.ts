@@ -55,7 +55,7 @@ describe('RedisStateStore on Redis Cluster', () => {
         '--save',
         '',
         '--appendonly',
-        'no',
+        'yes',
         '--dir',
         dir,
         '--cluster-enabled',
@@ -94,6 +94,7 @@ describe('RedisStateStore on Redis Cluster', () => {
   describeStateStoreConformance(async () => ({
     store: new RedisStateStore({ client: cluster() }),
     other: new RedisStateStore({ client: cluster() }),
+    detectsLoss: true,
   }));
 
   it('puts a grain key in the slot of its hash tag', async () => {

@@ -99,7 +99,7 @@ describe('Redis outage under grain load (in-process members, real Redis)', funct
 
     await waitFor(() => seen.counterOk >= COUNTERS, 'counters work');
     phase.down = true;
-    await redis.kill();
+    await redis.kill({ keepData: true }); // a crash: the append-only file stays
     await waitFor(() => seen.counterFailedWhileDown.length >= COUNTERS, 'counter calls fail');
     const echoesDuringOutage = seen.echoOk;
     await waitFor(() => seen.echoOk > echoesDuringOutage + 100, 'echo keeps answering');

@@ -109,7 +109,7 @@ describe('RedisStateStore faults', () => {
 
       await new Promise((resolve) => setTimeout(resolve, 200));
       phase.killed = true;
-      await redis.kill();
+      await redis.kill({ keepData: true }); // a crash: the append-only file stays
       await allFailedP;
       await redis.restart();
       phase.restarted = true;
@@ -132,7 +132,7 @@ describe('RedisStateStore faults', () => {
         logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
       });
       await store.write('k', 'seed', Uint8Array.of(1), { expectedVersion: null, epoch: 1 });
-      await redis.kill();
+      await redis.kill({ keepData: true });
       const calls: Array<() => Promise<unknown>> = [
         () => store.read('k', 'seed'),
         () => store.write('k', 'seed', Uint8Array.of(2), { expectedVersion: 1, epoch: 1 }),
@@ -148,8 +148,9 @@ describe('RedisStateStore faults', () => {
         expect(elapsed).to.be.below(FAIL_FAST_BOUND_MS);
       }
       await redis.restart();
-      // Redis runs without persistence: the restarted server is empty.
-      expect(await eventually(() => store.read('k', 'seed'))).to.equal(null);
+      // Redis runs with its append-only file (the default durability needs it): nothing lost.
+      const record = await eventually(() => store.read('k', 'seed'));
+      expect([record?.version, Array.from(record?.state ?? [])]).to.deep.equal([1, [1]]);
       expect(logged).to.deep.equal([
         'warn: state store lost Redis; calls fail with StateUnavailableError until it is back',
         'info: state store reconnected to Redis',

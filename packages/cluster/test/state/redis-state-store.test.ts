@@ -37,7 +37,11 @@ describe('RedisStateStore', () => {
     await redis?.stop();
   });
 
-  describeStateStoreConformance(async () => ({ store: newStore(), other: newStore() }));
+  describeStateStoreConformance(async () => ({
+    store: newStore(),
+    other: newStore(),
+    detectsLoss: true,
+  }));
 
   describe('keys', () => {
     it('stores one hash per grain under the prefix, the grain inside a hash tag', async () => {
@@ -111,8 +115,8 @@ describe('RedisStateStore', () => {
         defineCommand: () => undefined,
         on: () => undefined,
         hmgetBuffer: fail,
-        granaryStateWriteV1: fail,
-        granaryStateClearV1: fail,
+        config: fail,
+        info: fail,
       } as unknown as Redis;
     };
 

@@ -76,6 +76,7 @@ describe('RedisStateStore write batching', () => {
     describeStateStoreConformance(async () => ({
       store: alwaysBatched(newStore()),
       other: alwaysBatched(newStore()),
+      detectsLoss: true,
     }));
   });
 
@@ -137,12 +138,13 @@ describe('RedisStateStore write batching', () => {
   it('rejects only the conflicting writes of a batch, with their own reason and values', async () => {
     const store = newStore({ keyPrefix: 'mixed:' });
     await store.write('k', 'stale', Uint8Array.of(1), first(5));
+    await store.write('k', 'stale', Uint8Array.of(1), { expectedVersion: 1, epoch: 5 });
     await store.write('k', 'fenced', Uint8Array.of(1), first(9));
     const results = await Promise.allSettled([
       store.write('k', 'fresh', Uint8Array.of(2), first(5)),
-      store.write('k', 'stale', Uint8Array.of(2), { expectedVersion: 7, epoch: 5 }),
+      store.write('k', 'stale', Uint8Array.of(2), { expectedVersion: 1, epoch: 5 }),
       store.write('k', 'fenced', Uint8Array.of(2), { expectedVersion: 1, epoch: 8 }),
-      store.write('k', 'stale', Uint8Array.of(3), { expectedVersion: 1, epoch: 5 }),
+      store.write('k', 'stale', Uint8Array.of(3), { expectedVersion: 2, epoch: 5 }),
     ]);
     expect(results.map((r) => r.status)).to.deep.equal([
       'fulfilled',
@@ -152,10 +154,10 @@ describe('RedisStateStore write batching', () => {
     ]);
     const version = (results[1] as PromiseRejectedResult).reason as InconsistentStateError;
     expect(version).to.be.instanceOf(InconsistentStateError);
-    expect([version.reason, version.expected, version.actual]).to.deep.equal(['version', 7, 1]);
+    expect([version.reason, version.expected, version.actual]).to.deep.equal(['version', 1, 2]);
     const epoch = (results[2] as PromiseRejectedResult).reason as InconsistentStateError;
     expect([epoch.reason, epoch.expected, epoch.actual]).to.deep.equal(['epoch', 8, 9]);
-    expect((results[3] as PromiseFulfilledResult<number>).value).to.equal(2);
+    expect((results[3] as PromiseFulfilledResult<number>).value).to.equal(3);
     expect(Array.from((await store.read('k', 'fenced'))!.state)).to.deep.equal([1]);
     expect(Array.from((await store.read('k', 'stale'))!.state)).to.deep.equal([3]);
   });

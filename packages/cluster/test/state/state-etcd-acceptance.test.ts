@@ -239,7 +239,7 @@ describe('grain state on etcd + Redis, nodes as processes (acceptance)', functio
     });
     await until(() => okAfterRestart >= 100, 'counters work');
     phase.down = true;
-    await redis.kill();
+    await redis.kill({ keepData: true }); // a crash: the append-only file stays
     await until(() => codesWhileDown.size > 0, 'calls fail while Redis is down');
     await new Promise((resolve) => setTimeout(resolve, 500));
     await redis.restart();

@@ -1,13 +1,22 @@
 import { expect } from 'chai';
 import { InvalidArgumentError } from '@granary/core';
 import { ClusterError } from '../../src/errors';
-import { InconsistentStateError, type StateConflictReason } from '../../src/state/errors';
+import {
+  InconsistentStateError,
+  StateLostError,
+  type StateConflictReason,
+} from '../../src/state/errors';
 import type { StateStore } from '../../src/state/state-store';
 
 /** Two handles on ONE backing store (for Redis: two connections), made fresh per test. */
 export interface StoreFixture {
   store: StateStore;
   other: StateStore;
+  /**
+   * The store detects lost state (RedisStateStore): a write expecting a version the store does
+   * not hold is StateLostError (versions only grow, so the store went back), not a conflict.
+   */
+  detectsLoss?: boolean;
 }
 
 const bytes = (...values: number[]): Uint8Array => Uint8Array.from(values);
@@ -48,11 +57,12 @@ async function conflict(
 export function describeStateStoreConformance(make: () => Promise<StoreFixture>): void {
   let store: StateStore;
   let other: StateStore;
+  let detectsLoss: boolean | undefined;
   let kind: string;
   let counter = 0;
 
   beforeEach(async () => {
-    ({ store, other } = await make());
+    ({ store, other, detectsLoss } = await make());
     kind = `kind-${process.pid}-${++counter}`;
   });
 
@@ -102,12 +112,19 @@ export function describeStateStoreConformance(make: () => Promise<StoreFixture>)
     });
 
     it('rejects expecting nothing when state exists, and expecting a version when none does', async () => {
-      await conflict(
-        store.write(kind, 'b', bytes(1), { expectedVersion: 4, epoch: 1 }),
-        'version',
-        4,
-        null,
-      );
+      const ahead = store.write(kind, 'b', bytes(1), { expectedVersion: 4, epoch: 1 });
+      if (detectsLoss) {
+        const err = await rejection(ahead);
+        expect(err).to.be.instanceOf(StateLostError);
+        const lost = err as StateLostError;
+        expect([lost.seenVersion, lost.foundVersion, lost.evidence]).to.deep.equal([
+          4,
+          null,
+          'version',
+        ]);
+      } else {
+        await conflict(ahead, 'version', 4, null);
+      }
       await store.write(kind, 'a', bytes(1), { expectedVersion: null, epoch: 1 });
       await conflict(
         store.write(kind, 'a', bytes(2), { expectedVersion: null, epoch: 1 }),
@@ -115,7 +132,13 @@ export function describeStateStoreConformance(make: () => Promise<StoreFixture>)
         null,
         1,
       );
-      expect(await store.read(kind, 'b')).to.equal(null);
+      if (detectsLoss) {
+        // The loss is marked: the grain stays refused (never read as empty) until accepted.
+        const err = await rejection(store.read(kind, 'b'));
+        expect((err as StateLostError).evidence).to.equal('marked');
+      } else {
+        expect(await store.read(kind, 'b')).to.equal(null);
+      }
     });
 
     it('rejects an epoch older than the stored one, never overwriting', async () => {

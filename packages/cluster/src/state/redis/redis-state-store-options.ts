@@ -1,5 +1,8 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { NOOP_LOGGER, type ClusterLogger } from '../../internal/logger';
+import { DURABILITY_LEVELS, type Durability, type StateLostPolicy } from '../durability';
+import { InvalidOptionError } from '@granary/core';
+import type { ServerPersistence } from './server-facts';
 
 /** Options of {@link RedisStateStore}. Give `url` or `client`, not both. */
 export interface RedisStateStoreOptions {
@@ -45,14 +48,55 @@ export interface RedisStateStoreOptions {
    */
   writeBatchSize?: number;
   /**
-   * Extra ioredis options for the client created from `url` (TLS, password, ...). The store
+   * What an acknowledged write survives (docs/durability.md): `'restart'` a Redis crash or
+   * restart (needs `appendonly yes`), `'fsync'` a host crash (`appendfsync always`, or WAITAOF
+   * per batch on Redis 7.2+), `'replicated'` the loss of the primary (WAIT `replicas` per
+   * batch). `'none'` checks nothing: say it where losing acknowledged writes is acceptable.
+   * Checked by open() (Cluster.start opens the stores in `stateStores`) and again on every
+   * reconnection; a server that cannot give it fails with StateDurabilityError naming the
+   * setting.
+   * @default 'restart'
+   */
+  durability?: Durability;
+  /**
+   * Replicas that must acknowledge each write batch with durability `'replicated'` (Redis
+   * `WAIT`), and that must be online at the primary when the store opens.
+   * @default 1
+   */
+  replicas?: number;
+  /**
+   * Longest wait for the replicas (`WAIT`) or the fsync (`WAITAOF`) of one write batch; past
+   * it the batch's writes fail with StateUnavailableError (stored on the primary, durability
+   * unknown). Below `commandTimeoutMs`, so Redis answers before the client gives up.
+   * @default half of commandTimeoutMs, at most 1000
+   */
+  durabilityTimeoutMs?: number;
+  /**
+   * How the server persists, for a Redis that refuses CONFIG GET (managed services): the
+   * durability check uses it instead of asking. Declare what your provider guarantees.
+   * @default undefined (ask the server with CONFIG GET)
+   */
+  serverPersistence?: ServerPersistence;
+  /**
+   * Per kind, what happens to a grain whose stored state was found older than acknowledged:
+   * `'refuse'` it until an operator calls acceptStateLoss(), or `'accept'` it (logged, counted,
+   * the grain carries on from what the store holds). Kinds not listed refuse.
+   * @default {} (every kind refuses)
+   */
+  stateLostPolicy?: Readonly<Record<string, StateLostPolicy>>;
+  /**
+   * Extra ioredis options for the client created from `url` (TLS, password, Sentinel:
+   * `{ sentinels: [{ host, port }], name: 'mymaster' }`, which makes ioredis ask Sentinel for
+   * the primary and follow a failover). The store
    * overrides the ones that make calls fail fast: `enableOfflineQueue`, `maxRetriesPerRequest`,
    * `autoResendUnfulfilledCommands`, `commandTimeout`.
    * @default {}
    */
   redisOptions?: RedisOptions;
   /**
-   * Where the store reports losing and regaining Redis (once per outage, not per retry).
+   * Where the store reports losing and regaining Redis (once per outage, not per retry), a
+   * durability check that fails after a reconnection, and lost state (error level, once per
+   * grain).
    * @default a logger that drops everything
    */
   logger?: ClusterLogger;
@@ -65,6 +109,11 @@ export const DEFAULT_REDIS_STATE_STORE_OPTIONS = {
   commandTimeoutMs: 2000,
   tombstoneTtlMs: null as number | null,
   writeBatchSize: 128,
+  durability: 'restart' as Durability,
+  replicas: 1,
+  durabilityTimeoutMs: undefined as number | undefined,
+  serverPersistence: undefined as ServerPersistence | undefined,
+  stateLostPolicy: {} as Readonly<Record<string, StateLostPolicy>>,
   redisOptions: {} as RedisOptions,
   logger: NOOP_LOGGER,
 };
@@ -76,3 +125,61 @@ export const DEFAULT_REDIS_STATE_STORE_OPTIONS = {
 export function reconnectDelayMs(attempt: number): number {
   return Math.min(attempt * 50, 1000);
 }
+
+/** The options with defaults applied, checked. */
+export type ResolvedStoreOptions = typeof DEFAULT_REDIS_STATE_STORE_OPTIONS &
+  Omit<RedisStateStoreOptions, keyof typeof DEFAULT_REDIS_STATE_STORE_OPTIONS> & {
+    durabilityTimeoutMs: number;
+  };
+
+/**
+ * Applies the defaults and checks every option.
+ * @throws InvalidOptionError naming the option.
+ */
+export function resolveStoreOptions(options: RedisStateStoreOptions): ResolvedStoreOptions {
+  if (options.url !== undefined && options.client !== undefined) {
+    throw new InvalidOptionError('client', 'RedisStateStore takes either url or client, not both');
+  }
+  const o = { ...DEFAULT_REDIS_STATE_STORE_OPTIONS, ...options };
+  const bad = (option: string, rule: string, value: unknown): InvalidOptionError =>
+    new InvalidOptionError(option, `must be ${rule}, got ${String(value)}`);
+  if (!Number.isFinite(o.commandTimeoutMs) || o.commandTimeoutMs <= 0) {
+    throw bad('commandTimeoutMs', 'a positive number', o.commandTimeoutMs);
+  }
+  const ttl = o.tombstoneTtlMs;
+  if (ttl !== null && !(Number.isSafeInteger(ttl) && ttl > 0)) {
+    throw bad('tombstoneTtlMs', 'null or a positive integer', ttl);
+  }
+  if (!(Number.isSafeInteger(o.writeBatchSize) && o.writeBatchSize >= 1)) {
+    throw bad('writeBatchSize', 'a positive integer', o.writeBatchSize);
+  }
+  if (!DURABILITY_LEVELS.includes(o.durability)) {
+    throw bad(
+      'durability',
+      `one of ${DURABILITY_LEVELS.map((l) => `'${l}'`).join(', ')}`,
+      o.durability,
+    );
+  }
+  if (!(Number.isSafeInteger(o.replicas) && o.replicas >= 1)) {
+    throw bad('replicas', 'a positive integer', o.replicas);
+  }
+  const wait =
+    o.durabilityTimeoutMs ??
+    Math.min(MAX_DURABILITY_TIMEOUT_MS, Math.floor(o.commandTimeoutMs / 2));
+  if (!(Number.isSafeInteger(wait) && wait > 0 && wait < o.commandTimeoutMs)) {
+    throw bad(
+      'durabilityTimeoutMs',
+      `a positive integer below commandTimeoutMs (${o.commandTimeoutMs})`,
+      wait,
+    );
+  }
+  for (const [kind, policy] of Object.entries(o.stateLostPolicy)) {
+    if (policy !== 'refuse' && policy !== 'accept') {
+      throw bad(`stateLostPolicy['${kind}']`, "'refuse' or 'accept'", policy);
+    }
+  }
+  return { ...o, durabilityTimeoutMs: wait };
+}
+
+/** The default durabilityTimeoutMs' ceiling: a replica that lags a second is as good as gone. */
+const MAX_DURABILITY_TIMEOUT_MS = 1000;

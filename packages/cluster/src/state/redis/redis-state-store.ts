@@ -1,40 +1,54 @@
-import { InvalidOptionError } from '@granary/core';
-import { Redis, type Cluster, type RedisOptions } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import type { ClusterLogger } from '../../internal/logger';
-import { InconsistentStateError, StateStoreError, StateUnavailableError } from '../errors';
+import { InconsistentStateError, StateDurabilityError, StateUnavailableError } from '../errors';
 import { checkKey, checkWriteArguments } from '../internal/check-arguments';
 import type { StateRecord, StateStore, StateWriteOptions } from '../state-store';
+import { DurableAck } from './durable-ack';
+import { DurabilityGate } from './durability-gate';
 import {
-  DEFAULT_REDIS_STATE_STORE_OPTIONS,
+  ACCEPT_STORE_LOSS_COMMAND,
+  IDENTITY_COMMAND,
+  LossGuard,
+  MARK_LOST_COMMAND,
+  RESOLVE_LOST_COMMAND,
+} from './loss-guard';
+import { LossLedger, type StateLossCounts } from './loss-ledger';
+import { RedisCommands, type Operation, type ScriptClient } from './redis-commands';
+import {
   reconnectDelayMs,
+  resolveStoreOptions,
   type RedisStateStoreOptions,
 } from './redis-state-store-options';
 import {
+  ACCEPT_STORE_LOSS_SCRIPT,
   CLEAR_SCRIPT,
+  IDENTITY_SCRIPT,
+  MARK_LOST_SCRIPT,
   REPLY_EPOCH_CONFLICT,
+  REPLY_LOST,
+  REPLY_MARKED,
   REPLY_OK,
+  RESOLVE_LOST_SCRIPT,
   WRITE_MANY_SCRIPT,
   WRITE_SCRIPT,
 } from './scripts';
+import {
+  acceptStateLoss,
+  listStateLoss,
+  type StateLossReport,
+  type StateLossTarget,
+} from './state-loss-admin';
+import { StateKeys } from './state-keys';
+import { StoreIdentity } from './store-identity';
 import { WriteBatcher } from './write-batcher';
 
 /**
  * Script command names; versioned so a client shared with a store of another version gets its
  * own (defineCommand of the same name would replace the script under the other store).
  */
-const WRITE_COMMAND = 'granaryStateWriteV2';
-const WRITE_MANY_COMMAND = 'granaryStateWriteManyV2';
-const CLEAR_COMMAND = 'granaryStateClearV2';
-
-/**
- * Server replies that mean "not now" rather than "never": loading, failover, cluster resharding.
- * They map to StateUnavailableError, so callers retry them like a lost connection.
- */
-const TRANSIENT_REPLIES = /^(LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY|NOREPLICAS)/;
-
-type ScriptFn = (...args: (string | number | Uint8Array)[]) => Promise<(number | string)[]>;
-type Client = (Redis | Cluster) & Record<string, ScriptFn>;
-type Operation = 'read' | 'write' | 'clear';
+const WRITE_COMMAND = 'granaryStateWriteV3';
+const WRITE_MANY_COMMAND = 'granaryStateWriteManyV3';
+const CLEAR_COMMAND = 'granaryStateClearV3';
 
 /**
  * The production {@link StateStore}: one Redis hash per grain; write and clear are each one Lua
@@ -43,12 +57,22 @@ type Operation = 'read' | 'write' | 'clear';
  * grains issued in the same event-loop turn travel together in one script call (`writeBatchSize`,
  * see WriteBatcher), each still checked and applied on its own.
  *
+ * Durable as declared (`durability`, docs/durability.md): open() checks that the server can give
+ * the level and fails with StateDurabilityError if not; `'fsync'` (with WAITAOF) and
+ * `'replicated'` await the server once per write batch before any write of it is acknowledged.
+ *
+ * Lost data is detected, never served: a store identity marker, lost marks on grains and the
+ * versions this store saw acknowledged turn a store that went back in time into StateLostError
+ * (logged once per grain, counted in `lossCounts`); the kind's `stateLostPolicy` decides whether
+ * the grain carries on or waits for an operator (stateLoss(), acceptStateLoss()).
+ *
  * Fails fast: every call settles within `commandTimeoutMs` (StateUnavailableError when Redis is
  * down or silent); the client keeps reconnecting, so the same store works again once Redis is
  * back.
  *
  * @example
  * const store = new RedisStateStore({ url: 'redis://127.0.0.1:6379', keyPrefix: 'app:state:' });
+ * await store.open(); // or Cluster.start({ stateStores: [store], ... })
  * const record = await store.read('counter', 'a');
  * const version = await store.write('counter', 'a', bytes, {
  *   expectedVersion: record?.version ?? null,
@@ -56,50 +80,36 @@ type Operation = 'read' | 'write' | 'clear';
  * });
  */
 export class RedisStateStore implements StateStore {
-  private readonly client: Client;
+  private readonly commands: RedisCommands;
+  private readonly client: ScriptClient;
   private readonly ownsClient: boolean;
-  private readonly keyPrefix: string;
-  private readonly commandTimeoutMs: number;
+  private readonly isCluster: boolean;
+  private readonly keys: StateKeys;
   private readonly tombstoneTtlMs: number;
-  private readonly kindKeys = new Map<string, string>();
+  private readonly logger: ClusterLogger;
   /** Coalesces concurrent writes (writeBatchSize > 1 and not a Redis Cluster client). */
   private readonly batcher: WriteBatcher | undefined;
-  private readyWait: Promise<void> | undefined;
+  private readonly gate: DurabilityGate;
+  private readonly ack: DurableAck | undefined;
+  private readonly ledger: LossLedger;
+  private readonly identity: StoreIdentity;
+  private readonly guard: LossGuard;
+  private opening: Promise<void> | undefined;
+  private opened = false;
   private closed = false;
 
   constructor(options: RedisStateStoreOptions = {}) {
-    if (options.url !== undefined && options.client !== undefined) {
-      throw new InvalidOptionError(
-        'client',
-        'RedisStateStore takes either url or client, not both',
-      );
-    }
-    const o = { ...DEFAULT_REDIS_STATE_STORE_OPTIONS, ...options };
-    if (!Number.isFinite(o.commandTimeoutMs) || o.commandTimeoutMs <= 0) {
-      throw new InvalidOptionError(
-        'commandTimeoutMs',
-        `must be a positive number, got ${o.commandTimeoutMs}`,
-      );
-    }
-    const ttl = o.tombstoneTtlMs;
-    if (ttl !== null && !(Number.isSafeInteger(ttl) && ttl > 0)) {
-      throw new InvalidOptionError(
-        'tombstoneTtlMs',
-        `must be null or a positive integer, got ${ttl}`,
-      );
-    }
-    const batch = o.writeBatchSize;
-    if (!(Number.isSafeInteger(batch) && batch >= 1)) {
-      throw new InvalidOptionError('writeBatchSize', `must be a positive integer, got ${batch}`);
-    }
-    this.keyPrefix = o.keyPrefix;
-    this.commandTimeoutMs = o.commandTimeoutMs;
+    const o = resolveStoreOptions(options);
+    this.keys = new StateKeys(o.keyPrefix);
     this.tombstoneTtlMs = o.tombstoneTtlMs ?? 0;
+    this.logger = o.logger;
     this.ownsClient = options.client === undefined;
-    const client =
-      options.client ??
+    const client = (options.client ??
       new Redis(o.url, {
         retryStrategy: reconnectDelayMs,
+        // Mid-failover the client may land on a replica: reconnect (Sentinel names the new
+        // primary), without resending the refused command.
+        reconnectOnError: (err: Error) => (/^READONLY/.test(err.message) ? 1 : false),
         // ioredis types RedisOptions.replyMapping as `X | undefined` but its constructor as
         // `X`, which exactOptionalPropertyTypes tells apart; the value passes through as given.
         ...(o.redisOptions as Omit<RedisOptions, 'replyMapping'>),
@@ -107,68 +117,135 @@ export class RedisStateStore implements StateStore {
         maxRetriesPerRequest: 0,
         autoResendUnfulfilledCommands: false,
         commandTimeout: o.commandTimeoutMs,
-      });
-    this.watchConnection(client, o.logger);
+      })) as ScriptClient;
+    this.client = client;
+    this.isCluster = (client as { isCluster?: boolean }).isCluster === true;
+    this.commands = new RedisCommands(
+      client,
+      this.ownsClient,
+      o.commandTimeoutMs,
+      o.logger,
+      o.keyPrefix,
+      this.reconnected,
+    );
+    this.gate = new DurabilityGate(
+      client,
+      this.isCluster,
+      {
+        durability: o.durability,
+        replicas: o.replicas,
+        serverPersistence: o.serverPersistence,
+        defaulted: options.durability === undefined,
+      },
+      (command) => this.commands.run('', '', 'open', command),
+      o.logger,
+      o.keyPrefix,
+    );
     client.defineCommand(WRITE_COMMAND, { numberOfKeys: 1, lua: WRITE_SCRIPT });
     client.defineCommand(CLEAR_COMMAND, { numberOfKeys: 1, lua: CLEAR_SCRIPT });
-    this.client = client as Client;
-    const isCluster = (client as { isCluster?: boolean }).isCluster === true;
-    if (batch > 1 && !isCluster) {
+    client.defineCommand(MARK_LOST_COMMAND, { numberOfKeys: 1, lua: MARK_LOST_SCRIPT });
+    client.defineCommand(RESOLVE_LOST_COMMAND, { numberOfKeys: 1, lua: RESOLVE_LOST_SCRIPT });
+    client.defineCommand(IDENTITY_COMMAND, { numberOfKeys: 1, lua: IDENTITY_SCRIPT });
+    client.defineCommand(ACCEPT_STORE_LOSS_COMMAND, {
+      numberOfKeys: 1,
+      lua: ACCEPT_STORE_LOSS_SCRIPT,
+    });
+    if (o.writeBatchSize > 1 && !this.isCluster) {
       // The number of keys varies per call, so it is the script's first argument.
       client.defineCommand(WRITE_MANY_COMMAND, { lua: WRITE_MANY_SCRIPT });
       const sendMany = `${WRITE_MANY_COMMAND}Buffer`; // the packed reply as a Buffer
       this.batcher = new WriteBatcher(
-        (key, w) =>
-          this.client[WRITE_COMMAND]!(key, expectedArg(w.expected), String(w.epoch), w.bytes),
+        (key, w) => client[WRITE_COMMAND]!(key, expectedArg(w.expected), String(w.epoch), w.bytes),
         (keys, packed) =>
-          this.client[sendMany]!(keys.length, ...keys, packed) as unknown as Promise<Buffer>,
-        batch,
+          client[sendMany]!(keys.length, ...keys, packed) as unknown as Promise<Buffer>,
+        o.writeBatchSize,
       );
     }
-  }
-
-  /**
-   * Logs an outage once when it starts and once when Redis is back. The listener also keeps
-   * ioredis from reporting every failed reconnect of the store's own client as unhandled.
-   */
-  private watchConnection(client: Redis | Cluster, logger: ClusterLogger): void {
-    let down = false;
-    const lost = (detail: string): void => {
-      if (down) return;
-      down = true;
-      logger.warn(
-        { detail, keyPrefix: this.keyPrefix },
-        'state store lost Redis; calls fail with StateUnavailableError until it is back',
+    if (!this.isCluster) {
+      this.ack = new DurableAck(
+        client as Redis,
+        () => this.gate.plan,
+        o.durabilityTimeoutMs,
+        () => this.commands.connection,
       );
-    };
-    // 'reconnecting' follows a closed connection; 'error' also covers a first connect that fails.
-    client.on('reconnecting', () => lost('connection closed'));
-    client.on('error', (err: Error) => lost(err.message));
-    client.on('ready', () => {
-      if (!down) return;
-      down = false;
-      logger.info({ keyPrefix: this.keyPrefix }, 'state store reconnected to Redis');
-    });
+    }
+    this.ledger = new LossLedger(o.stateLostPolicy, o.logger);
+    this.identity = new StoreIdentity(
+      (known, fresh, now) => client[IDENTITY_COMMAND]!(this.keys.identity, known, fresh, now),
+      (loss, status) => this.ledger.reportStore({ keyPrefix: o.keyPrefix, status, ...loss }),
+    );
+    this.guard = new LossGuard(
+      client,
+      (kind, id, command) => this.run(kind, id, 'read', command),
+      this.ledger,
+      this.identity,
+      this.keys,
+      o.logger,
+    );
   }
 
   /** The Redis key of one grain's state (for operators and tests). */
   keyOf(kind: string, id: string): string {
-    let kindKey = this.kindKeys.get(kind);
-    if (kindKey === undefined) {
-      // Escaping the kind keeps `/` unambiguous: kind 'a/b' + id 'c' differs from 'a' + 'b/c'.
-      kindKey = `${this.keyPrefix}{${encodeURIComponent(kind)}/`;
-      this.kindKeys.set(kind, kindKey);
-    }
-    return `${kindKey}${id}}`;
+    return this.keys.keyOf(kind, id);
+  }
+
+  /** What this store counted about lost state (grains, whole-store losses, refused calls). */
+  get lossCounts(): Readonly<StateLossCounts> {
+    return this.ledger.counts;
+  }
+
+  /**
+   * Connects, checks that the server can give the declared `durability` (CONFIG GET append*,
+   * INFO replication, WAITAOF support) and creates or checks the store's identity marker.
+   * Idempotent; every operation awaits it first. Cluster.start awaits it for `stateStores`.
+   * @throws StateDurabilityError naming the option and the Redis setting that falls short (the
+   *   store then fails every operation with it); StateUnavailableError when Redis cannot be
+   *   reached within `commandTimeoutMs` (a later call tries again).
+   */
+  open(): Promise<void> {
+    if (this.opened) return Promise.resolve();
+    this.opening ??= this.commands
+      .run('', '', 'open', async () => {
+        await this.gate.open();
+        await this.identity.check();
+      })
+      .then(
+        () => void (this.opened = true),
+        (err: unknown) => {
+          if (!StateDurabilityError.is(err)) this.opening = undefined;
+          throw err;
+        },
+      );
+    return this.opening;
   }
 
   async read(kind: string, id: string): Promise<StateRecord | null> {
     checkKey(kind, id);
-    const [state, version] = await this.run(kind, id, 'read', () =>
-      this.client.hmgetBuffer(this.keyOf(kind, id), 's', 'v'),
-    );
-    if (!state) return null;
-    return { state, version: Number(version) };
+    const key = this.keyOf(kind, id);
+    for (let attempt = 0; ; attempt++) {
+      const [state, v, lost] = await this.run(kind, id, 'read', () =>
+        this.client.hmgetBuffer(key, 's', 'v', 'l'),
+      );
+      const version = v === null ? null : Number(v);
+      // After the policy accepted a loss (or a write raced a mark) the grain is read again, once.
+      const verdict =
+        lost === null && version !== null && this.ledger.seen(key) === undefined
+          ? 'serve'
+          : await this.guard.judgeRead(kind, id, key, version, lost === null ? null : Number(lost));
+      if (verdict === 'read-again') {
+        if (attempt === 0) continue;
+        throw new StateUnavailableError(
+          kind,
+          id,
+          'read',
+          'the grain changed while its lost state was accepted; try again',
+        );
+      }
+      if (version !== null && (state || this.tombstoneTtlMs === 0)) {
+        this.ledger.remember(key, version);
+      }
+      return state && version !== null ? { state, version } : null;
+    }
   }
 
   async write(
@@ -185,24 +262,47 @@ export class RedisStateStore implements StateStore {
     const expected = options.expectedVersion ?? -1;
     const batcher = this.batcher;
     const reply = await this.run(kind, id, 'write', () =>
-      batcher
-        ? batcher.write(key, expected, options.epoch, bytes)
-        : this.client[WRITE_COMMAND]!(key, expectedArg(expected), String(options.epoch), bytes),
+      this.durable(
+        batcher
+          ? batcher.write(key, expected, options.epoch, bytes)
+          : this.client[WRITE_COMMAND]!(key, expectedArg(expected), String(options.epoch), bytes),
+      ),
     );
-    return this.outcome(kind, id, 'write', options, reply);
+    const version = this.outcome(kind, id, key, 'write', options, reply);
+    this.ledger.remember(key, version);
+    return version;
   }
 
   async clear(kind: string, id: string, options: StateWriteOptions): Promise<void> {
     checkWriteArguments(kind, id, options);
+    const key = this.keyOf(kind, id);
     const reply = await this.run(kind, id, 'clear', () =>
-      this.client[CLEAR_COMMAND]!(
-        this.keyOf(kind, id),
-        expectedArg(options.expectedVersion ?? -1),
-        String(options.epoch),
-        String(this.tombstoneTtlMs),
+      this.durable(
+        this.client[CLEAR_COMMAND]!(
+          key,
+          expectedArg(options.expectedVersion ?? -1),
+          String(options.epoch),
+          String(this.tombstoneTtlMs),
+        ),
       ),
     );
-    this.outcome(kind, id, 'clear', options, reply);
+    const version = this.outcome(kind, id, key, 'clear', options, reply);
+    // A tombstone that expires leaves nothing: its absence later is no loss.
+    if (this.tombstoneTtlMs === 0) this.ledger.remember(key, version);
+    else this.ledger.forget(key);
+  }
+
+  /** The losses not accepted yet: a store-wide one, and every grain marked lost (operators). */
+  stateLoss(): Promise<StateLossReport> {
+    return listStateLoss(this.guard);
+  }
+
+  /**
+   * An operator's decision to carry on from what the store holds now: without a target, the
+   * store-wide loss and every marked grain; `{ kind }` that kind's; `{ kind, id }` one grain.
+   */
+  acceptStateLoss(target?: StateLossTarget): Promise<{ store: boolean; grains: number }> {
+    return acceptStateLoss(this.guard, target);
   }
 
   /** Closes the client the store created; a client passed in stays open. Idempotent. */
@@ -212,17 +312,34 @@ export class RedisStateStore implements StateStore {
     if (this.ownsClient) this.client.disconnect();
   }
 
+  /** A write's reply, once the server made it durable as the plan asks (WAIT, WAITAOF). */
+  private durable(
+    sent: Promise<readonly (number | string | undefined)[]>,
+  ): Promise<readonly (number | string | undefined)[]> {
+    const ack = this.ack;
+    if (ack === undefined || !ack.active) return sent;
+    const connection = this.commands.connection;
+    return sent.then((reply) =>
+      reply[0] === REPLY_OK ? ack.after(connection).then(() => reply) : reply,
+    );
+  }
+
   private outcome(
     kind: string,
     id: string,
+    key: string,
     operation: 'write' | 'clear',
     options: StateWriteOptions,
-    reply: (number | string)[],
+    reply: readonly (number | string | undefined)[],
   ): number {
-    const [code, value] = reply;
+    const [code, value, seen] = reply;
     if (code === REPLY_OK) return Number(value);
     if (code === REPLY_EPOCH_CONFLICT) {
       throw new InconsistentStateError(kind, id, 'epoch', options.epoch, Number(value), operation);
+    }
+    if (code === REPLY_LOST || code === REPLY_MARKED) {
+      const evidence = code === REPLY_LOST ? 'version' : 'marked';
+      throw this.guard.lostReply(kind, id, key, Number(value), Number(seen), evidence);
     }
     const actual = Number(value) < 0 ? null : Number(value);
     throw new InconsistentStateError(
@@ -235,7 +352,7 @@ export class RedisStateStore implements StateStore {
     );
   }
 
-  /** Runs one command once the client is ready, bounded by commandTimeoutMs, errors mapped. */
+  /** Opens first, refuses writes while the server falls short, then runs the command. */
   private async run<T>(
     kind: string,
     id: string,
@@ -245,66 +362,31 @@ export class RedisStateStore implements StateStore {
     if (this.closed) {
       throw new StateUnavailableError(kind, id, op, 'the store is closed (close() was called)');
     }
-    try {
-      if (this.client.status !== 'ready') await this.waitReady();
-      return this.ownsClient ? await command() : await this.bounded(command());
-    } catch (err) {
-      throw this.mapError(kind, id, op, err);
-    }
+    if (!this.opened) await this.open();
+    if (op !== 'read' && this.gate.faulted) await this.gate.beforeWrite();
+    return this.commands.run(kind, id, op, command);
   }
 
   /**
-   * Waits for the client to (re)connect, at most commandTimeoutMs. One shared wait per outage
-   * so a thousand callers add one listener, not a thousand.
+   * After a reconnection (a restarted Redis, a failover): did the server keep the data (the
+   * identity marker) and does it still give the level? Replicas are not required here: right
+   * after a failover the new primary has none until they reconnect, and WAIT already refuses
+   * writes that no replica acknowledged.
    */
-  private waitReady(): Promise<void> {
-    if (this.client.status === 'end') {
-      return Promise.reject(new Error('Redis client is closed (status end)'));
-    }
-    if (this.client.status === 'wait') void this.client.connect().catch(() => {});
-    this.readyWait ??= new Promise<void>((resolve, reject) => {
-      const onReady = (): void => {
-        clearTimeout(timer);
-        this.readyWait = undefined;
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        this.client.off('ready', onReady);
-        this.readyWait = undefined;
-        reject(new Error(`Redis not connected (status ${this.client.status})`));
-      }, this.commandTimeoutMs);
-      this.client.once('ready', onReady);
-    });
-    return this.readyWait;
-  }
-
-  /** For a client passed in, whose own options may let a command wait forever. */
-  private bounded<T>(promise: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('Command timed out')), this.commandTimeoutMs);
-    });
-    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-  }
-
-  private mapError(kind: string, id: string, op: Operation, err: unknown): Error {
-    if (err instanceof StateStoreError) return err;
-    const message = err instanceof Error ? err.message : String(err);
-    const isReply = err instanceof Error && err.name === 'ReplyError';
-    if (isReply && !TRANSIENT_REPLIES.test(message)) {
-      return new StateStoreError(`state ${op} of ${kind}/${id}: Redis replied ${message}`, {
-        cause: err,
-      });
-    }
-    const outcome = op === 'read' ? '' : '; the outcome is unknown';
-    return new StateUnavailableError(
-      kind,
-      id,
-      op,
-      `Redis unavailable within ${this.commandTimeoutMs} ms (commandTimeoutMs): ${message}${outcome}`,
-      { cause: err },
-    );
-  }
+  private readonly reconnected = (): void => {
+    if (!this.opened || this.closed) return;
+    void this.commands
+      .run('', '', 'open', async () => {
+        await this.identity.check();
+        await this.gate.reconnected();
+      })
+      .catch((err: unknown) =>
+        this.logger.warn(
+          { err, identity: this.keys.identity },
+          'state store check after reconnect failed',
+        ),
+      );
+  };
 }
 
 /** The scripts' expected-version argument: '' for none (-1). */

@@ -1,5 +1,5 @@
 import { ReplyError } from 'ioredis';
-import { REPLY_ERROR } from './scripts';
+import { REPLY_ERROR, REPLY_LOST } from './scripts';
 
 /** One write of a batch: the fencing arguments and the state bytes. */
 export interface BatchedWrite {
@@ -9,8 +9,11 @@ export interface BatchedWrite {
   bytes: Buffer;
 }
 
-/** `[code, value]` of one write, as WRITE_SCRIPT replies (see scripts.ts). */
-export type WriteReply = [code: number, value: number];
+/**
+ * `[code, value]` of one write, as WRITE_SCRIPT replies (see scripts.ts); codes REPLY_LOST and
+ * REPLY_MARKED add the newest acknowledged version.
+ */
+export type WriteReply = [code: number, value: number, seen?: number];
 
 /** Bytes of a record's fixed part: expected (double), epoch (double), state length (uint32). */
 const RECORD_HEAD = 20;
@@ -36,7 +39,7 @@ export function encodeWriteBatch(writes: readonly BatchedWrite[]): Buffer {
 }
 
 /**
- * Unpacks WRITE_MANY_SCRIPT's reply: one `[code, value]` per write, or the ReplyError Redis
+ * Unpacks WRITE_MANY_SCRIPT's reply: one `[code, value, seen?]` per write, or the ReplyError Redis
  * gave for that write (the same error the single-write script would have failed with).
  */
 export function decodeWriteBatchReply(reply: Buffer, count: number): (WriteReply | Error)[] {
@@ -49,7 +52,10 @@ export function decodeWriteBatchReply(reply: Buffer, count: number): (WriteReply
     const code = reply[at]!;
     const value = reply.readDoubleBE(at + 1);
     at += REPLY_ENTRY;
-    if (code === REPLY_ERROR) {
+    if (code >= REPLY_LOST) {
+      out[i] = [code, value, reply.readDoubleBE(at)];
+      at += 8;
+    } else if (code === REPLY_ERROR) {
       const length = reply.readUInt32BE(at);
       out[i] = new ReplyError(reply.toString('utf8', at + 4, at + 4 + length));
       at += 4 + length;

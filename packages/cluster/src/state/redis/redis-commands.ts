@@ -1,0 +1,125 @@
+import type { Cluster, Redis } from 'ioredis';
+import type { ClusterLogger } from '../../internal/logger';
+import { StateStoreError, StateUnavailableError } from '../errors';
+import { DurabilityShortfall } from './durable-ack';
+import { TRANSIENT_REPLIES } from './transient-replies';
+
+type ScriptFn = (...args: (string | number | Uint8Array)[]) => Promise<(number | string)[]>;
+/** The client with the store's scripts defined on it (ioredis defineCommand). */
+export type ScriptClient = (Redis | Cluster) & Record<string, ScriptFn>;
+/** What a command was for, in error messages. */
+export type Operation = 'read' | 'write' | 'clear' | 'open';
+
+/**
+ * The store's connection: runs each command once the client is ready, bounded by
+ * `commandTimeoutMs`, with errors mapped to the state errors; logs outages once; counts
+ * connections (a WAIT must go out on the connection that carried the write) and reports each
+ * reconnection (the store then checks that the server kept its data and its settings).
+ */
+export class RedisCommands {
+  private readyWait: Promise<void> | undefined;
+  private generation = 0;
+  private everReady = false;
+
+  constructor(
+    readonly client: ScriptClient,
+    /** True when the store created the client (its own commandTimeout bounds every command). */
+    private readonly ownsClient: boolean,
+    private readonly commandTimeoutMs: number,
+    logger: ClusterLogger,
+    keyPrefix: string,
+    /** Called on every 'ready' after the first (a restarted Redis, a failover). */
+    onReconnect: () => void,
+  ) {
+    let down = false;
+    const lost = (detail: string): void => {
+      if (down) return;
+      down = true;
+      logger.warn(
+        { detail, keyPrefix },
+        'state store lost Redis; calls fail with StateUnavailableError until it is back',
+      );
+    };
+    // 'reconnecting' follows a closed connection; 'error' also covers a first connect that fails.
+    client.on('reconnecting', () => lost('connection closed'));
+    client.on('error', (err: Error) => lost(err.message));
+    client.on('close', () => void this.generation++);
+    client.on('ready', () => {
+      if (this.everReady) onReconnect();
+      this.everReady = true;
+      if (!down) return;
+      down = false;
+      logger.info({ keyPrefix }, 'state store reconnected to Redis');
+    });
+  }
+
+  /** Grows every time the connection closes: equal generations mean the same connection. */
+  get connection(): number {
+    return this.generation;
+  }
+
+  /** Runs one command once the client is ready, bounded by commandTimeoutMs, errors mapped. */
+  async run<T>(kind: string, id: string, op: Operation, command: () => Promise<T>): Promise<T> {
+    try {
+      if (this.client.status !== 'ready') await this.waitReady();
+      return this.ownsClient ? await command() : await this.bounded(command());
+    } catch (err) {
+      throw this.mapError(kind, id, op, err);
+    }
+  }
+
+  /**
+   * Waits for the client to (re)connect, at most commandTimeoutMs. One shared wait per outage
+   * so a thousand callers add one listener, not a thousand.
+   */
+  private waitReady(): Promise<void> {
+    if (this.client.status === 'end') {
+      return Promise.reject(new Error('Redis client is closed (status end)'));
+    }
+    if (this.client.status === 'wait') void this.client.connect().catch(() => {});
+    this.readyWait ??= new Promise<void>((resolve, reject) => {
+      const onReady = (): void => {
+        clearTimeout(timer);
+        this.readyWait = undefined;
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.client.off('ready', onReady);
+        this.readyWait = undefined;
+        reject(new Error(`Redis not connected (status ${this.client.status})`));
+      }, this.commandTimeoutMs);
+      this.client.once('ready', onReady);
+    });
+    return this.readyWait;
+  }
+
+  /** For a client passed in, whose own options may let a command wait forever. */
+  private bounded<T>(promise: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('Command timed out')), this.commandTimeoutMs);
+    });
+    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  private mapError(kind: string, id: string, op: Operation, err: unknown): Error {
+    if (err instanceof StateStoreError) return err;
+    const message = err instanceof Error ? err.message : String(err);
+    const outcome = op === 'read' || op === 'open' ? '' : '; the outcome is unknown';
+    if (err instanceof DurabilityShortfall) {
+      return new StateUnavailableError(kind, id, op, `${message}${outcome}`, { cause: err });
+    }
+    const isReply = err instanceof Error && err.name === 'ReplyError';
+    if (isReply && !TRANSIENT_REPLIES.test(message)) {
+      const what = op === 'open' ? 'state store open' : `state ${op} of ${kind}/${id}`;
+      return new StateStoreError(`${what}: Redis replied ${message}`, { cause: err });
+    }
+    return new StateUnavailableError(
+      kind,
+      id,
+      op,
+      `Redis unavailable within ${this.commandTimeoutMs} ms (commandTimeoutMs): ${message}${outcome}`,
+      { cause: err },
+    );
+  }
+}
