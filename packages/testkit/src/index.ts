@@ -2,7 +2,7 @@ export { startEtcd } from './etcd';
 export type { EtcdHandle, EtcdOptions } from './etcd';
 export { startRedis } from './redis';
 export type { RedisHandle, RedisOptions } from './redis';
-export { startRedisSentinel } from './redis-sentinel';
+export { redisSentinelUnavailable, startRedisSentinel } from './redis-sentinel';
 export type { RedisSentinelHandle, RedisSentinelOptions } from './redis-sentinel';
 export { respCommand } from './resp';
 export type { RespValue } from './resp';

@@ -71,6 +71,18 @@ export interface RedisSentinelHandle {
 const POLL_MS = 50;
 const DEFAULT_WAIT_MS = 20_000;
 
+/** Where Debian's redis-sentinel installs the binary startRedisSentinel runs by default. */
+export const REDIS_SENTINEL_BINARY = '/usr/bin/redis-sentinel';
+
+/**
+ * Why startRedisSentinel cannot run here (the binary is missing), or undefined when it can.
+ * Tests call it in `before` and skip with the reason printed, as for testNetworkUnavailable.
+ */
+export function redisSentinelUnavailable(binary = REDIS_SENTINEL_BINARY): string | undefined {
+  if (!existsSync(binary)) return `${binary} is missing (Debian package redis-sentinel)`;
+  return undefined;
+}
+
 /**
  * Starts a primary, `replicas` replicas and `sentinels` Sentinels (Debian's redis-sentinel) on
  * free loopback ports and resolves once the replicas are in sync and every Sentinel knows them,
@@ -111,7 +123,7 @@ export async function startRedisSentinel(
     for (let i = 0; i < count; i++) {
       const port = await freePort();
       const sentinel = new ManagedServer({
-        binary: options.sentinelBinary ?? '/usr/bin/redis-sentinel',
+        binary: options.sentinelBinary ?? REDIS_SENTINEL_BINARY,
         debianPackage: 'redis-sentinel',
         label: 'redis-sentinel',
         // Sentinel rewrites its config file as it learns: written once, kept across restarts.

@@ -1,9 +1,17 @@
 import { expect } from 'chai';
 import Redis from 'ioredis';
-import { isAlive, startRedisSentinel } from '../src/index';
+import { isAlive, redisSentinelUnavailable, startRedisSentinel } from '../src/index';
 
 describe('startRedisSentinel', function () {
   this.timeout(60_000);
+  const unavailable = redisSentinelUnavailable();
+
+  before(function () {
+    if (unavailable !== undefined) {
+      console.log(`      skipped: ${unavailable}`);
+      this.skip();
+    }
+  });
 
   it('starts a primary, a synced replica and Sentinel; a killed primary is replaced by the replica, with its data, and rejoins as a replica', async () => {
     const rs = await startRedisSentinel({ replicas: 1 });

@@ -1,5 +1,6 @@
 import {
   errorCode,
+  redisSentinelUnavailable,
   respCommand,
   startRedisSentinel,
   type OpLoad,
@@ -38,6 +39,14 @@ const REPLICA_LAG_MS = 400;
  */
 describe('durability under load: Sentinel failover (in-process members, real Redis + Sentinel)', function () {
   this.timeout(120_000);
+  const unavailable = redisSentinelUnavailable();
+
+  before(function () {
+    if (unavailable !== undefined) {
+      console.log(`      skipped: ${unavailable}`);
+      this.skip();
+    }
+  });
   let rs: RedisSentinelHandle | undefined;
   let store: RedisStateStore | undefined;
   let nodes: MemoryNodes | undefined;

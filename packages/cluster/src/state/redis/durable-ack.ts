@@ -1,13 +1,16 @@
 import type { Redis } from 'ioredis';
+import { StateStoreError } from '../errors';
 import type { DurabilityPlan } from './durability-plan';
 
 /**
  * A write batch was stored on the primary but not made durable as the level asks within
  * `durabilityTimeoutMs` (too few replicas acknowledged, no fsync), or the connection that
  * carried it changed before the store could ask. The store reports it as StateUnavailableError:
- * the outcome is unknown (the write may survive, or may be lost by the next failover).
+ * the outcome is unknown (the write may survive, or may be lost by the next failover). Internal:
+ * it never reaches a caller as itself.
  */
-export class DurabilityShortfall extends Error {
+export class DurabilityShortfall extends StateStoreError {
+  static override readonly code = 'ERR_STATE_DURABILITY_SHORTFALL';
   override readonly name = 'DurabilityShortfall';
 }
 

@@ -45,9 +45,10 @@ export async function readServerFacts(
     const pairs = (await node.config('GET', 'append*')) as string[];
     const config = new Map<string, string>();
     for (let i = 0; i + 1 < pairs.length; i += 2) config.set(pairs[i]!, pairs[i + 1]!);
+    const fsync = config.get('appendfsync') as ServerPersistence['appendfsync'];
     persistence = {
       appendonly: config.get('appendonly') === 'yes',
-      appendfsync: config.get('appendfsync') as ServerPersistence['appendfsync'],
+      ...(fsync === undefined ? {} : { appendfsync: fsync }),
     };
     persistenceSource = 'config';
   } catch (err) {
