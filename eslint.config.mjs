@@ -62,6 +62,20 @@ export default tseslint.config(
     },
   },
   {
+    // The admin dashboard: plain browser JavaScript served as is (no build step).
+    files: ['packages/admin/dashboard/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        sessionStorage: 'readonly',
+        TextDecoder: 'readonly',
+        uPlot: 'readonly',
+      },
+    },
+  },
+  {
     files: ['packages/*/src/**/*.ts'],
     rules: {
       // Library code logs through the injected logger, never the console.

@@ -7,6 +7,7 @@ import {
   Remote,
   type Logger,
 } from '@granary/core';
+import { ClusterIntrospection } from './cluster-introspection';
 import { DEFAULT_CLUSTER_OPTIONS, type ClusterOptions } from './cluster-options';
 import { ClusterStoppedError } from './errors';
 import type { GrainCallOptions, GrainClusterHandle, GrainSendOptions } from './grains/grain';
@@ -74,6 +75,7 @@ export class Cluster implements GrainClusterHandle {
   private readonly unsubscribe: Array<() => void> = [];
   private current: Topology = EMPTY_TOPOLOGY;
   private state: 'starting' | 'running' | 'stopping' | 'stopped' = 'starting';
+  private introspection: ClusterIntrospection | undefined = undefined;
 
   /** Builds the whole member in one pass: ownership, caller, hosted kinds (nothing joined). */
   private constructor(init: ClusterInit) {
@@ -285,6 +287,36 @@ export class Cluster implements GrainClusterHandle {
   /** The desired owner of a shard under the current topology. */
   ownerOf(kind: string, shard: number): Member | undefined {
     return ownerOf(kind, shard, this.current);
+  }
+
+  /**
+   * Read-only views of this member (its report, where a grain lives here, served-turn
+   * statistics) and operator actions, for the admin API. Not on the call path.
+   */
+  introspect(): ClusterIntrospection {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- getters below read live fields
+    const cluster = this;
+    return (this.introspection ??= new ClusterIntrospection(
+      {
+        id: this.id,
+        address: this.address,
+        get topology() {
+          return cluster.current;
+        },
+        get self() {
+          return cluster.self;
+        },
+        running: () => this.state,
+        leaseValid: () => this.ownership.leaseValid(),
+        fenced: () => this.ownership.fenced,
+        shardCountOf: (kind) => this.shardCountOf(kind),
+        shardOf: (kind, identity) => this.shardOf(kind, identity),
+        epochOf: (kind, shard) => this.epochOf(kind, shard),
+        heldShards: (kind) => this.heldShards(kind),
+        now: () => this.system.clock.now(),
+      },
+      this.hosted,
+    ));
   }
 
   /**

@@ -121,3 +121,8 @@ export {
   ThreadCloneError,
   ThreadPoolClosedError,
 } from './threads/errors';
+export { ClusterIntrospection } from './cluster-introspection';
+export type { GrainLocation, MemberReport } from './cluster-introspection';
+export type { LocalActivation } from './grains/hosted-grains';
+export { LATENCY_BOUNDS_MS, quantileOf } from './grains/grain-stats';
+export type { GrainStatsSnapshot, HotGrain } from './grains/grain-stats';

@@ -21,6 +21,7 @@ import {
   type ActivationTimer,
   type TimerOwner,
 } from './grain-timers';
+import { errorNameOf, type KindStats } from './grain-stats';
 import type { TurnWatch, WatchedTurn } from './turn-watch';
 
 /** A message held for an activation that is deactivating (delivered to the next one). */
@@ -60,6 +61,8 @@ export interface ActivationHost extends TurnHost {
   longTurn(a: Activation, ms: number, running: boolean): void;
   /** Answers `to` with TurnTimeoutError: the activation's stuck turn still runs. */
   stuckReply(a: Activation, to: PID | undefined): void;
+  /** Served-turn statistics (undefined unless enabled: the admin API turns them on). */
+  readonly stats: KindStats | undefined;
 }
 
 /** An awaiting turn of an activation, as the kind's TurnWatch follows it. */
@@ -314,20 +317,22 @@ export class Activation implements Actor, TimerOwner {
       return host.turnEnded(this, influencing);
     }
     const watch = host.watch;
+    const stats = host.stats;
     const clock = host.services.system.clock;
-    const t0 = watch === undefined ? 0 : clock.monotonic();
+    const timed = watch !== undefined || stats !== undefined;
+    const t0 = timed ? clock.monotonic() : 0;
     const gctx = new GrainTurnContext(this, ctx, message, ctx.headers, false, ctx.deadline);
     let result: unknown;
     try {
       result = timer === undefined ? this.grain!.receive(gctx) : timer.handler(gctx);
     } catch (err) {
       gctx.fail(err);
-      if (watch !== undefined) this.measured(t0, clock.monotonic());
+      if (timed) this.measured(t0, clock.monotonic(), err, true);
       return host.turnEnded(this, influencing);
     }
     if (!isPromise(result)) {
       gctx.finish(result);
-      if (watch !== undefined) this.measured(t0, clock.monotonic());
+      if (timed) this.measured(t0, clock.monotonic(), undefined, false);
       return host.turnEnded(this, influencing);
     }
     gctx.pin();
@@ -337,30 +342,42 @@ export class Activation implements Actor, TimerOwner {
       turn = { since: t0, blocking, long: false, stuck: false, activation: this };
       watch.add(turn);
     }
+    let thrown: unknown;
+    let failed = false;
     const settled = result.then(
       (v) => gctx.finish(v),
-      (e: unknown) => gctx.fail(e),
+      (e: unknown) => {
+        failed = stats !== undefined;
+        thrown = e;
+        gctx.fail(e);
+      },
     );
-    if (blocking) {
-      return settled.then(() => {
-        if (turn !== undefined) watch!.remove(turn, clock.monotonic());
-        host.turnEnded(this, influencing);
-      });
-    }
+    const done = (): void => {
+      if (turn !== undefined) watch!.remove(turn, clock.monotonic());
+      if (stats !== undefined) this.counted(stats, clock.monotonic() - t0, thrown, failed);
+      host.turnEnded(this, influencing);
+    };
+    if (blocking) return settled.then(done);
     // Reentrant: the mailbox moves on; the turn finishes whenever its promise settles.
     const r = (this.rare ??= new Rare());
     r.running++;
     void settled.then(() => {
-      if (turn !== undefined) watch!.remove(turn, clock.monotonic());
-      host.turnEnded(this, influencing);
+      done();
       if (--r.running === 0 && r.quiet) r.quiet();
     });
   }
 
-  /** A synchronous turn ended: one clock read, and a report if it was long. */
-  private measured(t0: number, now: number): void {
+  /** A synchronous turn ended: one clock read, a report if it was long, its statistics. */
+  private measured(t0: number, now: number, error: unknown, failed: boolean): void {
     const ms = now - t0;
-    if (ms > this.host.def.longTurnMs) this.host.longTurn(this, ms, false);
+    const host = this.host;
+    if (host.watch !== undefined && ms > host.def.longTurnMs) host.longTurn(this, ms, false);
+    const stats = host.stats;
+    if (stats !== undefined) this.counted(stats, ms, error, failed);
+  }
+
+  private counted(stats: KindStats, ms: number, error: unknown, failed: boolean): void {
+    stats.turn(this.identity, ms, failed ? errorNameOf(error) : undefined);
   }
 
   /** Runs onDeactivate (after reentrant turns still awaiting); synchronous when there is none. */

@@ -22,6 +22,7 @@ import { ActivationTable } from './internal/activation-table';
 import { replyToOf } from './internal/call-headers';
 import type { GrainServices } from './internal/grain-services';
 import type { KindDefinition } from './kind';
+import type { KindStats } from './grain-stats';
 import { Passivation, idleStamp } from './passivation';
 import { TurnWatch } from './turn-watch';
 
@@ -58,6 +59,8 @@ export class Activator implements ActivationHost {
   longTurns = 0;
   /** Turns found stuck past turnTimeoutMs. */
   timedOutTurns = 0;
+  /** Served-turn statistics, while enabled (HostedGrains.enableStats). */
+  stats: KindStats | undefined = undefined;
 
   constructor(
     readonly def: KindDefinition,
@@ -235,6 +238,7 @@ export class Activator implements ActivationHost {
 
   /** onActivate is about to run. */
   activated(a: Activation): void {
+    if (this.stats !== undefined) this.stats.activated++;
     this.log(a, 'activate', undefined);
   }
 
@@ -243,6 +247,7 @@ export class Activator implements ActivationHost {
    * at once: this one has ended), or get NotOwner when this member may no longer activate.
    */
   ended(a: Activation, reason: DeactivationReason): void {
+    if (this.stats !== undefined) this.stats.deactivated++;
     this.log(a, 'deactivate', reason);
     this.table.remove(a);
     a.finish();

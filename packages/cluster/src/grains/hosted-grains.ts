@@ -3,9 +3,11 @@ import type { ShardGate } from '../membership/fencing';
 import { Activator } from './activator';
 import type { DeactivationReason } from './grain';
 import { GrainRouter } from './grain-router';
+import { KindStats, type GrainStatsSnapshot } from './grain-stats';
 import { grainPrefixOf } from './internal/call-headers';
 import type { GrainServices } from './internal/grain-services';
 import type { KindDefinition } from './kind';
+import { fnv1a32, shardOf } from '../placement/shard-of';
 
 /** How long a non-graceful stop waits for activations to run onDeactivate. */
 const FORCED_STOP_WAIT_MS = 2000;
@@ -66,6 +68,66 @@ export class HostedGrains {
     return stats;
   }
 
+  /** Names of the kinds hosted here. */
+  kinds(): string[] {
+    return [...this.activators.keys()];
+  }
+
+  /** The live activation of `kind/identity` on this member, described; undefined if none. */
+  locate(kind: string, identity: string): LocalActivation | undefined {
+    const a = this.activators.get(kind);
+    if (a === undefined) return undefined;
+    const shard = shardOf(identity, a.shardCount);
+    const found = a.table.get(shard, fnv1a32(identity), identity, 0);
+    if (found === undefined) return undefined;
+    const idle =
+      found.inflight > 0
+        ? 0
+        : Math.ceil(this.services.system.clock.monotonic()) - found.lastActivity;
+    return {
+      activationId: found.id,
+      state: found.state,
+      mailboxDepth: found.inflight,
+      idleMs: Math.max(0, idle),
+    };
+  }
+
+  /** Up to `limit` live activations of `kind` on this member, described, with identities. */
+  list(kind: string, limit: number): Array<LocalActivation & { identity: string }> {
+    const a = this.activators.get(kind);
+    const out: Array<LocalActivation & { identity: string }> = [];
+    if (a === undefined) return out;
+    for (let s = 0; s < a.shardCount && out.length < limit; s++) {
+      for (const e of a.table.inShard(s)) {
+        if (out.length >= limit) break;
+        out.push({ identity: e.identity, ...this.locate(kind, e.identity)! });
+      }
+    }
+    return out;
+  }
+
+  /** Asks the live activation of `kind/identity` to end (reason `requested`); false if none. */
+  deactivate(kind: string, identity: string): boolean {
+    const a = this.activators.get(kind);
+    if (a === undefined) return false;
+    const found = a.table.get(shardOf(identity, a.shardCount), fnv1a32(identity), identity, 0);
+    if (found === undefined || found.state !== 'active') return false;
+    a.requestDeactivate(found, 'requested');
+    return true;
+  }
+
+  /** Starts counting served turns per kind (idempotent; nothing is counted before). */
+  enableStats(): void {
+    for (const a of this.activators.values()) a.stats ??= new KindStats(a.def.name);
+  }
+
+  /** Each hosted kind's served-turn statistics, with its `top` hottest grains (enabled ones). */
+  stats(top = 10, by: 'calls' | 'time' = 'calls'): GrainStatsSnapshot[] {
+    const out: GrainStatsSnapshot[] = [];
+    for (const a of this.activators.values()) if (a.stats) out.push(a.stats.snapshot(top, by));
+    return out;
+  }
+
   /** Graceful leave began: no new activations on this member. */
   beginLeaving(): void {
     this.services.accepting = false;
@@ -116,6 +178,16 @@ export class HostedGrains {
       router.dead = true;
     }
   }
+}
+
+/** A live activation as `HostedGrains.locate` describes it. */
+export interface LocalActivation {
+  activationId: string;
+  state: 'active' | 'deactivating';
+  /** Messages posted to it and not finished (queued plus the running turn). */
+  mailboxDepth: number;
+  /** Milliseconds since its last turn ended (0 while it has work). */
+  idleMs: number;
 }
 
 /** Counts of `Cluster.turnStats`. */

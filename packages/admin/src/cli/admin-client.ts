@@ -1,0 +1,54 @@
+import { CliExit, EXIT } from './exit-codes';
+
+/** Where the CLI finds the admin API and how it authenticates. */
+export interface Target {
+  url: string;
+  token: string | undefined;
+  timeoutMs: number;
+}
+
+/** Calls the admin API: JSON in and out, errors mapped to the CLI's exit codes. */
+export async function adminFetch<T>(target: Target, path: string, body?: unknown): Promise<T> {
+  if (target.token === undefined || target.token === '') {
+    throw new CliExit(EXIT.unauthorized, 'no admin token: pass --token or set GRANARY_ADMIN_TOKEN');
+  }
+  const url = new URL(path, target.url.endsWith('/') ? target.url : target.url + '/');
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: {
+        authorization: `Bearer ${target.token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(target.timeoutMs),
+    });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+    throw new CliExit(EXIT.unreachable, `cannot reach the admin API at ${url.origin} (${cause})`);
+  }
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text === '' ? {} : JSON.parse(text);
+  } catch {
+    throw new CliExit(
+      EXIT.failed,
+      `the admin API answered ${res.status} with something that is not JSON`,
+    );
+  }
+  if (res.status === 401)
+    throw new CliExit(EXIT.unauthorized, 'the admin API refused the token (401)');
+  const error = (json as { error?: string }).error;
+  if (res.status === 404) throw new CliExit(EXIT.notFound, error ?? 'not found');
+  if (res.status === 400 || res.status === 413 || res.status === 415) {
+    throw new CliExit(EXIT.usage, error ?? `bad request (${res.status})`);
+  }
+  if (!res.ok) {
+    const e = json as { name?: string; originalName?: string; code?: string };
+    const what = [e.name, e.originalName].filter(Boolean).join(' / ');
+    throw new CliExit(EXIT.failed, `${what ? what + ': ' : ''}${error ?? `HTTP ${res.status}`}`);
+  }
+  return json as T;
+}

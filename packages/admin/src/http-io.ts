@@ -1,0 +1,100 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AdminError } from './errors';
+
+/** Largest request body the admin API reads (its bodies are a few names). */
+const MAX_BODY_BYTES = 16 * 1024;
+
+/** Headers on every admin answer: no caching, no sniffing, no cross-origin use. */
+const COMMON_HEADERS = {
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+} as const;
+
+/** An error the API answers with its HTTP status and message. */
+export class HttpError extends AdminError {
+  static override readonly code = 'ERR_ADMIN_HTTP';
+  override readonly name = 'HttpError';
+
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Sends `body` as JSON with `status`. */
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    ...COMMON_HEADERS,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+/** Sends a static asset. */
+export function sendAsset(res: ServerResponse, type: string, body: Buffer | string): void {
+  res.writeHead(200, {
+    ...COMMON_HEADERS,
+    'content-type': type,
+    'content-length': Buffer.byteLength(body),
+    'content-security-policy':
+      "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    'x-frame-options': 'DENY',
+  });
+  res.end(body);
+}
+
+/** Starts a server-sent event stream. */
+export function startEvents(res: ServerResponse): void {
+  res.writeHead(200, {
+    ...COMMON_HEADERS,
+    'content-type': 'text/event-stream; charset=utf-8',
+    connection: 'keep-alive',
+  });
+  res.flushHeaders();
+}
+
+/** The query parameters of a request. */
+export function queryOf(req: IncomingMessage): URLSearchParams {
+  return new URL(req.url ?? '/', 'http://admin.invalid').searchParams;
+}
+
+/** Reads a JSON object body (POST): 415 unless JSON, 413 past `maxBytes`, 400 if malformed. */
+export async function readJson(
+  req: IncomingMessage,
+  maxBytes = MAX_BODY_BYTES,
+): Promise<Record<string, unknown>> {
+  const type = req.headers['content-type'] ?? '';
+  if (!/^application\/json\b/i.test(type)) {
+    throw new HttpError(415, 'content-type must be application/json');
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) throw new HttpError(413, `body larger than ${maxBytes} bytes`);
+    chunks.push(chunk);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw new HttpError(400, 'body is not valid JSON');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new HttpError(400, 'body must be a JSON object');
+  }
+  return body as Record<string, unknown>;
+}
+
+/** A required string parameter (query or body), 1..1024 characters. */
+export function requireName(value: unknown, name: string): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 1024) {
+    throw new HttpError(400, `${name} is required (a string of 1..1024 characters)`);
+  }
+  return value;
+}

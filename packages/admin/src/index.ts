@@ -1,0 +1,12 @@
+export { VERSION } from './version';
+export { Admin } from './admin';
+export { DEFAULT_ADMIN_OPTIONS } from './admin-options';
+export type { AdminMount, AdminOptions } from './admin-options';
+export { ADMIN_ACTOR } from './admin-protocol';
+export type { MemberPool, MemberStats } from './admin-protocol';
+export { generateToken, isLoopback, MIN_TOKEN_LENGTH } from './admin-token';
+export { AdminError, AdminConfigError, AdminRequestRefusedError } from './errors';
+export type { NotAnswering } from './fanout';
+export type { Sample } from './sampler';
+export { API_VERSION } from './views';
+export type { MemberRow, ShardRow } from './views';
