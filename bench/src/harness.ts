@@ -97,9 +97,11 @@ export async function measure(benchmark: Benchmark): Promise<BenchResult> {
     return values;
   };
   // BENCH_NO_PEERS=1 measures only our own cases (an old-vs-new comparison needs no peers).
-  const cases = process.env.BENCH_NO_PEERS
-    ? benchmark.cases.filter((c) => !c.peer)
-    : benchmark.cases;
+  // BENCH_CASES=a,b runs only those cases (an A/B run of one case fits in a short quiet slot).
+  const only = process.env.BENCH_CASES?.split(',').filter((id) => id !== '');
+  const cases = benchmark.cases.filter(
+    (c) => !(process.env.BENCH_NO_PEERS && c.peer) && (!only?.length || only.includes(c.id)),
+  );
   try {
     for (const c of cases) {
       try {
