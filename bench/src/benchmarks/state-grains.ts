@@ -43,6 +43,18 @@ const LEVELS: ReadonlyArray<{ kind: string; durability: Durability }> = [
   { kind: 'counter-replicated', durability: 'replicated' },
 ];
 
+/**
+ * The levels the selected cases use (BENCH_CASES): today's always, another only when one of its
+ * cases runs, so an A/B run of today's cases starts what the benchmark started before the levels.
+ */
+function levelsInUse(): ReadonlyArray<{ kind: string; durability: Durability }> {
+  const only = process.env.BENCH_CASES?.split(',').filter((id) => id !== '');
+  if (!only?.length) return LEVELS;
+  return LEVELS.filter(
+    (level) => level.kind === 'counter' || only.some((id) => id.includes(level.durability)),
+  );
+}
+
 const servers: RedisHandle[] = [];
 let raw: Redis;
 const stores = new Map<string, RedisStateStore>();
@@ -65,15 +77,20 @@ class Counter extends PersistentGrain<Count> {
 }
 
 /** The Redis servers of each level: what the level needs, nothing more. */
-async function startServers(): Promise<Map<Durability, string>> {
+async function startServers(
+  levels: ReadonlyArray<{ durability: Durability }>,
+): Promise<Map<Durability, string>> {
+  const urls = new Map<Durability, string>();
   const start = async (options: Parameters<typeof startRedis>[0]): Promise<RedisHandle> => {
     const server = await startRedis(options);
     servers.push(server);
     return server;
   };
-  const none = await start({ appendonly: false });
-  const restart = await start({ appendfsync: 'everysec' });
-  const fsync = await start({ appendfsync: 'always' });
+  const used = new Set(levels.map((level) => level.durability));
+  urls.set('none', (await start({ appendonly: false })).url);
+  if (used.has('restart')) urls.set('restart', (await start({ appendfsync: 'everysec' })).url);
+  if (used.has('fsync')) urls.set('fsync', (await start({ appendfsync: 'always' })).url);
+  if (!used.has('replicated')) return urls;
   const primary = await start({ appendfsync: 'everysec' });
   await start({ appendfsync: 'everysec', replicaOf: primary });
   const probe = new Redis(primary.url);
@@ -87,12 +104,8 @@ async function startServers(): Promise<Map<Durability, string>> {
   } finally {
     probe.disconnect();
   }
-  return new Map<Durability, string>([
-    ['none', none.url],
-    ['restart', restart.url],
-    ['fsync', fsync.url],
-    ['replicated', primary.url],
-  ]);
+  urls.set('replicated', primary.url);
+  return urls;
 }
 
 async function drive(
@@ -152,9 +165,10 @@ export const benchmark = defineBenchmark({
   description:
     "write-through grain calls between 2 members (in one process, gRPC over loopback, Redis state), 1,000 in flight, every call to a grain on the other member; baseline raw ioredis GET+SET at the same concurrency; then per durability level (restart: AOF everysec; fsync: appendfsync always; replicated: WAIT 1 per batch to a replica) against today's write-through (no persistence, durability none)",
   async setup() {
-    const urls = await startServers();
+    const levels = levelsInUse();
+    const urls = await startServers(levels);
     raw = new Redis(urls.get('none')!);
-    for (const level of LEVELS) {
+    for (const level of levels) {
       const store = new RedisStateStore({
         url: urls.get(level.durability)!,
         durability: level.durability,
@@ -168,7 +182,7 @@ export const benchmark = defineBenchmark({
         name: 'bench-state',
         id,
         provider: new MemoryProvider(table),
-        kinds: LEVELS.map((level) =>
+        kinds: levels.map((level) =>
           kind(level.kind, () => new Counter(stores.get(level.kind)!), {
             idleTimeoutMs: IDLE_MS,
             shardCount: SHARDS,
@@ -181,7 +195,7 @@ export const benchmark = defineBenchmark({
     caller = await start('caller');
     host = await start('host');
     const deadline = Date.now() + 10_000;
-    for (const level of LEVELS) {
+    for (const level of levels) {
       let ids: string[] = [];
       while (ids.length < IN_FLIGHT) {
         ids = [];
