@@ -2,6 +2,7 @@ import type { RemoteOptions } from '@granary/core';
 import type { ClusterLogger } from './internal/logger';
 import type { ClusterProvider } from './providers/cluster-provider';
 import type { StateStore } from './state/state-store';
+import type { RemindersOptions } from './reminders/reminders-options';
 
 /** A kind this member hosts: a name, or anything with a `name` and an optional `shardCount`. */
 export type KindSpec = string | { readonly name: string; readonly shardCount?: number | undefined };
@@ -71,6 +72,13 @@ export interface ClusterOptions {
    * @default []
    */
   stateStores?: ReadonlyArray<StateStore>;
+  /**
+   * Durable reminders and one-off jobs of the kinds this member hosts: where they are stored
+   * (the same store on every member) and how fires are delivered. Without it, `ctx.reminders`
+   * and `cluster.reminders()` throw RemindersNotConfiguredError.
+   * @default undefined
+   */
+  reminders?: RemindersOptions | undefined;
   /**
    * Logger (pino-compatible).
    * @default a logger that drops everything

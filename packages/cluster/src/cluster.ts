@@ -26,6 +26,11 @@ import { EMPTY_TOPOLOGY, type Member, type Topology } from './membership/topolog
 import { ownerOf } from './placement/owner-of';
 import { shardOf } from './placement/shard-of';
 import type { ClusterProvider } from './providers/cluster-provider';
+import { RemindersNotConfiguredError } from './reminders/errors';
+import type { GrainReminders } from './reminders/reminder';
+import { ReminderService } from './reminders/reminder-service';
+import type { ReminderStats } from './reminders/reminder-stats';
+import { DEFAULT_REMINDERS_OPTIONS } from './reminders/reminders-options';
 
 type StartOptions = ClusterOptions & GrainsOptions;
 
@@ -72,6 +77,8 @@ export class Cluster implements GrainClusterHandle {
   private readonly caller: GrainCaller;
   /** The kinds this member hosts: routers, activators, activations. */
   private readonly hosted: HostedGrains;
+  /** Reminders and jobs of the shards this member owns (with `reminders` only). */
+  private readonly reminderService: ReminderService | undefined;
   private readonly unsubscribe: Array<() => void> = [];
   private current: Topology = EMPTY_TOPOLOGY;
   private state: 'starting' | 'running' | 'stopping' | 'stopped' = 'starting';
@@ -98,10 +105,12 @@ export class Cluster implements GrainClusterHandle {
       {
         acquired: (e) => {
           this.hosted.shardAcquired(e.kind, e.shard);
+          this.reminderService?.acquired(e.kind, e.shard, e.epoch);
           this.events.emit('shard-acquired', e);
         },
         released: (e) => {
           this.hosted.shardReleased(e);
+          this.reminderService?.released(e.kind, e.shard);
           this.events.emit('shard-released', e);
         },
       },
@@ -135,6 +144,19 @@ export class Cluster implements GrainClusterHandle {
       gate: this.ownership.gate(def.name)!,
     }));
     this.hosted = new HostedGrains(services, hosted);
+    if (options.reminders) {
+      const service = new ReminderService({
+        system,
+        options: { ...DEFAULT_REMINDERS_OPTIONS, ...options.reminders },
+        selfId: init.id,
+        logger,
+        shardOf: (kind, id) => this.shardOf(kind, id),
+        ownerOf: (kind, shard) => this.ownerOf(kind, shard),
+        request: (kind, id, message, o) => this.caller.request(kind, id, message, o, undefined),
+      });
+      this.reminderService = service;
+      services.reminders = (kind, id) => service.handle(kind, id);
+    }
     this.ownership.onBeforeRelease((kind, shard) => this.hosted.drain(kind, shard));
   }
 
@@ -222,6 +244,25 @@ export class Cluster implements GrainClusterHandle {
     this.assertRunning('send');
     checkIdentity(identity);
     this.caller.send(kind, identity, message, undefined, options?.sender);
+  }
+
+  /**
+   * The durable reminders and one-off jobs of grain `kind/identity`, from anywhere (the grain
+   * itself uses `ctx.reminders`): stored before each call resolves, fired by the owner of the
+   * grain's shard, which activates the grain if it is passivated.
+   * @throws RemindersNotConfiguredError when the cluster was started without `reminders`.
+   * @example
+   * await cluster.reminders('invoice', 'inv-7').set('remind', { dueInMs: 86_400_000 });
+   */
+  reminders(kind: string, identity: string): GrainReminders {
+    this.assertRunning('reminders');
+    if (!this.reminderService) throw new RemindersNotConfiguredError();
+    return this.reminderService.handle(kind, identity);
+  }
+
+  /** Counters of the reminders this member fired since start (undefined without reminders). */
+  reminderStats(): ReminderStats | undefined {
+    return this.reminderService?.stats();
   }
 
   /** Live grain activations on this member (of one kind, or all). */
@@ -344,6 +385,7 @@ export class Cluster implements GrainClusterHandle {
         await this.ownership.releaseAll();
       }
       this.ownership.stop();
+      this.reminderService?.stop();
       await this.hosted.deactivateAll('shutdown');
       await this.provider.leave();
     } finally {

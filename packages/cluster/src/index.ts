@@ -93,6 +93,42 @@ export { DEFAULT_GRAINS_OPTIONS } from './grains/grains-options';
 export type { GrainsOptions, ActivationEvent } from './grains/grains-options';
 export { grainIdOf } from './grains/internal/call-headers';
 export { installShutdownSignals } from './shutdown-signals';
+export { isReminderFire, CATCH_UP_POLICIES } from './reminders/reminder';
+export type {
+  CatchUp,
+  GrainReminders,
+  JobOutcome,
+  ReminderFire,
+  ReminderInfo,
+  ReminderOptions,
+} from './reminders/reminder';
+export type {
+  ClaimResult as ReminderClaimResult,
+  ReminderSpec,
+  ReminderStore,
+  StoredReminder,
+  TickClaim,
+} from './reminders/reminder-store';
+export type { ReminderStats } from './reminders/reminder-stats';
+export type { RemindersOptions } from './reminders/reminders-options';
+export {
+  DEFAULT_REMINDERS_OPTIONS,
+  MIN_PERIOD_MS,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_BACKOFF_MS,
+} from './reminders/reminders-options';
+export { MemoryReminderStore } from './reminders/memory/memory-reminder-store';
+export {
+  RedisReminderStore,
+  DEFAULT_REDIS_REMINDER_STORE_OPTIONS,
+} from './reminders/redis/redis-reminder-store';
+export type { RedisReminderStoreOptions } from './reminders/redis/redis-reminder-store';
+export {
+  ReminderError,
+  ReminderFencedError,
+  ReminderStoreUnavailableError,
+  RemindersNotConfiguredError,
+} from './reminders/errors';
 export type { ShutdownSignalsOptions } from './shutdown-signals';
 export {
   GrainError,

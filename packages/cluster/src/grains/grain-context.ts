@@ -14,6 +14,8 @@ import type {
 import { H_ACK, H_CHAIN, H_REPLY_TO } from './internal/call-headers';
 import type { GrainServices } from './internal/grain-services';
 import type { KindDefinition } from './kind';
+import { RemindersNotConfiguredError } from '../reminders/errors';
+import type { GrainReminders } from '../reminders/reminder';
 
 /** Chain ids: the member's random prefix and a counter (randomBytes per call costs ~5 µs). */
 let chainSeq = 0;
@@ -169,6 +171,12 @@ export class GrainTurnContext implements GrainContext {
 
   get timers(): GrainTimers {
     return this.activation.timers;
+  }
+
+  get reminders(): GrainReminders {
+    const of = this.activation.host.services.reminders;
+    if (of === undefined) throw new RemindersNotConfiguredError();
+    return of(this.kind, this.identity);
   }
 
   get epoch(): number {

@@ -1,4 +1,5 @@
 import type { Context, PID } from '@granary/core';
+import type { GrainReminders } from '../reminders/reminder';
 
 /**
  * A grain: a virtual actor addressed by `kind/identity`. The runtime activates it on its first
@@ -102,6 +103,12 @@ export interface GrainContext {
    * they do not keep it from passivating unless created with `keepAlive`.
    */
   readonly timers: GrainTimers;
+  /**
+   * Durable reminders and one-off jobs of this grain: they survive passivation and the
+   * member's death, and wake the grain with a ReminderFire message (`isReminderFire`).
+   * @throws RemindersNotConfiguredError when the cluster was started without `reminders`.
+   */
+  readonly reminders: GrainReminders;
   /** Replies to the caller; an Error reaches it as GrainError. */
   respond(message: unknown): void;
   /** Calls another grain; the deadline and call chain go with it (deadlocks fail fast). */

@@ -2,6 +2,7 @@ import type { ActorSystem, Logger, PID } from '@granary/core';
 import type { GrainClusterHandle } from '../grain';
 import type { GrainCaller } from '../grain-caller';
 import type { ActivationEvent } from '../grains-options';
+import type { GrainReminders } from '../../reminders/reminder';
 
 /**
  * What every kind a member hosts shares (one object per member, built with the Cluster): the
@@ -11,6 +12,8 @@ import type { ActivationEvent } from '../grains-options';
 export class GrainServices {
   /** False once the member leaves or stops: no new activations. */
   accepting = true;
+  /** The reminders of a grain (undefined when the member has no reminder store). */
+  reminders: ((kind: string, id: string) => GrainReminders) | undefined = undefined;
   /**
    * The random part of this member's activation and chain ids (48 bits from the system's
    * random source, so a simulation with a seeded one makes the same ids).

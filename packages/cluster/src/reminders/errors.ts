@@ -1,0 +1,59 @@
+import { registerErrorClasses } from '@granary/core';
+import { ClusterError } from '../errors';
+
+/**
+ * Errors of reminders and jobs. Bad arguments of `reminders.set` are core's
+ * InvalidArgumentError; `ReminderError.is(err)` matches every class below.
+ */
+
+/** Base of the reminder errors, and the error for an unexpected reply of the store. */
+export class ReminderError extends ClusterError {
+  static override readonly code: string = 'ERR_REMINDER';
+  override readonly name: string = 'ReminderError';
+}
+
+/**
+ * A write for a shard carried an epoch older than one the store has seen for it: the writer no
+ * longer owns the shard, so it must not fire the shard's reminders. Nothing was written.
+ */
+export class ReminderFencedError extends ReminderError {
+  static override readonly code = 'ERR_REMINDER_FENCED';
+  override readonly name = 'ReminderFencedError';
+  constructor(
+    readonly kind: string,
+    readonly shard: number,
+    readonly epoch: number,
+    readonly storedEpoch: number,
+  ) {
+    super(
+      `reminders of ${kind} shard ${shard}: epoch ${epoch} is older than the stored ${storedEpoch} (the shard is owned elsewhere)`,
+    );
+  }
+}
+
+/**
+ * The reminder store did not answer in time (Redis down or silent); the outcome of a write is
+ * unknown. The owner retries loads and claims by itself.
+ */
+export class ReminderStoreUnavailableError extends ReminderError {
+  static override readonly code = 'ERR_REMINDER_STORE_UNAVAILABLE';
+  override readonly name = 'ReminderStoreUnavailableError';
+}
+
+/** `reminders` was used on a member started without `reminders: { store }`. */
+export class RemindersNotConfiguredError extends ReminderError {
+  static override readonly code = 'ERR_REMINDERS_NOT_CONFIGURED';
+  override readonly name = 'RemindersNotConfiguredError';
+  constructor() {
+    super(
+      'reminders need a store: start the cluster with reminders: { store } (ClusterOptions.reminders)',
+    );
+  }
+}
+
+registerErrorClasses(
+  ReminderError,
+  ReminderFencedError,
+  ReminderStoreUnavailableError,
+  RemindersNotConfiguredError,
+);

@@ -1,0 +1,294 @@
+import { InvalidOptionError } from '@granary/core';
+import { Redis, type Cluster, type RedisOptions } from 'ioredis';
+import { reconnectDelayMs } from '../../state/redis/redis-state-store-options';
+import { ReminderError, ReminderFencedError, ReminderStoreUnavailableError } from '../errors';
+import type { JobOutcome } from '../reminder';
+import type {
+  ClaimResult,
+  ReminderSpec,
+  ReminderStore,
+  StoredReminder,
+  TickClaim,
+} from '../reminder-store';
+import {
+  CLAIM_SCRIPT,
+  FINISH_SCRIPT,
+  LOAD_SCRIPT,
+  PUT_SCRIPT,
+  REMOVE_SCRIPT,
+} from './reminder-scripts';
+
+/** Options of {@link RedisReminderStore}. Give `url` or `client`, not both. */
+export interface RedisReminderStoreOptions {
+  /**
+   * Redis URL of the client the store creates (and closes in `close()`).
+   * @default 'redis://127.0.0.1:6379'
+   */
+  url?: string;
+  /**
+   * An existing ioredis client (plain, Sentinel or Cluster); the store never closes it. Give it
+   * `enableOfflineQueue: false` so a timed-out claim is never replayed later.
+   * @default undefined
+   */
+  client?: Redis | Cluster;
+  /**
+   * Prefix of every key; a shard's keys are `<prefix>{<kind>/<shard>}...` (one hash tag per
+   * shard, so Redis Cluster works and a shard's scripts touch one slot).
+   * @default 'granary:reminders:'
+   */
+  keyPrefix?: string;
+  /**
+   * Longest wait for one operation before it fails with ReminderStoreUnavailableError.
+   * @default 2000
+   */
+  commandTimeoutMs?: number;
+  /** Extra ioredis options for the client created from `url`. @default {} */
+  redisOptions?: RedisOptions;
+}
+
+/** Defaults of {@link RedisReminderStoreOptions}. */
+export const DEFAULT_REDIS_REMINDER_STORE_OPTIONS = {
+  url: 'redis://127.0.0.1:6379',
+  keyPrefix: 'granary:reminders:',
+  commandTimeoutMs: 2000,
+  redisOptions: {} as RedisOptions,
+};
+
+/** Versioned command names (a shared client may carry another version's scripts). */
+const C = {
+  load: 'granaryRemLoadV1',
+  put: 'granaryRemPutV1',
+  remove: 'granaryRemRemoveV1',
+  claim: 'granaryRemClaimV1',
+  finish: 'granaryRemFinishV1',
+} as const;
+
+type Reply = Array<number | string | Reply>;
+type ScriptFn = (...args: (string | number)[]) => Promise<Reply>;
+type Client = (Redis | Cluster) & Record<string, ScriptFn>;
+
+const CLAIM_CODES: readonly ClaimResult[] = ['ok', 'taken', 'gone', 'stale'];
+const TRANSIENT = /^(LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY|NOREPLICAS)/;
+
+/** Field of a reminder in its shard's hash. */
+function fieldOf(id: string, name: string): string {
+  return `${id.length}:${id}${name}`;
+}
+
+/** Escapes Redis glob characters (HSCAN MATCH). */
+function globEscape(s: string): string {
+  return s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+}
+
+/**
+ * The production {@link ReminderStore}: one Redis hash per (kind, shard), every owner write a Lua
+ * script that checks the shard's epoch fence (see reminder-scripts.ts). Claims of one shard
+ * travel together: one script call carries every tick of the shard due in the same turn.
+ *
+ * @example
+ * const store = new RedisReminderStore({ url: 'redis://127.0.0.1:6379' });
+ * const cluster = await Cluster.start({ ..., reminders: { store } });
+ */
+export class RedisReminderStore implements ReminderStore {
+  private readonly client: Client;
+  private readonly ownsClient: boolean;
+  private readonly prefix: string;
+  private readonly timeoutMs: number;
+  private readyWait: Promise<void> | undefined;
+  /** Redis calls made (for the commands-per-fire figure). */
+  commands = 0;
+
+  constructor(options: RedisReminderStoreOptions = {}) {
+    if (options.url !== undefined && options.client !== undefined) {
+      throw new InvalidOptionError('client', 'RedisReminderStore takes url or client, not both');
+    }
+    const o = { ...DEFAULT_REDIS_REMINDER_STORE_OPTIONS, ...options };
+    if (!(o.commandTimeoutMs > 0)) {
+      throw new InvalidOptionError('commandTimeoutMs', `must be > 0, got ${o.commandTimeoutMs}`);
+    }
+    this.prefix = o.keyPrefix;
+    this.timeoutMs = o.commandTimeoutMs;
+    this.ownsClient = options.client === undefined;
+    const client =
+      options.client ??
+      new Redis(o.url, {
+        retryStrategy: reconnectDelayMs,
+        ...(o.redisOptions as Omit<RedisOptions, 'replyMapping'>),
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        autoResendUnfulfilledCommands: false,
+        commandTimeout: o.commandTimeoutMs,
+      });
+    // Outages surface as ReminderStoreUnavailableError on each call; the owner retries.
+    client.on('error', () => undefined);
+    client.defineCommand(C.load, { numberOfKeys: 2, lua: LOAD_SCRIPT });
+    client.defineCommand(C.put, { numberOfKeys: 2, lua: PUT_SCRIPT });
+    client.defineCommand(C.remove, { numberOfKeys: 2, lua: REMOVE_SCRIPT });
+    client.defineCommand(C.claim, { numberOfKeys: 2, lua: CLAIM_SCRIPT });
+    client.defineCommand(C.finish, { numberOfKeys: 3, lua: FINISH_SCRIPT });
+    this.client = client as Client;
+  }
+
+  /** The key of a shard's hash (its fence and outcomes add `:e` and `:o`). */
+  keyOf(kind: string, shard: number): string {
+    return `${this.prefix}{${encodeURIComponent(kind)}/${shard}}`;
+  }
+
+  async load(kind: string, shard: number, epoch: number): Promise<StoredReminder[]> {
+    const key = this.keyOf(kind, shard);
+    const reply = await this.run(() => this.client[C.load]!(key, `${key}:e`, String(epoch)));
+    this.fenced(reply, kind, shard, epoch);
+    const flat = reply[1] as string[];
+    const specs = new Map<string, string>();
+    const ticks = new Map<string, string>();
+    for (let i = 0; i < flat.length; i += 2) {
+      const f = flat[i]!;
+      (f.startsWith('s') ? specs : ticks).set(f.slice(1), flat[i + 1]!);
+    }
+    const out: StoredReminder[] = [];
+    for (const [f, raw] of specs) out.push(parse(f, raw, ticks.get(f)));
+    return out;
+  }
+
+  async put(kind: string, shard: number, id: string, name: string, spec: ReminderSpec) {
+    const key = this.keyOf(kind, shard);
+    const json = JSON.stringify(spec);
+    const [gen, t0, last] = await this.run(() =>
+      this.client[C.put]!(key, `${key}:o`, fieldOf(id, name), json),
+    );
+    return { id, name, spec, gen: Number(gen), t0: Number(t0), last: Number(last) };
+  }
+
+  async get(kind: string, shard: number, id: string, name: string) {
+    const f = fieldOf(id, name);
+    const [spec, last] = await this.run(() =>
+      this.client.hmget(this.keyOf(kind, shard), `s${f}`, `t${f}`),
+    );
+    return spec ? parse(f, spec, last ?? undefined) : undefined;
+  }
+
+  async remove(kind: string, shard: number, id: string, name: string): Promise<boolean> {
+    const key = this.keyOf(kind, shard);
+    const n = await this.run(() => this.client[C.remove]!(key, `${key}:o`, fieldOf(id, name)));
+    return Number(n) > 0;
+  }
+
+  async list(kind: string, shard: number, id: string): Promise<StoredReminder[]> {
+    const key = this.keyOf(kind, shard);
+    const match = `s${globEscape(`${id.length}:${id}`)}*`;
+    const specs: Array<[string, string]> = [];
+    let cursor = '0';
+    do {
+      const [next, flat] = await this.run(() =>
+        this.client.hscan(key, cursor, 'MATCH', match, 'COUNT', 1000),
+      );
+      cursor = next;
+      for (let i = 0; i < flat.length; i += 2) specs.push([flat[i]!.slice(1), flat[i + 1]!]);
+    } while (cursor !== '0');
+    if (specs.length === 0) return [];
+    const lasts = await this.run(() => this.client.hmget(key, ...specs.map(([f]) => `t${f}`)));
+    return specs.map(([f, raw], i) => parse(f, raw, lasts[i] ?? undefined));
+  }
+
+  async claim(kind: string, shard: number, epoch: number, claims: readonly TickClaim[]) {
+    const key = this.keyOf(kind, shard);
+    const args: Array<string | number> = [key, `${key}:e`, String(epoch)];
+    for (const c of claims) args.push(fieldOf(c.id, c.name), c.gen, c.tick);
+    const reply = await this.run(() => this.client[C.claim]!(...args));
+    this.fenced(reply, kind, shard, epoch);
+    return claims.map((_, i) => CLAIM_CODES[Number(reply[i + 1])]!);
+  }
+
+  async finish(
+    kind: string,
+    shard: number,
+    epoch: number,
+    id: string,
+    name: string,
+    gen: number,
+    outcome: JobOutcome,
+  ): Promise<boolean> {
+    const key = this.keyOf(kind, shard);
+    const reply = await this.run(() =>
+      this.client[C.finish]!(
+        key,
+        `${key}:e`,
+        `${key}:o`,
+        String(epoch),
+        fieldOf(id, name),
+        gen,
+        JSON.stringify(outcome),
+      ),
+    );
+    this.fenced(reply, kind, shard, epoch);
+    return Number(reply[1]) === 1;
+  }
+
+  async outcome(kind: string, shard: number, id: string, name: string) {
+    const key = this.keyOf(kind, shard);
+    const raw = await this.run(() => this.client.hget(`${key}:o`, fieldOf(id, name)));
+    return raw ? (JSON.parse(raw) as JobOutcome) : undefined;
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsClient) this.client.disconnect();
+  }
+
+  /** Resolves when the client is (re)connected (one shared wait per outage). */
+  private ready(): Promise<void> {
+    const client = this.client;
+    if (client.status === 'wait') void client.connect().catch(() => undefined);
+    return (this.readyWait ??= new Promise<void>((resolve) => {
+      client.once('ready', () => {
+        this.readyWait = undefined;
+        resolve();
+      });
+    }));
+  }
+
+  private fenced(reply: Reply, kind: string, shard: number, epoch: number): void {
+    if (Number(reply[0]) === -1) {
+      throw new ReminderFencedError(kind, shard, epoch, Number(reply[1]));
+    }
+  }
+
+  /** One call, bounded by commandTimeoutMs, errors mapped. */
+  private async run<T>(command: () => Promise<T>): Promise<T> {
+    this.commands++;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('command timed out')), this.timeoutMs);
+      });
+      if (this.client.status !== 'ready') await Promise.race([this.ready(), timeout]);
+      return await Promise.race([command(), timeout]);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (err instanceof Error && err.name === 'ReplyError' && !TRANSIENT.test(message)) {
+        throw new ReminderError(`reminder store: Redis replied ${message}`, { cause: err });
+      }
+      throw new ReminderStoreUnavailableError(
+        `reminder store: Redis unavailable within ${this.timeoutMs} ms (commandTimeoutMs): ${message}`,
+        { cause: err },
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** A stored reminder from its field and `<gen> <t0> <json>` value. */
+function parse(f: string, raw: string, last: string | undefined): StoredReminder {
+  const colon = f.indexOf(':');
+  const len = Number(f.slice(0, colon));
+  const a = raw.indexOf(' ');
+  const b = raw.indexOf(' ', a + 1);
+  return {
+    id: f.slice(colon + 1, colon + 1 + len),
+    name: f.slice(colon + 1 + len),
+    gen: Number(raw.slice(0, a)),
+    t0: Number(raw.slice(a + 1, b)),
+    spec: JSON.parse(raw.slice(b + 1)) as ReminderSpec,
+    last: last === undefined ? -1 : Number(last),
+  };
+}

@@ -1,0 +1,87 @@
+/**
+ * Lua scripts of RedisReminderStore. One shard's reminders are one hash, `<prefix>{<kind>/<shard>}`
+ * (the hash tag keeps a shard's keys in one Redis Cluster slot): field `s<f>` holds the schedule
+ * as `<gen> <t0> <json spec>`, field `t<f>` the last tick claimed, where `<f>` is
+ * `<id length>:<id><name>`. Beside it, `...}:e` holds the highest epoch seen for the shard (the
+ * fence) and `...}:o` the outcomes of finished jobs.
+ *
+ * Every write by an owner checks the fence first, atomically with what it changes, exactly as
+ * grain state's scripts check the writer's epoch: `{-1, storedEpoch}` means fenced.
+ */
+
+const FENCE = `
+local function fence(key, epoch)
+  local stored = tonumber(redis.call('GET', key))
+  if stored and epoch < stored then return stored end
+  if not stored or epoch > stored then redis.call('SET', key, string.format('%.17g', epoch)) end
+  return nil
+end
+`;
+
+/** KEYS: hash, fence. ARGV: epoch. → {-1, stored} or {0, HGETALL...}. */
+export const LOAD_SCRIPT = `${FENCE}
+local stored = fence(KEYS[2], tonumber(ARGV[1]))
+if stored then return {-1, string.format('%.17g', stored)} end
+return {0, redis.call('HGETALL', KEYS[1])}
+`;
+
+/**
+ * KEYS: hash, outcomes. ARGV: field, json spec. A new schedule: its generation is bumped, its
+ * first tick is the one after the last claimed, a previous job outcome goes. → {gen, t0, last}.
+ */
+export const PUT_SCRIPT = `
+local sf = 's' .. ARGV[1]
+local last = tonumber(redis.call('HGET', KEYS[1], 't' .. ARGV[1]) or '-1')
+local old = redis.call('HGET', KEYS[1], sf)
+local gen = 1
+if old then gen = tonumber(string.match(old, '^(%d+)')) + 1 end
+local t0 = last + 1
+redis.call('HSET', KEYS[1], sf, gen .. ' ' .. t0 .. ' ' .. ARGV[2])
+redis.call('HDEL', KEYS[2], ARGV[1])
+return {gen, t0, last}
+`;
+
+/** KEYS: hash, outcomes. ARGV: field. → number of fields removed. */
+export const REMOVE_SCRIPT = `
+local n = redis.call('HDEL', KEYS[1], 's' .. ARGV[1], 't' .. ARGV[1])
+return n + redis.call('HDEL', KEYS[2], ARGV[1])
+`;
+
+/**
+ * KEYS: hash, fence. ARGV: epoch, then per claim: field, gen, tick. → {-1, stored} or
+ * {0, code...}: 0 ok (claimed), 1 taken (that tick or a later one was claimed), 2 gone, 3 stale.
+ */
+export const CLAIM_SCRIPT = `${FENCE}
+local stored = fence(KEYS[2], tonumber(ARGV[1]))
+if stored then return {-1, string.format('%.17g', stored)} end
+local out = {0}
+for i = 2, #ARGV, 3 do
+  local f = ARGV[i]
+  local spec = redis.call('HGET', KEYS[1], 's' .. f)
+  local code = 0
+  if not spec then code = 2
+  elseif tonumber(string.match(spec, '^(%d+)')) ~= tonumber(ARGV[i + 1]) then code = 3
+  else
+    local tick = tonumber(ARGV[i + 2])
+    local last = tonumber(redis.call('HGET', KEYS[1], 't' .. f) or '-1')
+    if last >= tick then code = 1 else redis.call('HSET', KEYS[1], 't' .. f, tick) end
+  end
+  out[#out + 1] = code
+end
+return out
+`;
+
+/**
+ * KEYS: hash, fence, outcomes. ARGV: epoch, field, gen, outcome json. Records a job's outcome and
+ * deletes the job if its schedule is still gen. → {-1, stored} or {0, 1 done | 0 replaced}.
+ */
+export const FINISH_SCRIPT = `${FENCE}
+local stored = fence(KEYS[2], tonumber(ARGV[1]))
+if stored then return {-1, string.format('%.17g', stored)} end
+local f = ARGV[2]
+local spec = redis.call('HGET', KEYS[1], 's' .. f)
+if not spec or tonumber(string.match(spec, '^(%d+)')) ~= tonumber(ARGV[3]) then return {0, 0} end
+redis.call('HDEL', KEYS[1], 's' .. f, 't' .. f)
+redis.call('HSET', KEYS[3], f, ARGV[4])
+return {0, 1}
+`;

@@ -1,0 +1,360 @@
+import { PID, Props, type ActorSystem, type TimerHandle } from '@granary/core';
+import { GrainError } from '../errors';
+import type { GrainCallOptions } from '../grains/grain';
+import type { ClusterLogger } from '../internal/logger';
+import type { Member } from '../membership/topology';
+import { ReminderFencedError } from './errors';
+import { GrainRemindersHandle, type RemindersBackend } from './grain-reminders';
+import { LiveReminder, STORE_RETRY_MS, type ReminderHost } from './live-reminder';
+import type { GrainReminders, JobOutcome, ReminderFire } from './reminder';
+import type {
+  ClaimResult,
+  ReminderSpec,
+  ReminderStore,
+  StoredReminder,
+  TickClaim,
+} from './reminder-store';
+import { ReminderCounters, type ReminderStats } from './reminder-stats';
+import type { RemindersOptions } from './reminders-options';
+
+/** Name of each member's reminder actor (owners are told of changes made elsewhere). */
+export const REMINDERS_ACTOR = '$reminders';
+/** Most claims in one store call (bounds the script's argument count). */
+const MAX_CLAIM_BATCH = 512;
+/** Deadline of telling a shard's owner that a reminder changed. */
+const NOTIFY_TIMEOUT_MS = 2000;
+
+/** What the member tells its reminder service. */
+export interface ReminderServiceDeps {
+  readonly system: ActorSystem;
+  readonly options: Required<RemindersOptions>;
+  readonly selfId: string;
+  readonly logger: ClusterLogger;
+  shardOf(kind: string, id: string): number;
+  /** The shard's desired owner under the member's topology. */
+  ownerOf(kind: string, shard: number): Member | undefined;
+  /** A grain call (the member's caller: the one retry loop). */
+  request(kind: string, id: string, message: unknown, options: GrainCallOptions): Promise<unknown>;
+}
+
+/** The loaded reminders of one shard this member owns, and its batch of claims. */
+interface ShardReminders {
+  readonly kind: string;
+  readonly shard: number;
+  readonly epoch: number;
+  readonly live: Map<string, LiveReminder>;
+  loading: boolean;
+  /** Reminders changed while loading: read again once loaded. */
+  pending: Set<string>;
+  batch: Array<{ claim: TickClaim; resolve: (r: ClaimResult) => void; reject: (e: Error) => void }>;
+}
+
+/** A change to a reminder, told to its shard's owner. */
+interface RefreshMessage {
+  $remindersRefresh: true;
+  kind: string;
+  shard: number;
+  id: string;
+  name: string;
+}
+
+const keyOf = (kind: string, shard: number): string => `${kind}/${shard}`;
+const fieldOf = (id: string, name: string): string => `${id.length}:${id}${name}`;
+
+/**
+ * A member's reminders and jobs: the shards it owns are loaded when acquired (the load fences
+ * the shard at the claim's epoch) and dropped when released; each loaded reminder is a
+ * LiveReminder on the system's timer wheel. Changes made anywhere are stored first, then told
+ * to the shard's owner (this member directly, another through its `$reminders` actor); an owner
+ * that misses the message still loads the change with the shard.
+ */
+export class ReminderService implements ReminderHost, RemindersBackend {
+  readonly counters = new ReminderCounters();
+  private readonly shards = new Map<string, ShardReminders>();
+  private readonly store: ReminderStore;
+  private storeDown = false;
+  private stopped = false;
+  private readonly actor: PID;
+
+  constructor(private readonly deps: ReminderServiceDeps) {
+    this.store = deps.options.store;
+    this.actor = deps.system.root.spawnNamed(
+      Props.fromFunc((ctx) => {
+        const m = ctx.message as RefreshMessage | undefined;
+        if (m?.$remindersRefresh !== true) return;
+        return this.refresh(m.kind, m.shard, m.id, m.name, undefined).then(
+          (ok) => ctx.respond(ok),
+          () => ctx.respond(false),
+        );
+      }),
+      REMINDERS_ACTOR,
+    );
+  }
+
+  /** The reminders of grain `kind/id`. */
+  handle(kind: string, id: string): GrainReminders {
+    return new GrainRemindersHandle(this, kind, id);
+  }
+
+  stats(): ReminderStats {
+    let loaded = 0;
+    for (const s of this.shards.values()) loaded += s.live.size;
+    return this.counters.snapshot(loaded);
+  }
+
+  // ── shard ownership ──────────────────────────────────────────────────────────────────
+
+  /** This member acquired a shard: load (and fence) its reminders. */
+  acquired(kind: string, shard: number, epoch: number): void {
+    if (this.stopped) return;
+    this.released(kind, shard);
+    const s: ShardReminders = {
+      kind,
+      shard,
+      epoch,
+      live: new Map(),
+      loading: true,
+      pending: new Set(),
+      batch: [],
+    };
+    this.shards.set(keyOf(kind, shard), s);
+    void this.load(s);
+  }
+
+  /** This member released or lost a shard: its reminders stop here at once. */
+  released(kind: string, shard: number): void {
+    const key = keyOf(kind, shard);
+    const s = this.shards.get(key);
+    if (!s) return;
+    this.shards.delete(key);
+    for (const r of s.live.values()) r.stop();
+    s.live.clear();
+  }
+
+  /** Stops every reminder (the member shuts down). */
+  stop(): void {
+    this.stopped = true;
+    for (const s of [...this.shards.values()]) this.released(s.kind, s.shard);
+    this.deps.system.root.stop(this.actor);
+  }
+
+  private async load(s: ShardReminders): Promise<void> {
+    while (this.current(s)) {
+      try {
+        const stored = await this.store.load(s.kind, s.shard, s.epoch);
+        if (!this.current(s)) return;
+        this.storeUp();
+        s.loading = false;
+        for (const r of stored) this.apply(s, r.id, r.name, r);
+        const pending = [...s.pending];
+        s.pending.clear();
+        for (const f of pending) {
+          const [id, name] = JSON.parse(f) as [string, string];
+          void this.refresh(s.kind, s.shard, id, name, undefined);
+        }
+        return;
+      } catch (err) {
+        if (ReminderFencedError.is(err)) {
+          this.counters.fenced++;
+          this.deps.logger.warn({ err }, 'reminders of a shard fenced at load: not firing them');
+          return this.released(s.kind, s.shard);
+        }
+        this.counters.storeErrors++;
+        this.storeFailed(err);
+        await this.sleep(STORE_RETRY_MS);
+      }
+    }
+  }
+
+  private current(s: ShardReminders): boolean {
+    return !this.stopped && this.shards.get(keyOf(s.kind, s.shard)) === s;
+  }
+
+  /** Installs, replaces or removes one loaded reminder. */
+  private apply(s: ShardReminders, id: string, name: string, r: StoredReminder | undefined): void {
+    const f = fieldOf(id, name);
+    const live = s.live.get(f);
+    if (r === undefined) {
+      live?.stop();
+      s.live.delete(f);
+    } else if (live) live.replace(r);
+    else {
+      const created = new LiveReminder(this, s.kind, s.shard, r);
+      s.live.set(f, created);
+      created.plan();
+    }
+  }
+
+  /** Reads one reminder again (or takes `stored`) if this member has its shard loaded. */
+  private async refresh(
+    kind: string,
+    shard: number,
+    id: string,
+    name: string,
+    stored: StoredReminder | null | undefined,
+  ): Promise<boolean> {
+    const s = this.shards.get(keyOf(kind, shard));
+    if (!s) return false;
+    if (s.loading) {
+      s.pending.add(JSON.stringify([id, name]));
+      return true;
+    }
+    const r = stored === undefined ? await this.store.get(kind, shard, id, name) : stored;
+    if (this.current(s)) this.apply(s, id, name, r ?? undefined);
+    return true;
+  }
+
+  /** Tells the shard's owner a reminder changed (this member: at once). */
+  private async notify(
+    kind: string,
+    shard: number,
+    id: string,
+    name: string,
+    stored: StoredReminder | null,
+  ): Promise<void> {
+    await this.refresh(kind, shard, id, name, stored).catch(() => undefined);
+    const owner = this.deps.ownerOf(kind, shard);
+    if (!owner || owner.id === this.deps.selfId) return;
+    const msg: RefreshMessage = { $remindersRefresh: true, kind, shard, id, name };
+    try {
+      await this.deps.system.root.request(new PID(owner.address, REMINDERS_ACTOR), msg, {
+        timeoutMs: NOTIFY_TIMEOUT_MS,
+      });
+    } catch (err) {
+      // Stored already: the owner loads it with the shard at the latest.
+      this.deps.logger.debug({ err, kind, id, name }, 'could not tell the owner of a reminder');
+    }
+  }
+
+  // ── RemindersBackend ─────────────────────────────────────────────────────────────────
+
+  now(): number {
+    return this.deps.system.clock.now();
+  }
+
+  shardOf(kind: string, id: string): number {
+    return this.deps.shardOf(kind, id);
+  }
+
+  async put(kind: string, shard: number, id: string, name: string, spec: ReminderSpec) {
+    const stored = await this.store.put(kind, shard, id, name, spec);
+    await this.notify(kind, shard, id, name, stored);
+  }
+
+  async remove(kind: string, shard: number, id: string, name: string): Promise<boolean> {
+    const had = await this.store.remove(kind, shard, id, name);
+    await this.notify(kind, shard, id, name, null);
+    return had;
+  }
+
+  list(kind: string, shard: number, id: string): Promise<StoredReminder[]> {
+    return this.store.list(kind, shard, id);
+  }
+
+  outcome(kind: string, shard: number, id: string, name: string) {
+    return this.store.outcome(kind, shard, id, name);
+  }
+
+  // ── ReminderHost ─────────────────────────────────────────────────────────────────────
+
+  schedule(delayMs: number, r: LiveReminder): TimerHandle {
+    return this.deps.system.timers.schedule(delayMs, r);
+  }
+
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.deps.system.timers.schedule(ms, resolve));
+  }
+
+  claim(r: LiveReminder, tick: number): Promise<ClaimResult> {
+    const s = this.shards.get(keyOf(r.kind, r.shard));
+    if (!s) return Promise.reject(new ReminderFencedError(r.kind, r.shard, 0, 0));
+    return new Promise((resolve, reject) => {
+      const claim = { id: r.id, name: r.name, gen: r.stored.gen, tick };
+      s.batch.push({ claim, resolve, reject });
+      // Every reminder due in this turn (one wheel tick) joins one store call per shard.
+      if (s.batch.length === 1) queueMicrotask(() => this.flush(s));
+    });
+  }
+
+  private flush(s: ShardReminders): void {
+    while (s.batch.length > 0) {
+      const batch = s.batch.splice(0, MAX_CLAIM_BATCH);
+      this.store
+        .claim(
+          s.kind,
+          s.shard,
+          s.epoch,
+          batch.map((b) => b.claim),
+        )
+        .then(
+          (results) => {
+            this.storeUp();
+            batch.forEach((b, i) => b.resolve(results[i]!));
+          },
+          (err: Error) => batch.forEach((b) => b.reject(err)),
+        );
+    }
+  }
+
+  async deliver(r: LiveReminder, fire: ReminderFire): Promise<Error | undefined> {
+    try {
+      await this.deps.request(r.kind, r.id, fire, {
+        timeoutMs: this.deps.options.deliveryTimeoutMs,
+        idempotent: fire.job, // a job is at least once; a tick at most once
+      });
+      this.counters.delivered++;
+      return undefined;
+    } catch (err) {
+      const e = err instanceof Error ? err : new Error(String(err));
+      if (GrainError.is(e)) this.counters.grainErrors++;
+      else this.counters.undelivered++;
+      this.deps.logger.debug(
+        { err: e, grain: `${r.kind}/${r.id}`, reminder: r.name, tick: fire.tick },
+        'reminder fire failed',
+      );
+      return e;
+    }
+  }
+
+  finish(r: LiveReminder, outcome: JobOutcome): Promise<boolean> {
+    const s = this.shards.get(keyOf(r.kind, r.shard));
+    if (!s) return Promise.reject(new ReminderFencedError(r.kind, r.shard, 0, 0));
+    return this.store.finish(r.kind, r.shard, s.epoch, r.id, r.name, r.stored.gen, outcome);
+  }
+
+  forget(r: LiveReminder): void {
+    r.stop();
+    const s = this.shards.get(keyOf(r.kind, r.shard));
+    const f = fieldOf(r.id, r.name);
+    if (s?.live.get(f) === r) s.live.delete(f);
+  }
+
+  reread(r: LiveReminder): void {
+    void this.refresh(r.kind, r.shard, r.id, r.name, undefined).catch(async (err) => {
+      this.counters.storeErrors++;
+      this.storeFailed(err);
+      await this.sleep(STORE_RETRY_MS);
+      this.reread(r);
+    });
+  }
+
+  fenced(r: LiveReminder): void {
+    this.deps.logger.warn(
+      { kind: r.kind, shard: r.shard },
+      'reminder store fenced this member out of a shard: its reminders stop here',
+    );
+    this.released(r.kind, r.shard);
+  }
+
+  storeFailed(err: unknown): void {
+    if (this.storeDown) return;
+    this.storeDown = true;
+    this.deps.logger.warn({ err }, 'reminder store unavailable; fires wait and retry');
+  }
+
+  private storeUp(): void {
+    if (!this.storeDown) return;
+    this.storeDown = false;
+    this.deps.logger.info({}, 'reminder store is back');
+  }
+}

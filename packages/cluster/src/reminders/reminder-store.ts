@@ -1,0 +1,99 @@
+import type { CatchUp, JobOutcome } from './reminder';
+
+/** What is stored of a reminder's schedule (set by `reminders.set`, never by a fire). */
+export interface ReminderSpec {
+  /** Epoch ms of tick `t0`. */
+  readonly dueAt: number;
+  /** 0 for a job. */
+  readonly periodMs: number;
+  readonly catchUp: CatchUp;
+  readonly maxAttempts: number;
+  readonly backoffMs: number;
+  readonly data?: unknown;
+}
+
+/** One stored reminder. */
+export interface StoredReminder {
+  readonly id: string;
+  readonly name: string;
+  readonly spec: ReminderSpec;
+  /** Bumped by every `put`: a claim made under an older schedule is refused. */
+  readonly gen: number;
+  /** The tick number of the schedule's first fire (the last tick claimed before it, + 1). */
+  readonly t0: number;
+  /** The last tick claimed (-1: none). */
+  readonly last: number;
+}
+
+/** One tick to claim. */
+export interface TickClaim {
+  readonly id: string;
+  readonly name: string;
+  /** The schedule it was computed from. */
+  readonly gen: number;
+  readonly tick: number;
+}
+
+/**
+ * A claim's result: `ok` (this owner delivers the tick), `taken` (that tick or a later one was
+ * claimed already: never deliver it), `gone` (deleted), `stale` (the schedule was replaced:
+ * read it again).
+ */
+export type ClaimResult = 'ok' | 'taken' | 'gone' | 'stale';
+
+/**
+ * Where reminders live, grouped by (kind, shard) so the owner of a shard loads exactly its own
+ * (RedisReminderStore; MemoryReminderStore for one process). The fencing contract, the same
+ * as grain state's: every write an owner makes for a shard carries the epoch of its claim on the
+ * shard, and the store refuses it (ReminderFencedError) once a write or load with a higher
+ * epoch has been seen for that shard. Claims are compare-and-set on the tick, so no tick number
+ * is claimed twice whatever the epochs.
+ */
+export interface ReminderStore {
+  /**
+   * Fences the shard at `epoch` (later writes with a lower epoch are refused) and returns every
+   * reminder of it. @throws ReminderFencedError when a higher epoch was seen.
+   */
+  load(kind: string, shard: number, epoch: number): Promise<StoredReminder[]>;
+  /** Creates or replaces a reminder; its ticks go on from the last claimed. */
+  put(
+    kind: string,
+    shard: number,
+    id: string,
+    name: string,
+    spec: ReminderSpec,
+  ): Promise<StoredReminder>;
+  /** One reminder, or undefined. */
+  get(kind: string, shard: number, id: string, name: string): Promise<StoredReminder | undefined>;
+  /** Deletes a reminder (and a job's outcome); false when there was neither. */
+  remove(kind: string, shard: number, id: string, name: string): Promise<boolean>;
+  /** The reminders of one grain. */
+  list(kind: string, shard: number, id: string): Promise<StoredReminder[]>;
+  /**
+   * Claims ticks of one shard, each on its own, in order. @throws ReminderFencedError when a
+   * higher epoch was seen for the shard (then none is claimed).
+   */
+  claim(
+    kind: string,
+    shard: number,
+    epoch: number,
+    claims: readonly TickClaim[],
+  ): Promise<ClaimResult[]>;
+  /**
+   * Records a job's outcome and deletes the job, if its schedule is still `gen` (false when it
+   * was replaced or deleted meanwhile). @throws ReminderFencedError.
+   */
+  finish(
+    kind: string,
+    shard: number,
+    epoch: number,
+    id: string,
+    name: string,
+    gen: number,
+    outcome: JobOutcome,
+  ): Promise<boolean>;
+  /** A job's recorded outcome. */
+  outcome(kind: string, shard: number, id: string, name: string): Promise<JobOutcome | undefined>;
+  /** Releases what the store opened. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,60 @@
+import { startRedis, type RedisHandle } from '@granary/testkit';
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { ReminderStoreUnavailableError } from '../../src/reminders/errors';
+import { MemoryReminderStore } from '../../src/reminders/memory/memory-reminder-store';
+import { RedisReminderStore } from '../../src/reminders/redis/redis-reminder-store';
+import { describeReminderStoreConformance } from './reminder-store-conformance';
+
+describe('MemoryReminderStore', () => {
+  describeReminderStoreConformance(() => Promise.resolve(new MemoryReminderStore()));
+});
+
+describe('RedisReminderStore', function () {
+  this.timeout(20_000);
+  let redis: RedisHandle;
+  const stores: RedisReminderStore[] = [];
+
+  before(async () => {
+    redis = await startRedis();
+  });
+  after(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+    await redis?.stop();
+  });
+
+  describeReminderStoreConformance(() => {
+    const s = new RedisReminderStore({ url: redis.url });
+    stores.push(s);
+    return Promise.resolve(s);
+  });
+
+  it('keeps a shard in one hash tag (Redis Cluster slot)', async () => {
+    const s = new RedisReminderStore({ url: redis.url, keyPrefix: 'p:' });
+    stores.push(s);
+    expect(s.keyOf('a/b', 7)).to.equal('p:{a%2Fb/7}');
+    await s.put('a/b', 7, 'g', 'r', {
+      dueAt: 1,
+      periodMs: 100,
+      catchUp: 'skip',
+      maxAttempts: 1,
+      backoffMs: 0,
+    });
+    const client = new Redis(redis.url);
+    try {
+      const keys = (await client.keys('p:*')).sort();
+      expect(keys).to.deep.equal(['p:{a%2Fb/7}', 'p:{a%2Fb/7}:o'].filter((k) => !k.endsWith(':o')));
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it('fails fast with ReminderStoreUnavailableError when Redis is away', async () => {
+    const s = new RedisReminderStore({ url: 'redis://127.0.0.1:1', commandTimeoutMs: 200 });
+    stores.push(s);
+    const t0 = Date.now();
+    const err = await s.load('k', 0, 1).catch((e: unknown) => e);
+    expect(ReminderStoreUnavailableError.is(err)).to.equal(true);
+    expect(Date.now() - t0).to.be.lessThan(1000);
+  });
+});
