@@ -11,6 +11,8 @@ export default tseslint.config(
       '**/test/golden/**',
       '**/gen/**',
       '**/*.granary.ts',
+      // Sources of an app built outside the workspace by packed-app.test (its own tsconfig).
+      'examples/ping-pong/test/packed-app/**',
     ],
   },
   js.configs.recommended,

@@ -80,6 +80,11 @@ export interface NodeConfig {
    */
   redis: string | undefined;
   /**
+   * Ponger nodes: serve `messages.Ponger` to any gRPC client on this port
+   * (`GRANARY_GATEWAY_PORT`, on GRANARY_HOST); undefined: no gateway.
+   */
+  gatewayPort: number | undefined;
+  /**
    * Ponger grain idle time before passivation, ms (`GRANARY_IDLE_TIMEOUT_MS`).
    * @default 10000
    */
@@ -123,6 +128,7 @@ export const ENV_VARS = [
   'GRANARY_SEED',
   'GRANARY_ETCD',
   'GRANARY_REDIS',
+  'GRANARY_GATEWAY_PORT',
   'GRANARY_IDLE_TIMEOUT_MS',
   'GRANARY_PING_INTERVAL_MS',
   'GRANARY_PING_DEADLINE_MS',
@@ -200,6 +206,8 @@ export function readConfig(
       .map((s) => s.trim())
       .filter(Boolean),
     redis: text('GRANARY_REDIS'),
+    gatewayPort:
+      text('GRANARY_GATEWAY_PORT') === undefined ? undefined : int('GRANARY_GATEWAY_PORT', 0, 0),
     idleTimeoutMs: int('GRANARY_IDLE_TIMEOUT_MS', DEFAULT_NODE_CONFIG.idleTimeoutMs, 1),
     pingIntervalMs: int('GRANARY_PING_INTERVAL_MS', DEFAULT_NODE_CONFIG.pingIntervalMs, 1),
     pingDeadlineMs: int('GRANARY_PING_DEADLINE_MS', DEFAULT_NODE_CONFIG.pingDeadlineMs, 1),

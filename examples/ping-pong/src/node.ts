@@ -1,16 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { Cluster, RedisStateStore, type ClusterRemoteOptions } from '@granary/cluster';
 import { ActorSystem, Props } from '@granary/core';
+import { GrpcGateway } from '@granary/codegen/gateway';
 import type { Logger } from '@granary/core';
 import type { NodeConfig } from './config';
 import { pongerKind } from './gen/protos.granary';
 import { Pinger } from './pinger';
-import { Ponger } from './ponger';
+import { Ponger, pongerState } from './ponger';
 import { createProvider } from './provider';
 
 /** A running node: its cluster member and how to leave. */
 export interface RunningNode {
   cluster: Cluster;
+  /** The gRPC gateway of a ponger node started with GRANARY_GATEWAY_PORT. */
+  gateway: GrpcGateway | undefined;
   /** Leaves the cluster gracefully (grains hand over) and stops the actor system. */
   stop(): Promise<void>;
 }
@@ -33,7 +36,12 @@ export async function startNode(
       : undefined;
   const kinds =
     config.role === 'ponger'
-      ? [pongerKind(() => new Ponger(log, store), { idleTimeoutMs: config.idleTimeoutMs })]
+      ? [
+          pongerKind(() => new Ponger(log, store !== undefined), {
+            idleTimeoutMs: config.idleTimeoutMs,
+            state: store && pongerState(store),
+          }),
+        ]
       : [];
   let cluster: Cluster;
   try {
@@ -53,6 +61,23 @@ export async function startNode(
     await store?.close();
     throw err;
   }
+  let gateway: GrpcGateway | undefined;
+  if (config.role === 'ponger' && config.gatewayPort !== undefined) {
+    try {
+      gateway = await GrpcGateway.start({
+        cluster,
+        host: config.host,
+        port: config.gatewayPort,
+        insecure: config.insecure,
+      });
+      log.info({ port: gateway.port, services: gateway.services }, 'gRPC gateway listening');
+    } catch (err) {
+      await cluster.shutdown({ graceful: false });
+      await system.shutdown();
+      await store?.close();
+      throw err;
+    }
+  }
   if (config.role === 'pinger') {
     const props = Props.fromProducer(
       () =>
@@ -70,8 +95,10 @@ export async function startNode(
   }
   return {
     cluster,
+    gateway,
     stop: async () => {
       try {
+        await gateway?.close();
         await cluster.shutdown({ graceful: true });
       } finally {
         await system.shutdown();

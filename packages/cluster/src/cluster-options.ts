@@ -4,8 +4,13 @@ import type { ClusterProvider } from './providers/cluster-provider';
 import type { StateStore } from './state/state-store';
 import type { RemindersOptions } from './reminders/reminders-options';
 
-/** A kind this member hosts: a name, or anything with a `name` and an optional `shardCount`. */
-export type KindSpec = string | { readonly name: string; readonly shardCount?: number | undefined };
+/**
+ * A kind this member hosts: `kind(name, factory, options)` (or a generated kind helper). Anything
+ * else with a `name` and an optional `shardCount` only claims the kind's shards (membership
+ * tests, a member that takes part in placement without grains). A bare string is refused at
+ * start (InvalidOptionError): it would host nothing, and every call to the kind would time out.
+ */
+export type KindSpec = { readonly name: string; readonly shardCount?: number | undefined };
 
 /**
  * Where this member's remote transport listens and how it authenticates peers: every option

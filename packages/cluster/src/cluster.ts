@@ -5,7 +5,7 @@ import {
   InvalidArgumentError,
   InvalidOptionError,
   Remote,
-  type Logger,
+  type PID,
 } from '@granary/core';
 import { ClusterIntrospection } from './cluster-introspection';
 import { DEFAULT_CLUSTER_OPTIONS, type ClusterOptions } from './cluster-options';
@@ -16,11 +16,12 @@ import { DEFAULT_GRAINS_OPTIONS, type GrainsOptions } from './grains/grains-opti
 import { HostedGrains, type TurnStats } from './grains/hosted-grains';
 import { GrainServices } from './grains/internal/grain-services';
 import { isKindDefinition } from './grains/kind';
-import { NOOP_LOGGER, type ClusterLogger } from './internal/logger';
+import { asCoreLogger, NOOP_LOGGER, type ClusterLogger } from './internal/logger';
 import { TypedEvents } from './internal/typed-events';
 import { validateKinds } from './internal/validate-kinds';
 import type { ClusterEvents } from './membership/cluster-events';
 import { ShardOwnership, type BeforeReleaseHook } from './membership/shard-ownership';
+import { startTopologyService } from './membership/topology-service';
 import { diffTopology } from './membership/topology-diff';
 import { EMPTY_TOPOLOGY, type Member, type Topology } from './membership/topology';
 import { ownerOf } from './placement/owner-of';
@@ -81,6 +82,8 @@ export class Cluster implements GrainClusterHandle {
   private readonly reminderService: ReminderService | undefined;
   private readonly unsubscribe: Array<() => void> = [];
   private current: Topology = EMPTY_TOPOLOGY;
+  /** The topology service clients that are not members ask (with a remote only). */
+  private topologyService: PID | undefined;
   private state: 'starting' | 'running' | 'stopping' | 'stopped' = 'starting';
   private introspection: ClusterIntrospection | undefined = undefined;
 
@@ -392,6 +395,7 @@ export class Cluster implements GrainClusterHandle {
       for (const off of this.unsubscribe) off();
       this.state = 'stopped';
       this.events.clear();
+      if (this.topologyService !== undefined) this.system.root.stop(this.topologyService);
       this.hosted.close();
       if (this.ownsSystem) await this.system.shutdown();
     }
@@ -430,6 +434,13 @@ export class Cluster implements GrainClusterHandle {
     this.state = 'running';
     this.applyTopology(this.provider.topology());
     this.ownership.start(this.current);
+    if (this.system.remote !== undefined) {
+      this.topologyService = startTopologyService(
+        this.system,
+        () => this.current,
+        () => Object.fromEntries(this.shardCounts),
+      );
+    }
   }
 
   private applyTopology(t: Topology): void {
@@ -453,18 +464,6 @@ export class Cluster implements GrainClusterHandle {
   protected assertRunning(operation: string): void {
     if (this.state === 'stopped') throw new ClusterStoppedError(operation);
   }
-}
-
-/** The cluster's logger as a core Logger (the system's own lines go to the same place). */
-function asCoreLogger(l: ClusterLogger): Logger {
-  const logger: Logger = {
-    debug: (o, m) => l.debug(o, m),
-    info: (o, m) => l.info(o, m),
-    warn: (o, m) => l.warn(o, m),
-    error: (o, m) => l.error(o, m),
-    child: () => logger,
-  };
-  return logger;
 }
 
 /** Longest grain identity, in UTF-8 bytes: it travels in every call's target id. */

@@ -262,7 +262,28 @@ export class NoHostError extends ClusterError {
   }
 }
 
+/**
+ * A grain call needs another member (the grain's owner), and this caller has no transport to
+ * reach it: a `Cluster` started without `remote` only reaches grains it hosts itself. Start it
+ * with `remote: { host, port }`, or call from a `GranaryClient` (not a member). Never retried.
+ */
+export class NoTransportError extends ClusterError {
+  static override readonly code = 'ERR_NO_TRANSPORT';
+  override readonly name = 'NoTransportError';
+  constructor(
+    readonly kind: string,
+    readonly identity: string,
+    /** The owner the call would go to. */
+    readonly owner: string,
+  ) {
+    super(
+      `call to ${kind}/${identity} needs member ${owner}, and this caller has no transport: start the Cluster with \`remote: { host, port }\`, or call through a GranaryClient`,
+    );
+  }
+}
+
 registerErrorClasses(
+  NoTransportError,
   ClusterError,
   JoinTimeoutError,
   NotJoinedError,

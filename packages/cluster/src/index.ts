@@ -63,7 +63,11 @@ export type { StateCodec } from './state/codecs/state-codec';
 export { jsonStateCodec } from './state/codecs/json-state-codec';
 export type { JsonStateCodecOptions } from './state/codecs/json-state-codec';
 export { protobufStateCodec } from './state/codecs/protobuf-state-codec';
-export type { ProtobufStateType, ProtobufTypeRegistry } from './state/codecs/protobuf-state-codec';
+export type {
+  GeneratedMessageCodec,
+  ProtobufStateType,
+  ProtobufTypeRegistry,
+} from './state/codecs/protobuf-state-codec';
 export {
   StateStoreError,
   InconsistentStateError,
@@ -76,6 +80,9 @@ export {
 export type { StateConflictReason, StateLossEvidence } from './state/errors';
 export { kind, DEFAULT_KIND_OPTIONS } from './grains/kind';
 export type { KindDefinition, KindOptions } from './grains/kind';
+export type { KindStateOptions } from './grains/kind-state';
+export { GrainWithState, GRAIN_STATE, stateOf } from './grains/grain-state';
+export type { GrainState } from './grains/grain-state';
 export type {
   Grain,
   GrainContext,
@@ -92,6 +99,12 @@ export type {
 export { DEFAULT_GRAINS_OPTIONS } from './grains/grains-options';
 export type { GrainsOptions, ActivationEvent } from './grains/grains-options';
 export { grainIdOf } from './grains/internal/call-headers';
+export { GranaryClient } from './client/granary-client';
+export { DEFAULT_GRANARY_CLIENT_OPTIONS } from './client/granary-client-options';
+export type {
+  GranaryClientOptions,
+  GranaryClientEtcdOptions,
+} from './client/granary-client-options';
 export { installShutdownSignals } from './shutdown-signals';
 export { isReminderFire, CATCH_UP_POLICIES } from './reminders/reminder';
 export type {
@@ -140,6 +153,7 @@ export {
   TurnTimeoutError,
   MemberFencedError,
   NoHostError,
+  NoTransportError,
 } from './errors';
 export type { NoHostDetails } from './errors';
 export type { TurnStats } from './grains/hosted-grains';

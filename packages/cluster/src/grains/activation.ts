@@ -12,9 +12,16 @@ import {
   type TimerWheel,
 } from '@granary/core';
 import { entryOf, type Entry, type LocalProcess } from '@granary/core/internal';
-import type { GrainError } from '../errors';
+import { PersistentState } from '../state/persistent-state';
 import type { DeactivationReason, Grain } from './grain';
 import { GrainTurnContext, grainErrorOf, type TurnHost } from './grain-context';
+import {
+  ActivationState,
+  GRAIN_STATE,
+  isRuntimeStateError,
+  runtimeStateError,
+  type GrainState,
+} from './grain-state';
 import {
   ActivationTimerSet,
   TimerTick,
@@ -76,8 +83,13 @@ class Rare {
   held: HeldMessage[] | undefined = undefined;
   /** Resolved when the activation has ended (drain waits on it). */
   endWaiters: Array<() => void> | undefined = undefined;
-  /** onActivate failed: every message gets this error until the activation ends. */
-  failure: GrainError | undefined = undefined;
+  /**
+   * onActivate (or the state load) failed: every message gets this error until the activation
+   * ends (a GrainError, or the runtime's state error as it is).
+   */
+  failure: Error | undefined = undefined;
+  /** The state the kind declares, once loaded (the grain's GRAIN_STATE). */
+  state: ActivationState<unknown> | undefined = undefined;
   /** Reentrant turns still awaiting. */
   running = 0;
   /** The activation id, once read. */
@@ -101,6 +113,29 @@ function isLifecycle(m: unknown): boolean {
     m instanceof Terminated ||
     m instanceof ReceiveTimeout
   );
+}
+
+/**
+ * Left of a first call's time for its answer to travel back: what onActivate (and a state load)
+ * gives up early so that its failure reaches the caller as itself (StateUnavailableError)
+ * within the caller's deadline, not as the caller's own timeout. A tenth of the time left, at
+ * most this.
+ */
+const ACTIVATION_REPLY_MARGIN_MS = 250;
+
+/**
+ * The deadline of an activation's onActivate and state load: the cluster's requestTimeoutMs
+ * from now, and never past the first caller's deadline less a margin for the reply.
+ */
+export function activationDeadline(
+  services: { system: { clock: { now(): number } }; activationTimeoutMs: number },
+  firstDeadline: number,
+): number {
+  const now = services.system.clock.now();
+  const own = now + services.activationTimeoutMs;
+  if (!Number.isFinite(firstDeadline)) return own;
+  const margin = Math.min(ACTIVATION_REPLY_MARGIN_MS, Math.max(0, firstDeadline - now) / 10);
+  return Math.min(own, firstDeadline - margin);
 }
 
 function isPromise(v: unknown): v is Promise<unknown> {
@@ -140,6 +175,8 @@ export class Activation implements Actor, TimerOwner {
   prevIdle: Activation | undefined = undefined;
   nextIdle: Activation | undefined = undefined;
   private rare: Rare | undefined = undefined;
+  /** The deadline of the call that started it (Infinity: none); onActivate answers before it. */
+  private readonly firstDeadline: number;
   /** Number part of the activation id (the string is built on first read: one less per grain). */
   private readonly seq: number;
 
@@ -149,8 +186,11 @@ export class Activation implements Actor, TimerOwner {
     readonly identity: string,
     readonly shard: number,
     now: number,
+    /** The deadline of the call that started it (epoch ms), if it had one. */
+    firstDeadline: number | undefined,
   ) {
     this.lastActivity = now;
+    this.firstDeadline = firstDeadline ?? Infinity;
     this.seq = ++idSeq;
   }
 
@@ -183,6 +223,11 @@ export class Activation implements Actor, TimerOwner {
     if (proc.post(this.pid, entryOf(tick), false)) return true;
     this.inflight--; // full mailbox: this fire is dropped, the next one tries again
     return false;
+  }
+
+  /** The state handle, when the kind declares state and it was loaded. */
+  get grainState(): GrainState<unknown> | undefined {
+    return this.rare?.state;
   }
 
   /** Messages held while deactivating, if any. */
@@ -261,16 +306,33 @@ export class Activation implements Actor, TimerOwner {
     return this.turn(ctx, message);
   }
 
-  /** Runs onActivate; synchronous (no awaited turn) unless onActivate returns a promise. */
+  /**
+   * Loads the kind's state if it declares one, then runs onActivate; synchronous (no awaited
+   * turn) unless either is asynchronous.
+   */
   private activate(ctx: Context): void | Promise<void> {
     const host = this.host;
     host.activated(this);
+    let grain: Grain;
+    try {
+      grain = this.grain = host.def.factory();
+    } catch (err) {
+      return this.activationFailed(err);
+    }
+    const deadline = activationDeadline(host.services, this.firstDeadline);
+    if (host.def.state !== undefined) {
+      return this.loadState(grain, deadline).then(
+        () => this.runOnActivate(ctx, grain, deadline),
+        (err: unknown) => this.activationFailed(runtimeStateError(err)),
+      );
+    }
+    return this.runOnActivate(ctx, grain, deadline);
+  }
+
+  private runOnActivate(ctx: Context, grain: Grain, deadline: number): void | Promise<void> {
+    if (grain.onActivate === undefined) return;
     let pending: unknown;
     try {
-      const grain = (this.grain = host.def.factory());
-      if (grain.onActivate === undefined) return;
-      const services = host.services;
-      const deadline = services.system.clock.now() + services.activationTimeoutMs;
       const gctx = new GrainTurnContext(this, ctx, undefined, undefined, true, deadline);
       pending = grain.onActivate(gctx);
     } catch (err) {
@@ -280,10 +342,35 @@ export class Activation implements Actor, TimerOwner {
       return pending.then(undefined, (err: unknown) => this.activationFailed(err));
   }
 
+  /**
+   * Loads the state the kind declares, under the shard epoch of this activation (captured now:
+   * a drain must still be able to save under it), and hands the grain its handle.
+   */
+  private async loadState(grain: Grain, deadline: number): Promise<void> {
+    const host = this.host;
+    const def = host.def;
+    const declared = def.state!;
+    const epoch = host.gate.epochOf(this.shard);
+    const ps = new PersistentState<unknown>({
+      store: declared.store,
+      kind: def.name,
+      id: this.identity,
+      codec: declared.codec,
+      epoch: () => epoch,
+      initial: declared.initial,
+    });
+    await ps.load(deadline);
+    const handle = new ActivationState(ps, () => host.requestDeactivate(this, 'state-conflict'));
+    (this.rare ??= new Rare()).state = handle;
+    Object.defineProperty(grain, GRAIN_STATE, { value: handle, configurable: true });
+  }
+
   private activationFailed(err: unknown): void {
     const host = this.host;
     const kind = host.def.name;
-    (this.rare ??= new Rare()).failure = grainErrorOf(kind, this.identity, err);
+    (this.rare ??= new Rare()).failure = isRuntimeStateError(err)
+      ? (err as Error)
+      : grainErrorOf(kind, this.identity, err);
     host.services.logger.warn(
       { err, grain: `${kind}/${this.identity}` },
       'grain activation failed',
@@ -380,7 +467,10 @@ export class Activation implements Actor, TimerOwner {
     stats.turn(this.identity, ms, failed ? errorNameOf(error) : undefined);
   }
 
-  /** Runs onDeactivate (after reentrant turns still awaiting); synchronous when there is none. */
+  /**
+   * Runs onDeactivate (after reentrant turns still awaiting), then saves the kind's state if it
+   * persists on deactivation; synchronous when there is nothing to wait for.
+   */
   private deactivate(ctx: Context, reason: DeactivationReason): void | Promise<void> {
     const r = this.rare;
     if (r !== undefined && r.running > 0) {
@@ -388,25 +478,32 @@ export class Activation implements Actor, TimerOwner {
         this.deactivate(ctx, reason),
       );
     }
+    const state = r?.failure === undefined ? r?.state : undefined;
+    const save = state !== undefined && this.host.def.state?.persistOnDeactivate === true;
+    const pending = this.runOnDeactivate(reason);
+    if (!save && pending === undefined) return this.end(ctx, reason);
+    return (async () => {
+      await pending;
+      if (save) await state.saveIfChanged().catch((err) => this.deactivateFailed(err, reason));
+      this.end(ctx, reason);
+    })();
+  }
+
+  /** The grain's onDeactivate (failures logged): a promise only when it is asynchronous. */
+  private runOnDeactivate(reason: DeactivationReason): Promise<void> | undefined {
     const grain = this.grain;
-    if (r?.failure === undefined && grain?.onDeactivate !== undefined) {
-      let pending: unknown;
-      try {
-        pending = grain.onDeactivate(reason);
-      } catch (err) {
-        this.deactivateFailed(err, reason);
-      }
-      if (isPromise(pending)) {
-        return pending.then(
-          () => this.end(ctx, reason),
-          (err: unknown) => {
-            this.deactivateFailed(err, reason);
-            this.end(ctx, reason);
-          },
-        );
-      }
+    if (this.rare?.failure !== undefined || grain?.onDeactivate === undefined) return undefined;
+    let pending: unknown;
+    try {
+      pending = grain.onDeactivate(reason);
+    } catch (err) {
+      this.deactivateFailed(err, reason);
     }
-    this.end(ctx, reason);
+    if (!isPromise(pending)) return undefined;
+    return pending.then(
+      () => undefined,
+      (err: unknown) => this.deactivateFailed(err, reason),
+    );
   }
 
   private deactivateFailed(err: unknown, reason: DeactivationReason): void {

@@ -110,7 +110,7 @@ export class Activator implements ActivationHost {
         const denied = new ActivationDeniedError(this.def.name, identity);
         return this.services.reply(senderOf(entry), denied);
       }
-      a = this.activate(identity, shard, hash);
+      a = this.activate(identity, shard, hash, entryDeadline(entry));
     }
     if (a.stuckMs !== undefined) return this.stuckReply(a, senderOf(entry));
     if (a.state === 'deactivating') {
@@ -258,7 +258,7 @@ export class Activator implements ActivationHost {
       for (const m of held) this.notOwner(senderOf(m.entry), a.identity, shard);
       return;
     }
-    const next = this.activate(a.identity, shard);
+    const next = this.activate(a.identity, shard, undefined, entryDeadline(held[0]!.entry));
     for (const m of held) this.post(next, m.entry, m.ack);
   }
 
@@ -280,8 +280,13 @@ export class Activator implements ActivationHost {
     });
   }
 
-  private activate(identity: string, shard: number, hash?: number): Activation {
-    const a = new Activation(this, identity, shard, idleStamp(this.clock));
+  private activate(
+    identity: string,
+    shard: number,
+    hash: number | undefined,
+    firstDeadline: number | undefined,
+  ): Activation {
+    const a = new Activation(this, identity, shard, idleStamp(this.clock), firstDeadline);
     this.table.add(a, hash);
     this.next = a;
     const system = this.services.system;

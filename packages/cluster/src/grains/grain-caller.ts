@@ -12,6 +12,7 @@ import {
   DeadlineExceededError,
   MemberFencedError,
   NoHostError,
+  NoTransportError,
 } from '../errors';
 import type { Topology } from '../membership/topology';
 import { ownerOf } from '../placement/owner-of';
@@ -181,7 +182,15 @@ export class GrainCaller implements CallRetrier {
   /** The grain's owner under the current topology (resolved once per topology and grain). */
   private ownerOf(ref: GrainRef): string | undefined {
     const topology = this.deps.topology();
-    if (ref.topology !== topology) ref.resolve(topology, this.ownerAddress(ref.kind, ref.shard));
+    if (ref.topology !== topology) {
+      const address = this.ownerAddress(ref.kind, ref.shard);
+      const system = this.deps.system;
+      // Without a remote only this node's own grains are reachable (once per topology and grain).
+      if (address !== undefined && address !== system.address && system.remote === undefined) {
+        throw new NoTransportError(ref.kind, ref.identity, address);
+      }
+      ref.resolve(topology, address);
+    }
     return ref.address;
   }
 

@@ -16,6 +16,7 @@ import type { GrainServices } from './internal/grain-services';
 import type { KindDefinition } from './kind';
 import { RemindersNotConfiguredError } from '../reminders/errors';
 import type { GrainReminders } from '../reminders/reminder';
+import { isRuntimeStateError, stateOf, type GrainState } from './grain-state';
 
 /** Chain ids: the member's random prefix and a counter (randomBytes per call costs ~5 µs). */
 let chainSeq = 0;
@@ -76,6 +77,8 @@ export interface TurnHost {
 /** What a turn's context needs of its activation. */
 export interface TurnGrain {
   readonly identity: string;
+  /** The state handle when the kind declares state (on the grain as GRAIN_STATE). */
+  readonly grainState: GrainState<unknown> | undefined;
   /** The activation id. */
   readonly id: string;
   readonly shard: number;
@@ -224,6 +227,34 @@ export class GrainTurnContext implements GrainContext {
     this.activation.host.requestDeactivate(this.activation, 'requested');
   }
 
+  get state(): unknown {
+    return this.stateHandle('ctx.state').state;
+  }
+
+  set state(value: unknown) {
+    this.stateHandle('ctx.state').state = value;
+  }
+
+  writeState(): Promise<number> {
+    try {
+      return this.stateHandle('ctx.writeState()').write();
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+  }
+
+  clearState(): Promise<void> {
+    try {
+      return this.stateHandle('ctx.clearState()').clear();
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+  }
+
+  private stateHandle(what: string): GrainState<unknown> {
+    return this.activation.grainState ?? stateOf<unknown>({}, what);
+  }
+
   /** @internal the turn ended with `value`: it is the reply unless respond() was called. */
   finish(value: unknown): void {
     this.abortTimer?.cancel();
@@ -251,8 +282,13 @@ export class GrainTurnContext implements GrainContext {
     else this.activation.host.services.reply(from, message);
   }
 
-  /** What the caller gets for an error of grain code: a GrainError naming this grain. */
-  private grainError(error: unknown): GrainError {
+  /**
+   * What the caller gets for an error of grain code: a GrainError naming this grain. An error of
+   * the runtime's state (a conflict, the store unavailable) that the grain let through is the
+   * runtime's, not the grain's: it goes as it is.
+   */
+  private grainError(error: unknown): Error {
+    if (isRuntimeStateError(error)) return error as Error;
     return grainErrorOf(this.kind, this.identity, error);
   }
 

@@ -39,7 +39,9 @@ export type DeactivationReason =
   /** onActivate threw. */
   | 'activation-failed'
   /** A turn ran past the kind's turnTimeoutMs; the activation ended when the turn did. */
-  | 'turn-timeout';
+  | 'turn-timeout'
+  /** A write or clear of the kind's state conflicted (another activation or owner wrote). */
+  | 'state-conflict';
 
 /** Options of a grain call (`cluster.request`, `ctx.request`, generated clients). */
 export interface GrainCallOptions {
@@ -72,8 +74,11 @@ export interface GrainCallOptions {
   retries?: number;
 }
 
-/** What a grain's handlers get: who it is, the current message, and calls that carry the chain. */
-export interface GrainContext {
+/**
+ * What a grain's handlers get: who it is, the current message, calls that carry the chain, and
+ * (`S`) the state its kind declares.
+ */
+export interface GrainContext<S = unknown> {
   /** The grain's identity within its kind. */
   readonly identity: string;
   /** The grain's kind. */
@@ -122,6 +127,19 @@ export interface GrainContext {
   send(kind: string, identity: string, message: unknown, options?: GrainSendOptions): void;
   /** Deactivates this grain once the current turn has finished. */
   deactivate(): void;
+  /**
+   * The grain's state, when its kind declares `state` (loaded before the first message; replace
+   * it or change it in place). Throws StateNotLoadedError when the kind declares none.
+   */
+  state: S;
+  /**
+   * Stores the state, fenced by version and shard epoch; resolves with the new version. A
+   * conflict deactivates the grain and rejects with InconsistentStateError, which reaches the
+   * caller as it is if the handler lets it through.
+   */
+  writeState(): Promise<number>;
+  /** Removes the stored state (the state is `initial()` again); rejects like writeState(). */
+  clearState(): Promise<void>;
 }
 
 /** The part of a Cluster a grain sees (kept structural so grains do not import the class). */

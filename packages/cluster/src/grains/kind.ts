@@ -4,9 +4,17 @@ import {
   NotInfluenceReceiveTimeout,
 } from '@granary/core';
 import type { Grain } from './grain';
+import { kindStateOf, type KindState, type KindStateOptions } from './kind-state';
 
-/** Options of a grain kind. */
-export interface KindOptions {
+/** Options of a grain kind (`S`: the type of its declared state). */
+export interface KindOptions<S = unknown> {
+  /**
+   * State the runtime keeps for each grain of the kind: loaded before the first message, read
+   * and replaced as `this.state` / `ctx.state`, stored with `writeState()`, fenced by the shard
+   * epoch; a conflict deactivates the grain and reaches the caller as InconsistentStateError.
+   * @default undefined (the kind keeps no state)
+   */
+  state?: KindStateOptions<S> | undefined;
   /**
    * An activation idle this long (no message that influences idle time) passivates.
    * `Infinity` keeps activations until rebalance or shutdown.
@@ -73,6 +81,8 @@ export interface KindDefinition {
   readonly alwaysReentrant: boolean;
   readonly longTurnMs: number;
   readonly turnTimeoutMs: number;
+  /** The state the runtime keeps for each grain (undefined: none). */
+  readonly state: KindState | undefined;
 }
 
 /** Defaults of KindOptions. */
@@ -100,10 +110,10 @@ const markedNeutral = (message: unknown): boolean =>
  * await cluster.request('ponger', 'p-1', 'ping', { timeoutMs: 1000 });
  * @throws InvalidArgumentError for a bad name or factory, InvalidOptionError naming a bad option.
  */
-export function kind(
+export function kind<S = unknown>(
   name: string,
   factory: () => Grain,
-  options: KindOptions = {},
+  options: KindOptions<S> = {},
 ): KindDefinition {
   const o = { ...DEFAULT_KIND_OPTIONS, ...options };
   if (typeof name !== 'string' || name.length === 0 || name.includes('/')) {
@@ -153,6 +163,7 @@ export function kind(
     alwaysReentrant: o.reentrant === true,
     longTurnMs: o.longTurnMs,
     turnTimeoutMs: o.turnTimeoutMs,
+    state: kindStateOf(name, o.state as KindStateOptions<unknown> | undefined),
   };
 }
 

@@ -1,7 +1,10 @@
 import { InvalidOptionError } from '@granary/core';
 import type { KindSpec } from '../cluster-options';
 
-/** Normalises the kinds option; throws on a bad shardCount or a duplicate name. */
+/**
+ * Normalises the kinds option; throws on a bare name (the string form hosts nothing), a bad
+ * shardCount or a duplicate name.
+ */
 export function validateKinds(
   kinds: ReadonlyArray<KindSpec>,
   defaultShardCount: number,
@@ -11,7 +14,14 @@ export function validateKinds(
   }
   const seen = new Set<string>();
   return kinds.map((spec) => {
-    const name = typeof spec === 'string' ? spec : spec?.name;
+    if (typeof spec === 'string') {
+      // A bare name used to be accepted and hosted nothing: every call to it timed out.
+      throw new InvalidOptionError(
+        'kinds',
+        `'${spec}' is only a name: pass kind(${JSON.stringify(spec)}, () => new MyGrain()) to host grains of it (a generated kind helper does the same); { name: ${JSON.stringify(spec)} } claims its shards without hosting grains`,
+      );
+    }
+    const name = spec?.name;
     if (typeof name !== 'string' || name.length === 0 || name.includes('/')) {
       throw new InvalidOptionError(
         'kinds',
@@ -20,8 +30,7 @@ export function validateKinds(
     }
     if (seen.has(name)) throw new InvalidOptionError('kinds', `duplicate kind name '${name}'`);
     seen.add(name);
-    const shardCount =
-      (typeof spec === 'string' ? undefined : spec.shardCount) ?? defaultShardCount;
+    const shardCount = spec.shardCount ?? defaultShardCount;
     if (!Number.isInteger(shardCount) || shardCount < 1) {
       throw new InvalidOptionError(
         'shardCount',

@@ -48,9 +48,20 @@ describe('Cluster (MemoryProvider)', () => {
       const err = await Cluster.start({
         name: 'x',
         provider: new MemoryProvider(table),
-        kinds: ['A', { name: 'A' }],
+        kinds: [{ name: 'A' }, { name: 'A' }],
       }).catch((e) => e);
       expect(err).to.be.instanceOf(InvalidOptionError).with.property('option', 'kinds');
+      expect(table.topology().members).to.have.length(0);
+    });
+
+    it('rejects the string form of a kind at start, saying what to pass instead', async () => {
+      const err = await Cluster.start({
+        name: 'x',
+        provider: new MemoryProvider(table),
+        kinds: ['counter'] as unknown as [],
+      }).catch((e) => e);
+      expect(err).to.be.instanceOf(InvalidOptionError).with.property('option', 'kinds');
+      expect((err as Error).message).to.contain("kind(\"counter\"");
       expect(table.topology().members).to.have.length(0);
     });
   });

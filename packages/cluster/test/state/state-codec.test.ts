@@ -156,3 +156,98 @@ describe('state codecs', () => {
     });
   });
 });
+
+describe('state codecs keep the representation', () => {
+  const rich = protobuf.parse(`
+    syntax = "proto3";
+    package keep;
+    message Inner { bytes tag = 1; sint64 n = 2; }
+    message Rich {
+      int64 big = 1; uint64 ubig = 2; fixed64 f = 3; bytes blob = 4; repeated bytes blobs = 5;
+      map<string, bytes> named = 6; Inner inner = 7; repeated Inner inners = 8;
+      optional int64 maybe = 9; string s = 10; Kind kind = 11;
+      oneof pick { int64 a = 12; string b = 13; }
+    }
+    enum Kind { ZERO = 0; ONE = 1; }
+  `).root;
+  const Rich = rich.lookupType('keep.Rich');
+
+  it('protobufStateCodec over a Type: 64-bit as decimal strings, bytes as plain Uint8Array', () => {
+    const codec = protobufStateCodec<Record<string, unknown>>(Rich);
+    const state = {
+      big: '9007199254740993',
+      ubig: '18446744073709551615',
+      f: '5',
+      blob: new Uint8Array([1, 2, 255]),
+      blobs: [new Uint8Array([7])],
+      named: { k: new Uint8Array([9, 8]) },
+      inner: { tag: new Uint8Array([3]), n: '-42' },
+      inners: [{ tag: new Uint8Array(0), n: '0' }],
+      s: 'x',
+      kind: 1,
+      a: '12',
+    };
+    const back = codec.decode(codec.encode(state));
+    expect(typeof back.big).to.equal('string');
+    expect(back.big).to.equal('9007199254740993');
+    expect(back.ubig).to.equal('18446744073709551615');
+    expect(back.blob).to.be.instanceOf(Uint8Array);
+    expect((back.blob as Uint8Array).constructor).to.equal(Uint8Array);
+    expect((back.blobs as Uint8Array[])[0]!.constructor).to.equal(Uint8Array);
+    expect((back.named as Record<string, Uint8Array>).k!.constructor).to.equal(Uint8Array);
+    const inner = back.inner as { tag: Uint8Array; n: string };
+    expect(inner.tag.constructor).to.equal(Uint8Array);
+    expect(inner.n).to.equal('-42');
+    expect(back.pick).to.equal('a');
+    expect(back.a).to.equal('12');
+    expect(back).to.not.have.property('maybe'); // presence kept
+    expect(JSON.stringify(back.blob)).to.equal(JSON.stringify(new Uint8Array([1, 2, 255])));
+    expect(back.kind).to.equal(1);
+  });
+
+  it('fills implicit-presence zeros: an empty message decodes complete', () => {
+    const codec = protobufStateCodec<Record<string, unknown>>(Rich);
+    const back = codec.decode(codec.encode({}));
+    expect(back.big).to.equal('0');
+    expect(back.s).to.equal('');
+    expect(back.kind).to.equal(0);
+    expect((back.blob as Uint8Array).constructor).to.equal(Uint8Array);
+    expect(back.blobs).to.deep.equal([]);
+    expect(back).to.not.have.property('inner');
+  });
+
+  it('protobufStateCodec over a generated message codec uses its own encode and decode', () => {
+    const generated = {
+      typeName: 'keep.Inner',
+      encode: (m: { n: string }) => Buffer.from(m.n),
+      decode: (b: Uint8Array) => ({ n: Buffer.from(b).toString() }),
+    };
+    const codec = protobufStateCodec(generated);
+    expect(codec.name).to.equal('protobuf:keep.Inner');
+    expect(codec.decode(codec.encode({ n: '77' }))).to.deep.equal({ n: '77' });
+  });
+
+  it('jsonStateCodec round-trips Uint8Array (Buffer too) and bigint', () => {
+    const codec = jsonStateCodec<{ b: Uint8Array; buf: Uint8Array; n: bigint; list: bigint[] }>();
+    const back = codec.decode(
+      codec.encode({
+        b: new Uint8Array([0, 1, 255]),
+        buf: Buffer.from('hi'),
+        n: 2n ** 70n,
+        list: [1n, -3n],
+      }),
+    );
+    expect(back.b.constructor).to.equal(Uint8Array);
+    expect([...back.b]).to.deep.equal([0, 1, 255]);
+    expect(back.buf.constructor).to.equal(Uint8Array);
+    expect(Buffer.from(back.buf).toString()).to.equal('hi');
+    expect(back.n).to.equal(2n ** 70n);
+    expect(back.list).to.deep.equal([1n, -3n]);
+  });
+
+  it('jsonStateCodec leaves objects with other keys alone', () => {
+    const codec = jsonStateCodec<unknown>();
+    const value = { $bytes: 1, other: { $bigint: 'x', y: 1 } };
+    expect(codec.decode(codec.encode(value))).to.deep.equal(value);
+  });
+});

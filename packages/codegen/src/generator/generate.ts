@@ -76,7 +76,9 @@ function generateFile(
   ];
   if (hasServices) {
     lines.push(`import { kind as $kind } from '@granary/cluster';`);
-    lines.push(`import type { GrainContext as $GrainContext } from '@granary/cluster';`);
+    lines.push(
+      `import type { GrainContext as $GrainContext, KindOptions as $KindOptions } from '@granary/cluster';`,
+    );
   }
   lines.push(`import * as $rt from ${quote(RUNTIME_MODULE)};`);
   for (const [, alias, specifier] of scope.importedFiles()) {

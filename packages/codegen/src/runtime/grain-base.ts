@@ -1,3 +1,4 @@
+import { stateOf } from '@granary/cluster';
 import type { InvokeContext } from './cluster-like';
 import { MissingResponseError, UnimplementedError } from './errors';
 import { grainInvokeResult, isGrainInvoke, payloadOf } from './grain-invoke';
@@ -10,8 +11,12 @@ import { typeNameOf } from './type-tag';
  * the rpc method, encodes its result and responds with a `granary.GrainInvokeResult`; an
  * unknown method throws `UnimplementedError` (the caller receives it as such). Any other
  * message goes to `receiveDefault`, like Proto.Actor's `ReceiveDefault`.
+ *
+ * `S` is the state the grain's kind declares (`ponger(() => new Ponger(), { state: { store,
+ * codec, initial } })`): `this.state`, `this.writeState()` and `this.clearState()` are the
+ * runtime's, loaded before the first message and fenced by the shard epoch.
  */
-export abstract class GrainBase<Ctx extends InvokeContext> {
+export abstract class GrainBase<Ctx extends InvokeContext, S = unknown> {
   /** The generated dispatch table of the service. */
   protected abstract readonly $service: ServiceDefinition<never, Ctx>;
 
@@ -26,6 +31,33 @@ export abstract class GrainBase<Ctx extends InvokeContext> {
    * a plain message). Without it, such messages fail with `UnimplementedError`.
    */
   receiveDefault?(ctx: Ctx): unknown;
+
+  /** The state the grain's kind declares (loaded before the first message). */
+  protected get state(): S {
+    return stateOf<S>(this, 'this.state').state;
+  }
+
+  protected set state(value: S) {
+    stateOf<S>(this, 'this.state').state = value;
+  }
+
+  /** The stored version of the state this activation holds (null: nothing stored yet). */
+  protected get stateVersion(): number | null {
+    return stateOf<S>(this, 'this.stateVersion').version;
+  }
+
+  /**
+   * Stores the state, fenced by version and shard epoch. A conflict deactivates the grain and
+   * rejects with InconsistentStateError, which reaches the caller as it is.
+   */
+  protected writeState(): Promise<number> {
+    return stateOf<S>(this, 'writeState()').write();
+  }
+
+  /** Removes the stored state (the state is `initial()` again); rejects like writeState(). */
+  protected clearState(): Promise<void> {
+    return stateOf<S>(this, 'clearState()').clear();
+  }
 
   /** Entry point the cluster calls for every message. */
   receive(ctx: Ctx): unknown {

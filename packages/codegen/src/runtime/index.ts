@@ -27,7 +27,7 @@ export { ProtobufMessageCodec } from './message-codec';
 export type { MessageCodec, MessageInit } from './message-codec';
 export { codecOf, defineProtoFile } from './proto-file';
 export type { ProtoFile, TypeRegistry } from './proto-file';
-export { defineService, method } from './service';
+export { defineService, definedServices, method } from './service';
 export type { MethodDefinition, ServiceDefinition } from './service';
 export { TYPE_NAME_TAG, tagTypeName, typeNameOf } from './type-tag';
 export { NullValue } from './well-known';

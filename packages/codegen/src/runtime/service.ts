@@ -32,10 +32,27 @@ export function method<G, Ctx, Req, Res>(
   };
 }
 
-/** Builds the dispatch table of a generated grain base class. */
+/**
+ * Every service a generated module loaded in this process defined, by kind name: what a gRPC
+ * gateway serves (`GrpcGateway.start`). Keyed by a registered symbol on globalThis, so two
+ * installed copies of the runtime share it.
+ */
+const REGISTRY_KEY = Symbol.for('granary.codegen.services');
+const registry: Map<string, ServiceDefinition<unknown, unknown>> = ((
+  globalThis as { [REGISTRY_KEY]?: Map<string, ServiceDefinition<unknown, unknown>> }
+)[REGISTRY_KEY] ??= new Map());
+
+/** The services generated modules loaded in this process define, by kind name. */
+export function definedServices(): ReadonlyMap<string, ServiceDefinition<unknown, unknown>> {
+  return registry;
+}
+
+/** Builds the dispatch table of a generated grain base class (and registers the service). */
 export function defineService<G, Ctx>(
   kindName: string,
   methods: readonly MethodDefinition<G, Ctx>[],
 ): ServiceDefinition<G, Ctx> {
-  return { kindName, methods: new Map(methods.map((m) => [m.path, m])) };
+  const service = { kindName, methods: new Map(methods.map((m) => [m.path, m])) };
+  registry.set(kindName, service as ServiceDefinition<unknown, unknown>);
+  return service;
 }

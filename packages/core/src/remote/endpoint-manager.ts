@@ -131,8 +131,14 @@ export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHo
     return this.config.reconnect;
   }
 
-  /** Binds the server; resolves with the advertised `host:port`. */
+  /** Binds the server (unless it does not listen); resolves with the advertised `host:port`. */
   async start(): Promise<string> {
+    if (!this.config.listen) {
+      // A client: it only dials, and its peers answer over the links it opened.
+      this.address = hostPort(this.config.advertisedHost, this.config.port);
+      this.memberId = this.config.memberId ?? this.address;
+      return this.address;
+    }
     const server = new grpc.Server(serverOptions(this.config.limits));
     server.addService(
       {

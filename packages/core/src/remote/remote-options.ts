@@ -62,6 +62,13 @@ export interface RemoteOptions {
    */
   port?: number;
   /**
+   * Bind a server at all. A node that only calls others (a cluster client that is not a member)
+   * sets false: it states `advertisedHost:port` in its handshakes without listening there, and
+   * the peers it dials answer over the links it opened.
+   * @default true
+   */
+  listen?: boolean;
+  /**
    * Host peers use to reach this node, when it differs from `host` (e.g. binding 0.0.0.0).
    * @default the value of `host`
    */
@@ -184,6 +191,7 @@ export interface RemoteOptions {
 export const DEFAULT_REMOTE_OPTIONS = {
   host: '127.0.0.1',
   port: 0,
+  listen: true,
   clusterName: 'granary',
   insecure: false,
   batchSize: 256,

@@ -140,7 +140,7 @@ export class Remote {
   private async doStart(options: RemoteOptions): Promise<string> {
     const o = resolveRemoteOptions(options);
     const logger = this.system.logger.child({ component: 'remote' });
-    checkSecureBinding(o, logger);
+    if (o.listen) checkSecureBinding(o, logger);
     const registry = o.serialization ?? processWideSerialization;
     registerWireTypes(registry);
     const transport = new EndpointManager(

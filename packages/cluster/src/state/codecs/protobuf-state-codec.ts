@@ -1,5 +1,6 @@
 import { InvalidArgumentError, serialization } from '@granary/core';
 import { checkWireTypes, type WireType } from './internal/check-wire-types';
+import { plainMessage, type PlainType } from './internal/plain-message';
 import type { StateCodec } from './state-codec';
 
 /**
@@ -13,6 +14,19 @@ export interface ProtobufStateType extends WireType {
   verify(message: { [key: string]: unknown }): string | null;
   /** Resolves field types (enums, nested messages), so the wire check knows them. */
   resolveAll?(): unknown;
+  /** A message from a plain object (decimal strings for 64-bit fields, Uint8Array for bytes). */
+  fromObject?(object: { [key: string]: unknown }): object;
+}
+
+/**
+ * A message codec as generated modules export one per message (`PingState.encode/decode`, from
+ * `@granary/codegen`): its `decode` already returns the generated representation.
+ */
+export interface GeneratedMessageCodec<T> {
+  /** Full protobuf name, no leading dot. */
+  readonly typeName: string;
+  encode(message: T): Uint8Array;
+  decode(bytes: Uint8Array): T;
 }
 
 /** Where registered protobuf types are looked up: `serialization` of @granary/core fits. */
@@ -21,35 +35,59 @@ export interface ProtobufTypeRegistry {
 }
 
 /**
- * State as a protobuf message: `type` is a protobufjs Type, or a full type name (`'shop.Cart'`,
- * no leading dot) looked up in `registry`, by default the process-wide `serialization` registry
- * of @granary/core (where generated code registers its types).
- * Decoding first checks every known field's wire type against the schema (protobufjs does not),
- * then decodes and `verify`s the message, so state written by an incompatible schema becomes a
- * StateDecodeError instead of a wrong message.
+ * State as a protobuf message, in the representation generated code declares: 64-bit integers
+ * as decimal strings, enums as numbers, bytes as plain `Uint8Array` (never a protobufjs `Long`
+ * or a Node `Buffer`), implicit-presence scalars filled with their zero value.
+ *
+ * `type` is a generated message codec (`protobufStateCodec(PingState)`, the codegen's own
+ * encode and decode), a protobufjs Type, or a full type name (`'shop.Cart'`, no leading dot)
+ * looked up in `registry`, by default the process-wide `serialization` registry of
+ * @granary/core (where generated code registers its types).
+ * Decoding a Type first checks every known field's wire type against the schema (protobufjs
+ * does not), then decodes and `verify`s the message, so state written by an incompatible schema
+ * becomes a StateDecodeError instead of a wrong message.
  *
  * @example
- * serialization.registerRoot(root);
- * const codec = protobufStateCodec<Cart>('shop.Cart');
+ * import { PingState } from './gen/ping.granary';
+ * const codec = protobufStateCodec(PingState); // StateCodec<PingState>
+ * const byName = protobufStateCodec<Cart>('shop.Cart');
  */
 export function protobufStateCodec<T extends object>(
-  type: ProtobufStateType | string,
+  type: GeneratedMessageCodec<T> | ProtobufStateType | string,
   registry: ProtobufTypeRegistry = serialization,
 ): StateCodec<T> {
+  if (typeof type === 'object' && type !== null && isGenerated(type)) {
+    return { name: `protobuf:${type.typeName}`, encode: (s) => type.encode(s), decode: (b) => type.decode(b) };
+  }
   const resolved = typeof type === 'string' ? lookup(type, registry) : type;
   resolved.resolveAll?.();
   const typeName = resolved.fullName.replace(/^\./, '');
+  const plain = isPlainType(resolved) ? resolved : undefined;
+  const fromObject = resolved.fromObject?.bind(resolved);
   return {
     name: `protobuf:${typeName}`,
-    encode: (state) => resolved.encode(state).finish(),
+    // fromObject: decimal strings and Uint8Arrays (what decode hands out) become Longs and bytes.
+    encode: (state) =>
+      resolved.encode(fromObject ? fromObject(state as { [key: string]: unknown }) : state).finish(),
     decode: (bytes) => {
       checkWireTypes(resolved, bytes);
       const message = resolved.decode(bytes);
       const problem = resolved.verify(message as { [key: string]: unknown });
       if (problem) throw new Error(problem);
-      return message as T;
+      return (plain ? plainMessage(plain, message) : message) as T;
     },
   };
+}
+
+function isGenerated<T>(
+  type: GeneratedMessageCodec<T> | ProtobufStateType,
+): type is GeneratedMessageCodec<T> {
+  return typeof (type as GeneratedMessageCodec<T>).typeName === 'string' && !('fullName' in type);
+}
+
+function isPlainType(type: ProtobufStateType): type is ProtobufStateType & PlainType {
+  const t = type as Partial<PlainType>;
+  return Array.isArray(t.fieldsArray) && typeof t.toObject === 'function';
 }
 
 function lookup(typeName: string, registry: ProtobufTypeRegistry): ProtobufStateType {

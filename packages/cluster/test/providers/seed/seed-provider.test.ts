@@ -32,7 +32,7 @@ describe('SeedProvider', () => {
       const err = await Cluster.start({
         name: 's',
         provider: new SeedProvider({ isSeed: true }),
-        kinds: [KIND],
+        kinds: [{ name: KIND }],
       }).catch((e) => e);
       expect(err).to.be.instanceOf(InvalidOptionError).with.property('option', 'remote');
     });
@@ -105,7 +105,7 @@ describe('SeedProvider', () => {
         name: 'other',
         id: 'x',
         provider: new SeedProvider({ seed: `127.0.0.1:${port}` }),
-        kinds: [KIND],
+        kinds: [{ name: KIND }],
         remote: { host: '127.0.0.1', port: 0 },
         logger: NOOP_LOGGER,
       }).catch((e) => e);
@@ -119,7 +119,7 @@ describe('SeedProvider', () => {
         name: 'dev',
         id: 'lonely',
         provider: new SeedProvider({ seed, joinTimeoutMs: 800, requestTimeoutMs: 200 }),
-        kinds: [KIND],
+        kinds: [{ name: KIND }],
         remote: { host: '127.0.0.1', port: 0 },
         logger: NOOP_LOGGER,
       }).catch((e) => e);

@@ -11,6 +11,8 @@ export const FRAME_OVERHEAD_BYTES = 64 * 1024;
 export interface ResolvedRemoteOptions {
   host: string;
   port: number;
+  /** False: no server; the node only dials (RemoteOptions.listen). */
+  listen: boolean;
   advertisedHost: string;
   clusterName: string;
   memberId: string | undefined;
@@ -43,6 +45,7 @@ export function resolveRemoteOptions(options: RemoteOptions): ResolvedRemoteOpti
   const o: ResolvedRemoteOptions = {
     host,
     port: options.port ?? d.port,
+    listen: options.listen ?? d.listen,
     advertisedHost: options.advertisedHost ?? host,
     clusterName: options.clusterName ?? d.clusterName,
     memberId: options.memberId,

@@ -1,0 +1,161 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { ActorSystem, InvalidOptionError, Remote } from '@granary/core';
+import { ClusterStoppedError } from '../errors';
+import type { GrainCallOptions } from '../grains/grain';
+import { GrainCaller } from '../grains/grain-caller';
+import { asCoreLogger, NOOP_LOGGER, type ClusterLogger } from '../internal/logger';
+import type { Topology } from '../membership/topology';
+import {
+  DEFAULT_GRANARY_CLIENT_OPTIONS,
+  type GranaryClientOptions,
+} from './granary-client-options';
+import { EtcdTopologySource, GatewayTopologySource, type TopologySource } from './topology-source';
+
+/**
+ * Host part of the address a client states in its handshakes: a name that resolves nowhere, so
+ * nothing ever dials it; replies come back over the link the call went out on.
+ */
+const CLIENT_HOST_SUFFIX = '.client.invalid';
+
+/**
+ * A client of a Granary cluster that is not a member: no lease, no listening port, no
+ * membership events. It learns the topology (from member gateways, or etcd, and keeps
+ * following it), sends each call straight to the grain's owner over an authenticated link
+ * (the cluster's `secret` or mutual TLS, like a member), and retries within the call's deadline
+ * with the same retry loop members use. Anything that takes a `ClusterLike` (generated typed
+ * clients) takes it.
+ *
+ * What `connect` creates, `close()` closes (the actor system, its links, the etcd client).
+ *
+ * @example
+ * const client = await GranaryClient.connect({ name: 'shop', gateways: ['10.0.0.5:4000'], secret });
+ * try {
+ *   const pong = await PongerClient.for(client, 'p-1').ping({ cnt: '1' }, { idempotent: true });
+ * } finally {
+ *   await client.close();
+ * }
+ */
+export class GranaryClient {
+  /** This client's id (stated in its handshakes). */
+  readonly id: string;
+  /** The cluster it calls. */
+  readonly name: string;
+  private readonly caller: GrainCaller;
+  private readonly unsubscribe: () => void;
+  private closed = false;
+
+  private constructor(
+    private readonly system: ActorSystem,
+    private readonly source: TopologySource,
+    options: GranaryClientOptions & {
+      requestTimeoutMs: number;
+      topologyRefreshMs: number;
+      defaultShardCount: number;
+    },
+    id: string,
+    logger: ClusterLogger,
+  ) {
+    this.id = id;
+    this.name = options.name;
+    const shardCounts = options.shardCounts ?? {};
+    this.caller = new GrainCaller({
+      system,
+      defaultTimeoutMs: options.requestTimeoutMs,
+      topology: () => source.topology(),
+      shardCountOf: (kind) =>
+        shardCounts[kind] ?? source.shardCounts()[kind] ?? options.defaultShardCount,
+      onSendFailed: (kind, identity, err) =>
+        logger.warn({ err, grain: `${kind}/${identity}` }, 'grain send was not delivered'),
+      stopped: () => this.closed || system.isShuttingDown,
+      clock: system.clock,
+      random: system.random,
+      membershipUnavailable: () => false,
+    });
+    this.unsubscribe = source.listeners.add(() => this.caller.topologyChanged());
+  }
+
+  /**
+   * Connects to the cluster `name`: through `gateways` (member addresses) or `etcd`. Resolves
+   * once the topology is known.
+   * @throws InvalidOptionError naming a missing or bad option.
+   */
+  static async connect(options: GranaryClientOptions): Promise<GranaryClient> {
+    const o = { ...DEFAULT_GRANARY_CLIENT_OPTIONS, ...options };
+    if (typeof o.name !== 'string' || o.name.length === 0) {
+      throw new InvalidOptionError('name', 'the cluster name is required');
+    }
+    const gateways = o.gateways ?? [];
+    if (gateways.length === 0 && o.etcd === undefined) {
+      throw new InvalidOptionError('gateways', 'give member addresses (gateways) or etcd');
+    }
+    if (!(o.requestTimeoutMs > 0)) {
+      throw new InvalidOptionError('requestTimeoutMs', `must be > 0, got ${o.requestTimeoutMs}`);
+    }
+    const id = o.id ?? `client-${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    const logger = o.logger ?? NOOP_LOGGER;
+    const system = new ActorSystem({
+      name: `${o.name}-client`,
+      ...(o.logger === undefined ? {} : { logger: asCoreLogger(o.logger) }),
+    });
+    let source: TopologySource | undefined;
+    try {
+      await new Remote(system).start({
+        listen: false,
+        advertisedHost: `${id.replace(/[^A-Za-z0-9-]/g, '-').toLowerCase()}${CLIENT_HOST_SUFFIX}`,
+        port: 1,
+        clusterName: o.name,
+        memberId: id,
+        secret: o.secret,
+        tls: o.tls,
+      });
+      source =
+        o.etcd !== undefined
+          ? new EtcdTopologySource(o.etcd, o.name, id, logger)
+          : new GatewayTopologySource(system, gateways, o.topologyRefreshMs, o.requestTimeoutMs, logger);
+      await source.start();
+      return new GranaryClient(system, source, o, id, logger);
+    } catch (err) {
+      await source?.stop().catch(() => undefined);
+      await system.shutdown();
+      throw err;
+    }
+  }
+
+  /**
+   * Calls grain `kind/identity` on its owner and resolves with its reply; retried like a
+   * member's call (see `Cluster.request`).
+   */
+  request<T = unknown>(
+    kind: string,
+    identity: string,
+    message: unknown,
+    options?: GrainCallOptions,
+  ): Promise<T> {
+    if (this.closed) return Promise.reject(new ClusterStoppedError(`request to ${kind}/${identity}`));
+    return this.caller.request<T>(kind, identity, message, options, undefined);
+  }
+
+  /** Sends to grain `kind/identity` without waiting for a reply (delivery retried). */
+  send(kind: string, identity: string, message: unknown): void {
+    if (this.closed) throw new ClusterStoppedError(`send to ${kind}/${identity}`);
+    this.caller.send(kind, identity, message, undefined);
+  }
+
+  /** The latest topology the client knows. */
+  get topology(): Topology {
+    return this.source.topology();
+  }
+
+  /** Stops the topology source and the client's links; calls in progress fail. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.unsubscribe();
+    try {
+      await this.source.stop();
+    } finally {
+      await this.system.shutdown();
+    }
+  }
+}

@@ -1,0 +1,157 @@
+import { expect } from 'chai';
+import { HandshakeError, InvalidOptionError } from '@granary/core';
+import { freePort, startEtcd, type EtcdHandle } from '@granary/testkit';
+import { GranaryClient } from '../../src/client/granary-client';
+import { Cluster } from '../../src/cluster';
+import type { GrainContext } from '../../src/grains/grain';
+import { kind } from '../../src/grains/kind';
+import { EtcdProvider } from '../../src/providers/etcd/etcd-provider';
+import { MemoryProvider } from '../../src/providers/memory/memory-provider';
+import { MemoryClusterTable } from '../../src/providers/memory/memory-table';
+import { quiet } from '../grains/memory-nodes';
+
+const SECRET = 'a-secret-of-at-least-16-bytes';
+const SHARDS = 8;
+
+/** Answers who served it; counts its own calls. */
+class Echo {
+  n = 0;
+  receive(ctx: GrainContext): unknown {
+    return { member: ctx.cluster.id, identity: ctx.identity, n: ++this.n, message: ctx.message };
+  }
+}
+
+const echo = kind('echo', () => new Echo(), { shardCount: SHARDS });
+
+interface Reply {
+  member: string;
+  identity: string;
+  n: number;
+}
+
+describe('GranaryClient (not a member)', function () {
+  this.timeout(30_000);
+
+  describe('through gateways (secret)', () => {
+    const table = new MemoryClusterTable();
+    const members: Cluster[] = [];
+    let client: GranaryClient;
+    const joined: string[] = [];
+
+    before(async () => {
+      for (const id of ['m1', 'm2']) {
+        const c = await Cluster.start({
+          name: 'clients',
+          id,
+          provider: new MemoryProvider(table, { ttlMs: 1000 }),
+          kinds: [echo],
+          remote: { host: '127.0.0.1', port: await freePort(), secret: SECRET },
+          requestTimeoutMs: 3000,
+          logger: quiet,
+        });
+        c.on('member-joined', (m) => joined.push(m.id));
+        members.push(c);
+      }
+      client = await GranaryClient.connect({
+        name: 'clients',
+        gateways: [members[0]!.address],
+        secret: SECRET,
+        topologyRefreshMs: 200,
+      });
+    });
+    after(async () => {
+      await client?.close();
+      await Promise.all(members.map((m) => m.shutdown({ graceful: false })));
+    });
+
+    it('learns the topology without joining: no member sees it, no lease', () => {
+      expect(client.topology.members.map((m) => m.id)).to.deep.equal(['m1', 'm2']);
+      expect(table.topology().members.map((m) => m.id)).to.deep.equal(['m1', 'm2']);
+      expect(joined.filter((id) => id.startsWith('client'))).to.deep.equal([]);
+    });
+
+    it('sends each call straight to the owner (both members serve, each grain on its owner)', async () => {
+      const served = new Set<string>();
+      for (let i = 0; i < 20; i++) {
+        const reply = await client.request<Reply>('echo', `g${i}`, 'hi');
+        const owner = members[0]!.ownerOf('echo', members[0]!.shardOf('echo', `g${i}`));
+        expect(reply.member).to.equal(owner?.id);
+        served.add(reply.member);
+      }
+      expect([...served].sort()).to.deep.equal(['m1', 'm2']);
+    });
+
+    it('keeps calling while a member leaves (retried within the deadline)', async () => {
+      const extra = await Cluster.start({
+        name: 'clients',
+        id: 'm3',
+        provider: new MemoryProvider(table, { ttlMs: 1000 }),
+        kinds: [echo],
+        remote: { host: '127.0.0.1', port: await freePort(), secret: SECRET },
+        logger: quiet,
+      });
+      const calls = Array.from({ length: 30 }, (_, i) =>
+        client.request<Reply>('echo', `x${i}`, 'hi', { timeoutMs: 5000, idempotent: true }),
+      );
+      await extra.shutdown({ graceful: true });
+      const replies = await Promise.all(calls);
+      expect(replies).to.have.length(30);
+      for (let i = 0; i < 30; i++) {
+        expect((await client.request<Reply>('echo', `x${i}`, 'again')).member).to.not.equal('m3');
+      }
+    });
+
+    it('a client without the secret is refused at the handshake', async () => {
+      const stranger = await GranaryClient.connect({
+        name: 'clients',
+        gateways: [members[0]!.address],
+        secret: 'not-the-right-secret-at-all',
+        requestTimeoutMs: 600,
+      }).catch((e: unknown) => e);
+      expect(HandshakeError.is(stranger) || (stranger as Error).name === 'TimeoutError').to.equal(true);
+    });
+
+    it('refuses options without gateways or etcd, naming them', async () => {
+      const err = await GranaryClient.connect({ name: 'clients' }).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(InvalidOptionError).with.property('option', 'gateways');
+    });
+  });
+
+  describe('through etcd', () => {
+    let etcd: EtcdHandle;
+    const members: Cluster[] = [];
+    let client: GranaryClient;
+
+    before(async () => {
+      etcd = await startEtcd();
+      for (const id of ['e1', 'e2']) {
+        members.push(
+          await Cluster.start({
+            name: 'clients-etcd',
+            id,
+            provider: new EtcdProvider({ endpoints: etcd.endpoints, ttlSeconds: 3 }),
+            kinds: [echo],
+            remote: { host: '127.0.0.1', port: await freePort() },
+            logger: quiet,
+          }),
+        );
+      }
+      client = await GranaryClient.connect({
+        name: 'clients-etcd',
+        etcd: { endpoints: etcd.endpoints },
+        shardCounts: { echo: SHARDS },
+      });
+    });
+    after(async () => {
+      await client?.close();
+      await Promise.all(members.map((m) => m.shutdown({ graceful: false })));
+      await etcd?.stop();
+    });
+
+    it('watches the member keys and calls owners', async () => {
+      expect(client.topology.members.map((m) => m.id)).to.deep.equal(['e1', 'e2']);
+      const reply = await client.request<Reply>('echo', 'a', 'hi');
+      expect(['e1', 'e2']).to.include(reply.member);
+    });
+  });
+});

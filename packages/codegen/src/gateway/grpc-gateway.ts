@@ -1,0 +1,244 @@
+import * as grpc from '@grpc/grpc-js';
+import { InvalidArgumentError, InvalidOptionError } from '@granary/core';
+import type { ClusterLike } from '../runtime/cluster-like';
+import { grainInvoke, isGrainInvokeResult, payloadOf } from '../runtime/grain-invoke';
+import { definedServices, type ServiceDefinition } from '../runtime/service';
+import { grpcStatusOf } from './grpc-status';
+
+/** Metadata header naming the grain's identity within its kind (the service). */
+export const IDENTITY_HEADER = 'granary-identity';
+/** Trailer carrying the Granary error code of a failed call (also first in the details). */
+export const ERROR_CODE_TRAILER = 'granary-error-code';
+/** Trailer carrying the code of the error a grain threw (for `ERR_GRAIN`). */
+export const ORIGINAL_CODE_TRAILER = 'granary-error-original-code';
+
+/** Options of {@link GrpcGateway.start}. */
+export interface GrpcGatewayOptions {
+  /** Where calls go: a `Cluster` member, or a `GranaryClient`. Not closed by the gateway. */
+  cluster: ClusterLike;
+  /**
+   * Interface to listen on.
+   * @default '127.0.0.1'
+   */
+  host?: string;
+  /**
+   * Port; 0 picks a free one (`gateway.port` shows it).
+   * @default 0
+   */
+  port?: number;
+  /**
+   * Kind names (the services' full names, `package.Service`) to serve.
+   * @default every service of the generated modules loaded in this process
+   */
+  services?: readonly string[];
+  /**
+   * TLS credentials of the server (`grpc.ServerCredentials.createSsl(...)`).
+   * @default insecure (plaintext), allowed on loopback only unless `insecure` is set
+   */
+  credentials?: grpc.ServerCredentials;
+  /**
+   * Listen in plaintext on a non-loopback interface. Without it such a start throws
+   * InvalidOptionError: anyone who can reach the port could call every grain.
+   * @default false
+   */
+  insecure?: boolean;
+  /**
+   * Deadline of a call whose client sent no `grpc-timeout`.
+   * @default the cluster's requestTimeoutMs
+   */
+  defaultTimeoutMs?: number;
+  /**
+   * Largest request or response message, bytes.
+   * @default 4194304 (4 MiB, gRPC's default)
+   */
+  maxMessageBytes?: number;
+}
+
+/** Defaults of {@link GrpcGatewayOptions}. */
+export const DEFAULT_GRPC_GATEWAY_OPTIONS = {
+  host: '127.0.0.1',
+  port: 0,
+  insecure: false,
+  maxMessageBytes: 4 * 1024 * 1024,
+} as const;
+
+const passThrough = (bytes: Buffer): Buffer => bytes;
+
+/**
+ * Serves the services of generated grain kinds as standard gRPC services, each under its
+ * `.proto`'s own `package.Service/Method`: any language's gRPC client (or grpcurl) calls a grain
+ * with nothing but the `.proto`, naming the grain in the `granary-identity` metadata header.
+ * The deadline comes from `grpc-timeout`; cancelling the call aborts the grain call. Request
+ * and response bytes pass through untouched (the grain decodes and encodes them); a Granary
+ * error becomes a gRPC status (`grpcStatusOf`), with the error code first in the details and in
+ * the `granary-error-code` trailer.
+ *
+ * @example
+ * const gateway = await GrpcGateway.start({ cluster, port: 50051 });
+ * // grpcurl -plaintext -proto protos.proto -H 'granary-identity: p-1' \
+ * //   -d '{"cnt": 1}' 127.0.0.1:50051 messages.Ponger/Ping
+ * await gateway.close(); // before cluster.shutdown()
+ */
+export class GrpcGateway {
+  private closed = false;
+
+  private constructor(
+    private readonly server: grpc.Server,
+    /** The port it listens on. */
+    readonly port: number,
+    /** The kind names it serves. */
+    readonly services: readonly string[],
+  ) {}
+
+  /** Binds the server and serves the services. */
+  static async start(options: GrpcGatewayOptions): Promise<GrpcGateway> {
+    const o = { ...DEFAULT_GRPC_GATEWAY_OPTIONS, ...options };
+    if (typeof o.cluster?.request !== 'function') {
+      throw new InvalidOptionError('cluster', 'needs a Cluster or a GranaryClient');
+    }
+    if (o.credentials === undefined && !o.insecure && !isLoopback(o.host)) {
+      throw new InvalidOptionError(
+        'credentials',
+        `the gateway would listen on ${o.host} in plaintext: give TLS credentials, or set insecure: true on a closed network`,
+      );
+    }
+    const services = selectServices(o.services);
+    const server = new grpc.Server({
+      'grpc.max_receive_message_length': o.maxMessageBytes,
+      'grpc.max_send_message_length': o.maxMessageBytes,
+    });
+    for (const service of services) {
+      const { definition, handlers } = serve(service, o.cluster, o.defaultTimeoutMs);
+      server.addService(definition, handlers);
+    }
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(
+        `${o.host.includes(':') ? `[${o.host}]` : o.host}:${o.port}`,
+        o.credentials ?? grpc.ServerCredentials.createInsecure(),
+        (err, bound) => (err ? reject(err) : resolve(bound)),
+      ),
+    );
+    return new GrpcGateway(
+      server,
+      port,
+      services.map((s) => s.kindName),
+    );
+  }
+
+  /** Stops taking calls, lets running ones finish (up to `graceMs`), and closes the server. */
+  async close(graceMs = 2000): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.server.forceShutdown();
+        resolve();
+      }, graceMs);
+      this.server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
+/** The service definitions to serve; throws for a name no loaded generated module defines. */
+function selectServices(names: readonly string[] | undefined): ServiceDefinition<unknown, unknown>[] {
+  const all = definedServices();
+  if (names === undefined) {
+    if (all.size === 0) {
+      throw new InvalidOptionError(
+        'services',
+        'no generated service is loaded in this process: import the generated modules first',
+      );
+    }
+    return [...all.values()];
+  }
+  return names.map((name) => {
+    const service = all.get(name);
+    if (service === undefined) {
+      throw new InvalidOptionError(
+        'services',
+        `service ${name} is not defined by a loaded generated module (loaded: ${[...all.keys()].join(', ') || 'none'})`,
+      );
+    }
+    return service;
+  });
+}
+
+/** The grpc-js service definition and unary handlers of one service. */
+function serve(
+  service: ServiceDefinition<unknown, unknown>,
+  cluster: ClusterLike,
+  defaultTimeoutMs: number | undefined,
+): { definition: grpc.ServiceDefinition; handlers: grpc.UntypedServiceImplementation } {
+  const definition: Record<string, grpc.MethodDefinition<Buffer, Buffer>> = {};
+  const handlers: grpc.UntypedServiceImplementation = {};
+  for (const path of service.methods.keys()) {
+    const name = path.slice(path.lastIndexOf('/') + 1);
+    definition[name] = {
+      path: `/${path}`,
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: passThrough,
+      requestDeserialize: passThrough,
+      responseSerialize: passThrough,
+      responseDeserialize: passThrough,
+    };
+    handlers[name] = unaryHandler(service.kindName, path, cluster, defaultTimeoutMs);
+  }
+  return { definition, handlers };
+}
+
+function unaryHandler(
+  kind: string,
+  path: string,
+  cluster: ClusterLike,
+  defaultTimeoutMs: number | undefined,
+): grpc.handleUnaryCall<Buffer, Buffer> {
+  return (call, callback) => {
+    const identity = call.metadata.get(IDENTITY_HEADER)[0];
+    if (typeof identity !== 'string' || identity.length === 0) {
+      const err = new InvalidArgumentError(
+        IDENTITY_HEADER,
+        `the call to ${path} names no grain: send the grain's identity in the '${IDENTITY_HEADER}' metadata header`,
+      );
+      return callback(toServiceError(err));
+    }
+    const deadline = call.getDeadline();
+    const due = deadline instanceof Date ? deadline.getTime() : deadline;
+    const timeoutMs = Number.isFinite(due) ? Math.max(1, due - Date.now()) : defaultTimeoutMs;
+    const abort = new AbortController();
+    call.on('cancelled', () => abort.abort(new Error('the gRPC client cancelled the call')));
+    cluster
+      .request<unknown>(kind, identity, grainInvoke(path, call.request), {
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
+        signal: abort.signal,
+      })
+      .then(
+        (reply) => {
+          const payload = isGrainInvokeResult(reply) ? payloadOf(reply) : undefined;
+          if (payload === undefined) {
+            return callback({
+              code: grpc.status.INTERNAL,
+              details: `[ERR_INVALID_REPLY] grain ${kind}/${identity} answered ${path} with something other than its response`,
+            });
+          }
+          callback(null, Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength));
+        },
+        (err: unknown) => callback(toServiceError(err)),
+      );
+  };
+}
+
+function toServiceError(err: unknown): Partial<grpc.StatusObject> {
+  const s = grpcStatusOf(err);
+  const metadata = new grpc.Metadata();
+  metadata.set(ERROR_CODE_TRAILER, s.errorCode);
+  if (s.originalCode !== undefined) metadata.set(ORIGINAL_CODE_TRAILER, s.originalCode);
+  return { code: s.code, details: s.details, metadata };
+}
