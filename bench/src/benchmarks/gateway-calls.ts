@@ -41,8 +41,14 @@ async function run(port: number, withIdentity: boolean): Promise<number> {
     new Promise((resolve, reject) => {
       const md = new grpc.Metadata();
       if (withIdentity) md.set('granary-identity', `p-${i % 256}`);
-      client.makeUnaryRequest(PATH, pass, pass, request, md, { deadline: Date.now() + 10_000 }, (err) =>
-        err ? reject(err) : resolve(),
+      client.makeUnaryRequest(
+        PATH,
+        pass,
+        pass,
+        request,
+        md,
+        { deadline: Date.now() + 10_000 },
+        (err) => (err ? reject(err) : resolve()),
       );
     });
   const start = process.hrtime.bigint();

@@ -1,4 +1,9 @@
-import { jsonStateCodec, type GrainContext, type KindStateOptions, type StateStore } from '@granary/cluster';
+import {
+  jsonStateCodec,
+  type GrainContext,
+  type KindStateOptions,
+  type StateStore,
+} from '@granary/cluster';
 import type { Logger } from '@granary/core';
 import { typeNameOf } from '@granary/codegen/runtime';
 import { PingMessage, PongMessage, PongerGrain } from './gen/protos.granary';
@@ -16,7 +21,8 @@ export function pongerState(store: StateStore): KindStateOptions<PongerState> {
     codec: jsonStateCodec<PongerState>({
       validate: (v) => {
         const answered = (v as Partial<PongerState> | null)?.answered;
-        if (typeof answered !== 'number') throw new TypeError('ponger state needs a numeric answered');
+        if (typeof answered !== 'number')
+          throw new TypeError('ponger state needs a numeric answered');
         return { answered };
       },
     }),
@@ -48,7 +54,10 @@ export class Ponger extends PongerGrain<PongerState> {
   override onActivate(ctx: GrainContext): void {
     this.grain = `${ctx.kind}/${ctx.identity}`;
     this.activationId = ctx.activationId;
-    this.log.info({ grain: this.grain, activation: this.activationId, answered: this.answered }, 'activated');
+    this.log.info(
+      { grain: this.grain, activation: this.activationId, answered: this.answered },
+      'activated',
+    );
   }
 
   override onDeactivate(reason: string): void {

@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { expect } from 'chai';
-import { freePort, startEtcd, startRedis, type EtcdHandle, type RedisHandle } from '@granary/testkit';
+import {
+  freePort,
+  startEtcd,
+  startRedis,
+  type EtcdHandle,
+  type RedisHandle,
+} from '@granary/testkit';
 import { EXAMPLE_DIR, REPO_ROOT } from './helpers/paths';
 
 /** The app's sources: protos with imports and well-known types, a member, a client, a grpc-js call. */
@@ -49,11 +55,25 @@ describe('an app built from the npm pack tarballs, outside the workspace', funct
     const packs = join(dir, 'packs');
     execFileSync(
       'npm',
-      ['pack', '--silent', '--pack-destination', packs, '-w', '@granary/core', '-w', '@granary/cluster', '-w', '@granary/codegen'],
+      [
+        'pack',
+        '--silent',
+        '--pack-destination',
+        packs,
+        '-w',
+        '@granary/core',
+        '-w',
+        '@granary/cluster',
+        '-w',
+        '@granary/codegen',
+      ],
       { cwd: REPO_ROOT, stdio: 'pipe', env: { ...process.env, npm_config_loglevel: 'error' } },
     );
     const tarball = (name: string): string =>
-      join(packs, readdirSync(packs).find((f) => f.startsWith(`granary-${name}-`))!);
+      join(
+        packs,
+        readdirSync(packs).find((f) => f.startsWith(`granary-${name}-`))!,
+      );
     const app = join(dir, 'app');
     cpSync(APP_FIXTURE, app, { recursive: true });
     writeFileSync(
@@ -172,9 +192,7 @@ describe('an app built from the npm pack tarballs, outside the workspace', funct
 
     // Members stop when their stdin closes and exit by themselves (no open handle left).
     for (const n of nodes) if (n.child.exitCode === null) n.child.stdin!.end();
-    const codes = await Promise.all(
-      nodes.filter((n) => n !== victim).map((n) => exited(n.child)),
-    );
+    const codes = await Promise.all(nodes.filter((n) => n !== victim).map((n) => exited(n.child)));
     expect(codes).to.deep.equal([0, 0]);
   });
 });

@@ -106,7 +106,12 @@ describe('GrpcGateway: generated kinds as standard gRPC services', function () {
   it('serves package.Service/Method to a grpc-js client that loaded only the .proto; the identity header names the grain', async () => {
     const served = new Set<string>();
     for (let i = 0; i < 16; i++) {
-      const reply = await call(client, 'Divide', { dividend: '9007199254740993', divisor: '2' }, `c${i}`);
+      const reply = await call(
+        client,
+        'Divide',
+        { dividend: '9007199254740993', divisor: '2' },
+        `c${i}`,
+      );
       expect(reply.quotient).to.equal('4503599627370496');
       expect(reply.remainder).to.equal('1');
       expect(reply.servedBy.endsWith(`/c${i}`)).to.equal(true);
@@ -121,7 +126,9 @@ describe('GrpcGateway: generated kinds as standard gRPC services', function () {
       (e: unknown) => e,
     )) as grpc.ServiceError;
     expect(err.code).to.equal(grpc.status.UNKNOWN);
-    expect(err.details).to.match(/^\[ERR_GRAIN\] /).and.to.contain('cannot divide by zero');
+    expect(err.details)
+      .to.match(/^\[ERR_GRAIN\] /)
+      .and.to.contain('cannot divide by zero');
     expect(err.metadata.get(ERROR_CODE_TRAILER)).to.deep.equal(['ERR_GRAIN']);
     expect(err.metadata.get('granary-error-original-code')).to.deep.equal(['ERR_DIVIDE_BY_ZERO']);
   });

@@ -112,7 +112,13 @@ export class GranaryClient {
       source =
         o.etcd !== undefined
           ? new EtcdTopologySource(o.etcd, o.name, id, logger)
-          : new GatewayTopologySource(system, gateways, o.topologyRefreshMs, o.requestTimeoutMs, logger);
+          : new GatewayTopologySource(
+              system,
+              gateways,
+              o.topologyRefreshMs,
+              o.requestTimeoutMs,
+              logger,
+            );
       await source.start();
       return new GranaryClient(system, source, o, id, logger);
     } catch (err) {
@@ -132,7 +138,8 @@ export class GranaryClient {
     message: unknown,
     options?: GrainCallOptions,
   ): Promise<T> {
-    if (this.closed) return Promise.reject(new ClusterStoppedError(`request to ${kind}/${identity}`));
+    if (this.closed)
+      return Promise.reject(new ClusterStoppedError(`request to ${kind}/${identity}`));
     return this.caller.request<T>(kind, identity, message, options, undefined);
   }
 

@@ -29,7 +29,12 @@ export class EtcdTopologySource implements TopologySource {
   private readonly client: Etcd3;
   private readonly watch: EtcdTopologyWatch;
 
-  constructor(options: GranaryClientEtcdOptions, cluster: string, clientId: string, logger: ClusterLogger) {
+  constructor(
+    options: GranaryClientEtcdOptions,
+    cluster: string,
+    clientId: string,
+    logger: ClusterLogger,
+  ) {
     this.client = new Etcd3({ hosts: options.endpoints });
     const keys = new EtcdKeys(options.prefix ?? '/granary', cluster);
     this.watch = new EtcdTopologyWatch(

@@ -108,7 +108,9 @@ describe('GranaryClient (not a member)', function () {
         secret: 'not-the-right-secret-at-all',
         requestTimeoutMs: 600,
       }).catch((e: unknown) => e);
-      expect(HandshakeError.is(stranger) || (stranger as Error).name === 'TimeoutError').to.equal(true);
+      expect(HandshakeError.is(stranger) || (stranger as Error).name === 'TimeoutError').to.equal(
+        true,
+      );
     });
 
     it('refuses options without gateways or etcd, naming them', async () => {

@@ -61,7 +61,7 @@ describe('Cluster (MemoryProvider)', () => {
         kinds: ['counter'] as unknown as [],
       }).catch((e) => e);
       expect(err).to.be.instanceOf(InvalidOptionError).with.property('option', 'kinds');
-      expect((err as Error).message).to.contain("kind(\"counter\"");
+      expect((err as Error).message).to.contain('kind("counter"');
       expect(table.topology().members).to.have.length(0);
     });
   });

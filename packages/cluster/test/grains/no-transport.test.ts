@@ -25,9 +25,13 @@ describe('a member without a transport', function () {
     const bare = await Cluster.start({ name: 'nt', id: 'b', provider: new MemoryProvider(table) });
     try {
       const started = Date.now();
-      const err = await bare.request('echo', 'x', 'hi', { timeoutMs: 3000 }).catch((e: unknown) => e);
+      const err = await bare
+        .request('echo', 'x', 'hi', { timeoutMs: 3000 })
+        .catch((e: unknown) => e);
       expect(err).to.be.instanceOf(NoTransportError);
-      expect((err as Error).message).to.contain('remote').and.to.contain('GranaryClient');
+      expect((err as Error).message)
+        .to.contain('remote')
+        .and.to.contain('GranaryClient');
       expect(Date.now() - started).to.be.lessThan(1000);
     } finally {
       await bare.shutdown({ graceful: false });

@@ -19,10 +19,14 @@ describe('lifecycle: a mocha run of a cluster app exits by itself', function () 
   it('without --exit, after closing what the README says to close', async () => {
     const spec = join(__dirname, 'fixtures', 'app.spec.js');
     const mocha = require.resolve('mocha/bin/mocha.js');
-    const child = spawn(process.execPath, [mocha, '--no-exit', '--no-config', '--timeout', '20000', spec], {
-      env: { ...process.env, LIFECYCLE_REDIS: redis.url },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [mocha, '--no-exit', '--no-config', '--timeout', '20000', spec],
+      {
+        env: { ...process.env, LIFECYCLE_REDIS: redis.url },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     child.stdout.on('data', (d) => (output += String(d)));
     child.stderr.on('data', (d) => (output += String(d)));

@@ -147,7 +147,9 @@ function isLoopback(host: string): boolean {
 }
 
 /** The service definitions to serve; throws for a name no loaded generated module defines. */
-function selectServices(names: readonly string[] | undefined): ServiceDefinition<unknown, unknown>[] {
+function selectServices(
+  names: readonly string[] | undefined,
+): ServiceDefinition<unknown, unknown>[] {
   const all = definedServices();
   if (names === undefined) {
     if (all.size === 0) {

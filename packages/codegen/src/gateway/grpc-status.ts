@@ -58,7 +58,6 @@ export function grpcStatusOf(err: unknown): GatewayStatus {
   let grpc: status;
   if (code === 'ERR_GRAIN') {
     grpc = (original === undefined ? undefined : STATUS_OF_CODE[original]) ?? status.UNKNOWN;
-  }
-  else grpc = STATUS_OF_CODE[code] ?? status.INTERNAL;
+  } else grpc = STATUS_OF_CODE[code] ?? status.INTERNAL;
   return { code: grpc, details: `[${code}] ${message}`, errorCode: code, originalCode: original };
 }

@@ -3,7 +3,7 @@
 /* eslint-disable */
 import { serialization as $serialization } from '@granary/core';
 import { kind as $kind } from '@granary/cluster';
-import type { GrainContext as $GrainContext } from '@granary/cluster';
+import type { GrainContext as $GrainContext, KindOptions as $KindOptions } from '@granary/cluster';
 import * as $rt from '@granary/codegen/runtime';
 
 const $file = $rt.defineProtoFile($serialization, 'bare.proto', {"Increment":{"edition":"proto3","fields":{"by":{"type":"int64","id":1}}},"CounterValue":{"edition":"proto3","fields":{"value":{"type":"int64","id":1}}}});
@@ -33,7 +33,7 @@ const $CounterService = $rt.defineService<CounterGrain, $GrainContext>('Counter'
  * register it with `counterKind(() => new MyCounter())`. An rpc left out answers
  * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
  */
-export abstract class CounterGrain extends $rt.GrainBase<$GrainContext> {
+export abstract class CounterGrain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
   /** The kind name grains of this service are registered under. */
   static readonly kindName = 'Counter';
   protected readonly $service = $CounterService;
@@ -75,10 +75,13 @@ export class CounterClient extends $rt.GrainClient {
   }
 }
 
-/** The kind of service `Counter`, for `Cluster.start({ kinds: [...] })`. */
-export function counterKind(
-  factory: () => CounterGrain,
-  options?: Parameters<typeof $kind>[2],
+/**
+ * The kind of service `Counter`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function counterKind<$State = unknown>(
+  factory: () => CounterGrain<$State>,
+  options?: $KindOptions<$State>,
 ): ReturnType<typeof $kind> {
   return $kind($CounterService.kindName, factory, options ?? {});
 }

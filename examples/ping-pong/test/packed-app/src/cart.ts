@@ -6,7 +6,9 @@ import type { AddItem, CartState, CartView } from './gen/shop/cart.granary';
 /** A cart whose state the runtime keeps in Redis (declared on the kind). */
 export class Cart extends CartGrain<CartState> {
   override async add(req: AddItem, ctx: GrainContext): Promise<CartView> {
-    this.state.totalUnits = (BigInt(this.state.totalUnits) + BigInt(req.price?.units ?? '0')).toString();
+    this.state.totalUnits = (
+      BigInt(this.state.totalUnits) + BigInt(req.price?.units ?? '0')
+    ).toString();
     this.state.items = (BigInt(this.state.items) + 1n).toString();
     this.state.lastToken = req.stamp?.token ?? new Uint8Array();
     this.state.skus.push(req.sku);

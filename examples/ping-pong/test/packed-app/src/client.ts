@@ -22,7 +22,11 @@ async function main(): Promise<void> {
     let view: CartView | undefined;
     for (let i = 0; i < 5; i++) {
       view = await cart.add(
-        { sku: `sku-${i}`, price: { currency: 'EUR', units: '3000000000' }, stamp: { token: new Uint8Array([i, 255]) } },
+        {
+          sku: `sku-${i}`,
+          price: { currency: 'EUR', units: '3000000000' },
+          stamp: { token: new Uint8Array([i, 255]) },
+        },
         { timeoutMs: 10_000 },
       );
     }

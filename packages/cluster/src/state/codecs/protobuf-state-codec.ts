@@ -57,7 +57,11 @@ export function protobufStateCodec<T extends object>(
   registry: ProtobufTypeRegistry = serialization,
 ): StateCodec<T> {
   if (typeof type === 'object' && type !== null && isGenerated(type)) {
-    return { name: `protobuf:${type.typeName}`, encode: (s) => type.encode(s), decode: (b) => type.decode(b) };
+    return {
+      name: `protobuf:${type.typeName}`,
+      encode: (s) => type.encode(s),
+      decode: (b) => type.decode(b),
+    };
   }
   const resolved = typeof type === 'string' ? lookup(type, registry) : type;
   resolved.resolveAll?.();
@@ -68,7 +72,9 @@ export function protobufStateCodec<T extends object>(
     name: `protobuf:${typeName}`,
     // fromObject: decimal strings and Uint8Arrays (what decode hands out) become Longs and bytes.
     encode: (state) =>
-      resolved.encode(fromObject ? fromObject(state as { [key: string]: unknown }) : state).finish(),
+      resolved
+        .encode(fromObject ? fromObject(state as { [key: string]: unknown }) : state)
+        .finish(),
     decode: (bytes) => {
       checkWireTypes(resolved, bytes);
       const message = resolved.decode(bytes);

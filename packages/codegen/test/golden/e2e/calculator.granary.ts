@@ -3,7 +3,7 @@
 /* eslint-disable */
 import { serialization as $serialization } from '@granary/core';
 import { kind as $kind } from '@granary/cluster';
-import type { GrainContext as $GrainContext } from '@granary/cluster';
+import type { GrainContext as $GrainContext, KindOptions as $KindOptions } from '@granary/cluster';
 import * as $rt from '@granary/codegen/runtime';
 
 const $file = $rt.defineProtoFile($serialization, 'e2e/calculator.proto', {"granary":{"nested":{"test":{"nested":{"e2e":{"nested":{"DivideRequest":{"edition":"proto3","fields":{"dividend":{"type":"int64","id":1},"divisor":{"type":"int64","id":2}}},"DivideReply":{"edition":"proto3","fields":{"quotient":{"type":"int64","id":1},"remainder":{"type":"int64","id":2},"servedBy":{"type":"string","id":3}}},"SleepRequest":{"edition":"proto3","fields":{"ms":{"type":"uint32","id":1}}}}}}}}}});
@@ -47,7 +47,7 @@ const $CalculatorService = $rt.defineService<CalculatorGrain, $GrainContext>('gr
  * register it with `calculatorKind(() => new MyCalculator())`. An rpc left out answers
  * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
  */
-export abstract class CalculatorGrain extends $rt.GrainBase<$GrainContext> {
+export abstract class CalculatorGrain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
   /** The kind name grains of this service are registered under. */
   static readonly kindName = 'granary.test.e2e.Calculator';
   protected readonly $service = $CalculatorService;
@@ -109,10 +109,13 @@ export class CalculatorClient extends $rt.GrainClient {
   }
 }
 
-/** The kind of service `granary.test.e2e.Calculator`, for `Cluster.start({ kinds: [...] })`. */
-export function calculatorKind(
-  factory: () => CalculatorGrain,
-  options?: Parameters<typeof $kind>[2],
+/**
+ * The kind of service `granary.test.e2e.Calculator`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function calculatorKind<$State = unknown>(
+  factory: () => CalculatorGrain<$State>,
+  options?: $KindOptions<$State>,
 ): ReturnType<typeof $kind> {
   return $kind($CalculatorService.kindName, factory, options ?? {});
 }

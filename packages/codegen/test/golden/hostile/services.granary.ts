@@ -3,7 +3,7 @@
 /* eslint-disable */
 import { serialization as $serialization } from '@granary/core';
 import { kind as $kind } from '@granary/cluster';
-import type { GrainContext as $GrainContext } from '@granary/cluster';
+import type { GrainContext as $GrainContext, KindOptions as $KindOptions } from '@granary/cluster';
 import * as $rt from '@granary/codegen/runtime';
 import './types.granary';
 import * as $hostile_types from './types.granary';
@@ -29,7 +29,7 @@ const $thenService = $rt.defineService<thenGrain, $GrainContext>('granary.test.h
  * register it with `thenKind(() => new Mythen())`. An rpc left out answers
  * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
  */
-export abstract class thenGrain extends $rt.GrainBase<$GrainContext> {
+export abstract class thenGrain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
   /** The kind name grains of this service are registered under. */
   static readonly kindName = 'granary.test.hostile.calls.__proto__.then';
   protected readonly $service = $thenService;
@@ -151,10 +151,13 @@ export class thenClient extends $rt.GrainClient {
   }
 }
 
-/** The kind of service `granary.test.hostile.calls.__proto__.then`, for `Cluster.start({ kinds: [...] })`. */
-export function thenKind(
-  factory: () => thenGrain,
-  options?: Parameters<typeof $kind>[2],
+/**
+ * The kind of service `granary.test.hostile.calls.__proto__.then`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function thenKind<$State = unknown>(
+  factory: () => thenGrain<$State>,
+  options?: $KindOptions<$State>,
 ): ReturnType<typeof $kind> {
   return $kind($thenService.kindName, factory, options ?? {});
 }
@@ -169,7 +172,7 @@ const $constructorService = $rt.defineService<constructorGrain, $GrainContext>('
  * register it with `constructorKind(() => new Myconstructor())`. An rpc left out answers
  * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
  */
-export abstract class constructorGrain extends $rt.GrainBase<$GrainContext> {
+export abstract class constructorGrain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
   /** The kind name grains of this service are registered under. */
   static readonly kindName = 'granary.test.hostile.calls.__proto__.constructor';
   protected readonly $service = $constructorService;
@@ -201,10 +204,13 @@ export class constructorClient extends $rt.GrainClient {
   }
 }
 
-/** The kind of service `granary.test.hostile.calls.__proto__.constructor`, for `Cluster.start({ kinds: [...] })`. */
-export function constructorKind(
-  factory: () => constructorGrain,
-  options?: Parameters<typeof $kind>[2],
+/**
+ * The kind of service `granary.test.hostile.calls.__proto__.constructor`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function constructorKind<$State = unknown>(
+  factory: () => constructorGrain<$State>,
+  options?: $KindOptions<$State>,
 ): ReturnType<typeof $kind> {
   return $kind($constructorService.kindName, factory, options ?? {});
 }
@@ -219,7 +225,7 @@ const $__proto__Service = $rt.defineService<__proto__Grain, $GrainContext>('gran
  * register it with `__proto__Kind(() => new My__proto__())`. An rpc left out answers
  * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
  */
-export abstract class __proto__Grain extends $rt.GrainBase<$GrainContext> {
+export abstract class __proto__Grain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
   /** The kind name grains of this service are registered under. */
   static readonly kindName = 'granary.test.hostile.calls.__proto__.__proto__';
   protected readonly $service = $__proto__Service;
@@ -251,10 +257,13 @@ export class __proto__Client extends $rt.GrainClient {
   }
 }
 
-/** The kind of service `granary.test.hostile.calls.__proto__.__proto__`, for `Cluster.start({ kinds: [...] })`. */
-export function __proto__Kind(
-  factory: () => __proto__Grain,
-  options?: Parameters<typeof $kind>[2],
+/**
+ * The kind of service `granary.test.hostile.calls.__proto__.__proto__`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function __proto__Kind<$State = unknown>(
+  factory: () => __proto__Grain<$State>,
+  options?: $KindOptions<$State>,
 ): ReturnType<typeof $kind> {
   return $kind($__proto__Service.kindName, factory, options ?? {});
 }
@@ -269,7 +278,7 @@ const $prototypeService = $rt.defineService<prototypeGrain, $GrainContext>('gran
  * register it with `prototypeKind(() => new Myprototype())`. An rpc left out answers
  * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
  */
-export abstract class prototypeGrain extends $rt.GrainBase<$GrainContext> {
+export abstract class prototypeGrain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
   /** The kind name grains of this service are registered under. */
   static readonly kindName = 'granary.test.hostile.calls.__proto__.prototype';
   protected readonly $service = $prototypeService;
@@ -301,10 +310,13 @@ export class prototypeClient extends $rt.GrainClient {
   }
 }
 
-/** The kind of service `granary.test.hostile.calls.__proto__.prototype`, for `Cluster.start({ kinds: [...] })`. */
-export function prototypeKind(
-  factory: () => prototypeGrain,
-  options?: Parameters<typeof $kind>[2],
+/**
+ * The kind of service `granary.test.hostile.calls.__proto__.prototype`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function prototypeKind<$State = unknown>(
+  factory: () => prototypeGrain<$State>,
+  options?: $KindOptions<$State>,
 ): ReturnType<typeof $kind> {
   return $kind($prototypeService.kindName, factory, options ?? {});
 }
@@ -319,7 +331,7 @@ const $toStringService = $rt.defineService<toStringGrain, $GrainContext>('granar
  * register it with `toStringKind(() => new MytoString())`. An rpc left out answers
  * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
  */
-export abstract class toStringGrain extends $rt.GrainBase<$GrainContext> {
+export abstract class toStringGrain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
   /** The kind name grains of this service are registered under. */
   static readonly kindName = 'granary.test.hostile.calls.__proto__.toString';
   protected readonly $service = $toStringService;
@@ -351,10 +363,13 @@ export class toStringClient extends $rt.GrainClient {
   }
 }
 
-/** The kind of service `granary.test.hostile.calls.__proto__.toString`, for `Cluster.start({ kinds: [...] })`. */
-export function toStringKind(
-  factory: () => toStringGrain,
-  options?: Parameters<typeof $kind>[2],
+/**
+ * The kind of service `granary.test.hostile.calls.__proto__.toString`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function toStringKind<$State = unknown>(
+  factory: () => toStringGrain<$State>,
+  options?: $KindOptions<$State>,
 ): ReturnType<typeof $kind> {
   return $kind($toStringService.kindName, factory, options ?? {});
 }
@@ -369,7 +384,7 @@ const $valueOfService = $rt.defineService<valueOfGrain, $GrainContext>('granary.
  * register it with `valueOfKind(() => new MyvalueOf())`. An rpc left out answers
  * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
  */
-export abstract class valueOfGrain extends $rt.GrainBase<$GrainContext> {
+export abstract class valueOfGrain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
   /** The kind name grains of this service are registered under. */
   static readonly kindName = 'granary.test.hostile.calls.__proto__.valueOf';
   protected readonly $service = $valueOfService;
@@ -401,10 +416,13 @@ export class valueOfClient extends $rt.GrainClient {
   }
 }
 
-/** The kind of service `granary.test.hostile.calls.__proto__.valueOf`, for `Cluster.start({ kinds: [...] })`. */
-export function valueOfKind(
-  factory: () => valueOfGrain,
-  options?: Parameters<typeof $kind>[2],
+/**
+ * The kind of service `granary.test.hostile.calls.__proto__.valueOf`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function valueOfKind<$State = unknown>(
+  factory: () => valueOfGrain<$State>,
+  options?: $KindOptions<$State>,
 ): ReturnType<typeof $kind> {
   return $kind($valueOfService.kindName, factory, options ?? {});
 }
@@ -419,7 +437,7 @@ const $hasOwnPropertyService = $rt.defineService<hasOwnPropertyGrain, $GrainCont
  * register it with `hasOwnPropertyKind(() => new MyhasOwnProperty())`. An rpc left out answers
  * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
  */
-export abstract class hasOwnPropertyGrain extends $rt.GrainBase<$GrainContext> {
+export abstract class hasOwnPropertyGrain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
   /** The kind name grains of this service are registered under. */
   static readonly kindName = 'granary.test.hostile.calls.__proto__.hasOwnProperty';
   protected readonly $service = $hasOwnPropertyService;
@@ -451,10 +469,13 @@ export class hasOwnPropertyClient extends $rt.GrainClient {
   }
 }
 
-/** The kind of service `granary.test.hostile.calls.__proto__.hasOwnProperty`, for `Cluster.start({ kinds: [...] })`. */
-export function hasOwnPropertyKind(
-  factory: () => hasOwnPropertyGrain,
-  options?: Parameters<typeof $kind>[2],
+/**
+ * The kind of service `granary.test.hostile.calls.__proto__.hasOwnProperty`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function hasOwnPropertyKind<$State = unknown>(
+  factory: () => hasOwnPropertyGrain<$State>,
+  options?: $KindOptions<$State>,
 ): ReturnType<typeof $kind> {
   return $kind($hasOwnPropertyService.kindName, factory, options ?? {});
 }

@@ -3,7 +3,7 @@
 /* eslint-disable */
 import { serialization as $serialization } from '@granary/core';
 import { kind as $kind } from '@granary/cluster';
-import type { GrainContext as $GrainContext } from '@granary/cluster';
+import type { GrainContext as $GrainContext, KindOptions as $KindOptions } from '@granary/cluster';
 import * as $rt from '@granary/codegen/runtime';
 
 const $file = $rt.defineProtoFile($serialization, 'keywords/keywords.proto', {"delete":{"nested":{"new":{"nested":{"class":{"edition":"proto3","fields":{"default":{"type":"string","id":1},"function":{"type":"int32","id":2},"typeof":{"type":"bool","id":3},"constructor_":{"type":"string","id":4}}},"Promise":{"edition":"proto3","fields":{"in":{"type":".delete.new.class","id":1},"return":{"type":".delete.new.Promise.enum","id":2}},"nested":{"enum":{"edition":"proto3","values":{"enum_UNSPECIFIED":0,"delete":1}}}},"Uint8Array":{"edition":"proto3","fields":{"bytes":{"type":"bytes","id":1}}}}}}}});
@@ -52,7 +52,7 @@ const $switchService = $rt.defineService<switchGrain, $GrainContext>('delete.new
  * register it with `switchKind(() => new Myswitch())`. An rpc left out answers
  * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
  */
-export abstract class switchGrain extends $rt.GrainBase<$GrainContext> {
+export abstract class switchGrain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
   /** The kind name grains of this service are registered under. */
   static readonly kindName = 'delete.new.switch';
   protected readonly $service = $switchService;
@@ -114,10 +114,13 @@ export class switchClient extends $rt.GrainClient {
   }
 }
 
-/** The kind of service `delete.new.switch`, for `Cluster.start({ kinds: [...] })`. */
-export function switchKind(
-  factory: () => switchGrain,
-  options?: Parameters<typeof $kind>[2],
+/**
+ * The kind of service `delete.new.switch`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function switchKind<$State = unknown>(
+  factory: () => switchGrain<$State>,
+  options?: $KindOptions<$State>,
 ): ReturnType<typeof $kind> {
   return $kind($switchService.kindName, factory, options ?? {});
 }

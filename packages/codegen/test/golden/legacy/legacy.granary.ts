@@ -3,7 +3,7 @@
 /* eslint-disable */
 import { serialization as $serialization } from '@granary/core';
 import { kind as $kind } from '@granary/cluster';
-import type { GrainContext as $GrainContext } from '@granary/cluster';
+import type { GrainContext as $GrainContext, KindOptions as $KindOptions } from '@granary/cluster';
 import * as $rt from '@granary/codegen/runtime';
 import '../common/types.granary';
 import * as $common_types from '../common/types.granary';
@@ -47,7 +47,7 @@ const $AccountsService = $rt.defineService<AccountsGrain, $GrainContext>('granar
  * register it with `accountsKind(() => new MyAccounts())`. An rpc left out answers
  * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
  */
-export abstract class AccountsGrain extends $rt.GrainBase<$GrainContext> {
+export abstract class AccountsGrain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
   /** The kind name grains of this service are registered under. */
   static readonly kindName = 'granary.test.legacy.Accounts';
   protected readonly $service = $AccountsService;
@@ -79,10 +79,13 @@ export class AccountsClient extends $rt.GrainClient {
   }
 }
 
-/** The kind of service `granary.test.legacy.Accounts`, for `Cluster.start({ kinds: [...] })`. */
-export function accountsKind(
-  factory: () => AccountsGrain,
-  options?: Parameters<typeof $kind>[2],
+/**
+ * The kind of service `granary.test.legacy.Accounts`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function accountsKind<$State = unknown>(
+  factory: () => AccountsGrain<$State>,
+  options?: $KindOptions<$State>,
 ): ReturnType<typeof $kind> {
   return $kind($AccountsService.kindName, factory, options ?? {});
 }

@@ -3,7 +3,7 @@
 /* eslint-disable */
 import { serialization as $serialization } from '@granary/core';
 import { kind as $kind } from '@granary/cluster';
-import type { GrainContext as $GrainContext } from '@granary/cluster';
+import type { GrainContext as $GrainContext, KindOptions as $KindOptions } from '@granary/cluster';
 import * as $rt from '@granary/codegen/runtime';
 
 const $file = $rt.defineProtoFile($serialization, 'messages/protos.proto', {"messages":{"nested":{"PingMessage":{"edition":"proto3","fields":{"cnt":{"type":"uint64","id":1}}},"PongMessage":{"edition":"proto3","fields":{"cnt":{"type":"uint64","id":1}}}}}});
@@ -32,7 +32,7 @@ const $PongerService = $rt.defineService<PongerGrain, $GrainContext>('messages.P
  * register it with `pongerKind(() => new MyPonger())`. An rpc left out answers
  * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
  */
-export abstract class PongerGrain extends $rt.GrainBase<$GrainContext> {
+export abstract class PongerGrain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
   /** The kind name grains of this service are registered under. */
   static readonly kindName = 'messages.Ponger';
   protected readonly $service = $PongerService;
@@ -64,10 +64,13 @@ export class PongerClient extends $rt.GrainClient {
   }
 }
 
-/** The kind of service `messages.Ponger`, for `Cluster.start({ kinds: [...] })`. */
-export function pongerKind(
-  factory: () => PongerGrain,
-  options?: Parameters<typeof $kind>[2],
+/**
+ * The kind of service `messages.Ponger`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function pongerKind<$State = unknown>(
+  factory: () => PongerGrain<$State>,
+  options?: $KindOptions<$State>,
 ): ReturnType<typeof $kind> {
   return $kind($PongerService.kindName, factory, options ?? {});
 }

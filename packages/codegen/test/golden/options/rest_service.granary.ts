@@ -3,7 +3,7 @@
 /* eslint-disable */
 import { serialization as $serialization } from '@granary/core';
 import { kind as $kind } from '@granary/cluster';
-import type { GrainContext as $GrainContext } from '@granary/cluster';
+import type { GrainContext as $GrainContext, KindOptions as $KindOptions } from '@granary/cluster';
 import * as $rt from '@granary/codegen/runtime';
 
 const $file = $rt.defineProtoFile($serialization, 'options/rest_service.proto', {"granary":{"nested":{"test":{"nested":{"rest":{"nested":{"Shelf":{"edition":"proto3","fields":{"name":{"type":"string","id":1},"theme":{"type":"string","id":2},"bookCount":{"type":"int64","id":3}}},"GetShelfRequest":{"edition":"proto3","fields":{"name":{"type":"string","id":1}}}}}}}}}});
@@ -38,7 +38,7 @@ const $LibraryService = $rt.defineService<LibraryGrain, $GrainContext>('granary.
  * register it with `libraryKind(() => new MyLibrary())`. An rpc left out answers
  * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
  */
-export abstract class LibraryGrain extends $rt.GrainBase<$GrainContext> {
+export abstract class LibraryGrain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
   /** The kind name grains of this service are registered under. */
   static readonly kindName = 'granary.test.rest.Library';
   protected readonly $service = $LibraryService;
@@ -90,10 +90,13 @@ export class LibraryClient extends $rt.GrainClient {
   }
 }
 
-/** The kind of service `granary.test.rest.Library`, for `Cluster.start({ kinds: [...] })`. */
-export function libraryKind(
-  factory: () => LibraryGrain,
-  options?: Parameters<typeof $kind>[2],
+/**
+ * The kind of service `granary.test.rest.Library`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function libraryKind<$State = unknown>(
+  factory: () => LibraryGrain<$State>,
+  options?: $KindOptions<$State>,
 ): ReturnType<typeof $kind> {
   return $kind($LibraryService.kindName, factory, options ?? {});
 }

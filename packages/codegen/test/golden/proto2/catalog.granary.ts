@@ -3,7 +3,7 @@
 /* eslint-disable */
 import { serialization as $serialization } from '@granary/core';
 import { kind as $kind } from '@granary/cluster';
-import type { GrainContext as $GrainContext } from '@granary/cluster';
+import type { GrainContext as $GrainContext, KindOptions as $KindOptions } from '@granary/cluster';
 import * as $rt from '@granary/codegen/runtime';
 
 const $file = $rt.defineProtoFile($serialization, 'proto2/catalog.proto', {"granary":{"nested":{"test":{"nested":{"proto2":{"nested":{"Item":{"edition":"proto2","fields":{"sku":{"rule":"required","type":"string","id":1},"count":{"type":"int32","id":2,"options":{"default":16}},"offset":{"type":"int64","id":3,"options":{"default":"-9007199254740991"}},"limit":{"type":"uint64","id":4,"options":{"default":"9007199254740991"}},"floor":{"type":"double","id":5,"options":{"default":"-inf"}},"ratio":{"type":"float","id":6,"options":{"default":0.25}},"unknown":{"type":"float","id":7,"options":{"default":"nan"}},"big":{"type":"double","id":8,"options":{"default":10000000000}},"title":{"type":"string","id":9,"options":{"default":"untitled \"item\"\n"}},"tag":{"type":"bytes","id":10,"options":{"default":"YQFceg=="}},"grade":{"type":".granary.test.proto2.Grade","id":11,"options":{"default":"GRADE_B"}},"active":{"type":"bool","id":12,"options":{"default":true}},"delta":{"type":"sint32","id":13,"options":{"default":-7}},"note":{"type":"string","id":14},"packedCounts":{"rule":"repeated","type":"int32","id":15,"options":{"packed":true}},"packedDeltas":{"rule":"repeated","type":"sint64","id":16,"options":{"packed":true}},"plainCounts":{"rule":"repeated","type":"int32","id":17},"packedGrades":{"rule":"repeated","type":".granary.test.proto2.Grade","id":18,"options":{"packed":true}},"dimensions":{"type":".granary.test.proto2.Item.Dimensions","id":20},"part":{"rule":"repeated","type":".granary.test.proto2.Item.Part","id":23}},"nested":{"Dimensions":{"edition":"proto2","fields":{"width":{"type":"double","id":21,"options":{"default":1.5}},"height":{"type":"double","id":22}},"group":true},"Part":{"edition":"proto2","fields":{"name":{"rule":"required","type":"string","id":24},"weight":{"type":"int32","id":25,"options":{"default":1}},"origin":{"type":".granary.test.proto2.Item.Part.Origin","id":26}},"nested":{"Origin":{"edition":"proto2","fields":{"country":{"type":"string","id":27,"options":{"default":"NZ"}}},"group":true}},"group":true}}},"Annotations":{"edition":"proto2","fields":{"reviewer":{"type":"string","id":1}},"nested":{"reviewedGrade":{"edition":"proto2","type":".granary.test.proto2.Grade","id":110,"options":{"default":"GRADE_A"},"extend":".granary.test.proto2.Item"},"annotations":{"edition":"proto2","type":".granary.test.proto2.Annotations","id":111,"extend":".granary.test.proto2.Item"}}},"Grade":{"edition":"proto2","values":{"GRADE_C":0,"GRADE_B":1,"GRADE_A":2}},"supplier":{"edition":"proto2","type":"string","id":100,"extend":".granary.test.proto2.Item"},"lotNumbers":{"edition":"proto2","rule":"repeated","type":"int32","id":101,"options":{"packed":true},"extend":".granary.test.proto2.Item"}}}}}}}});
@@ -90,7 +90,7 @@ const $CatalogService = $rt.defineService<CatalogGrain, $GrainContext>('granary.
  * register it with `catalogKind(() => new MyCatalog())`. An rpc left out answers
  * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
  */
-export abstract class CatalogGrain extends $rt.GrainBase<$GrainContext> {
+export abstract class CatalogGrain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
   /** The kind name grains of this service are registered under. */
   static readonly kindName = 'granary.test.proto2.Catalog';
   protected readonly $service = $CatalogService;
@@ -122,10 +122,13 @@ export class CatalogClient extends $rt.GrainClient {
   }
 }
 
-/** The kind of service `granary.test.proto2.Catalog`, for `Cluster.start({ kinds: [...] })`. */
-export function catalogKind(
-  factory: () => CatalogGrain,
-  options?: Parameters<typeof $kind>[2],
+/**
+ * The kind of service `granary.test.proto2.Catalog`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function catalogKind<$State = unknown>(
+  factory: () => CatalogGrain<$State>,
+  options?: $KindOptions<$State>,
 ): ReturnType<typeof $kind> {
   return $kind($CatalogService.kindName, factory, options ?? {});
 }

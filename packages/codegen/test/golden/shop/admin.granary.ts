@@ -3,7 +3,7 @@
 /* eslint-disable */
 import { serialization as $serialization } from '@granary/core';
 import { kind as $kind } from '@granary/cluster';
-import type { GrainContext as $GrainContext } from '@granary/cluster';
+import type { GrainContext as $GrainContext, KindOptions as $KindOptions } from '@granary/cluster';
 import * as $rt from '@granary/codegen/runtime';
 import './orders.granary';
 import * as $shop_orders from './orders.granary';
@@ -23,7 +23,7 @@ const $OrderAdminService = $rt.defineService<OrderAdminGrain, $GrainContext>('gr
  * register it with `orderAdminKind(() => new MyOrderAdmin())`. An rpc left out answers
  * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
  */
-export abstract class OrderAdminGrain extends $rt.GrainBase<$GrainContext> {
+export abstract class OrderAdminGrain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
   /** The kind name grains of this service are registered under. */
   static readonly kindName = 'granary.test.shop.admin.OrderAdmin';
   protected readonly $service = $OrderAdminService;
@@ -65,10 +65,13 @@ export class OrderAdminClient extends $rt.GrainClient {
   }
 }
 
-/** The kind of service `granary.test.shop.admin.OrderAdmin`, for `Cluster.start({ kinds: [...] })`. */
-export function orderAdminKind(
-  factory: () => OrderAdminGrain,
-  options?: Parameters<typeof $kind>[2],
+/**
+ * The kind of service `granary.test.shop.admin.OrderAdmin`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function orderAdminKind<$State = unknown>(
+  factory: () => OrderAdminGrain<$State>,
+  options?: $KindOptions<$State>,
 ): ReturnType<typeof $kind> {
   return $kind($OrderAdminService.kindName, factory, options ?? {});
 }

@@ -3,7 +3,7 @@
 /* eslint-disable */
 import { serialization as $serialization } from '@granary/core';
 import { kind as $kind } from '@granary/cluster';
-import type { GrainContext as $GrainContext } from '@granary/cluster';
+import type { GrainContext as $GrainContext, KindOptions as $KindOptions } from '@granary/cluster';
 import * as $rt from '@granary/codegen/runtime';
 import '../common/types.granary';
 import * as $common_types from '../common/types.granary';
@@ -104,7 +104,7 @@ const $OrderServiceService = $rt.defineService<OrderServiceGrain, $GrainContext>
  * register it with `orderServiceKind(() => new MyOrderService())`. An rpc left out answers
  * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
  */
-export abstract class OrderServiceGrain extends $rt.GrainBase<$GrainContext> {
+export abstract class OrderServiceGrain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
   /** The kind name grains of this service are registered under. */
   static readonly kindName = 'granary.test.shop.OrderService';
   protected readonly $service = $OrderServiceService;
@@ -156,10 +156,13 @@ export class OrderServiceClient extends $rt.GrainClient {
   }
 }
 
-/** The kind of service `granary.test.shop.OrderService`, for `Cluster.start({ kinds: [...] })`. */
-export function orderServiceKind(
-  factory: () => OrderServiceGrain,
-  options?: Parameters<typeof $kind>[2],
+/**
+ * The kind of service `granary.test.shop.OrderService`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function orderServiceKind<$State = unknown>(
+  factory: () => OrderServiceGrain<$State>,
+  options?: $KindOptions<$State>,
 ): ReturnType<typeof $kind> {
   return $kind($OrderServiceService.kindName, factory, options ?? {});
 }
@@ -176,7 +179,7 @@ const $InventoryService = $rt.defineService<InventoryGrain, $GrainContext>('gran
  * register it with `inventoryKind(() => new MyInventory())`. An rpc left out answers
  * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
  */
-export abstract class InventoryGrain extends $rt.GrainBase<$GrainContext> {
+export abstract class InventoryGrain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
   /** The kind name grains of this service are registered under. */
   static readonly kindName = 'granary.test.shop.Inventory';
   protected readonly $service = $InventoryService;
@@ -228,10 +231,13 @@ export class InventoryClient extends $rt.GrainClient {
   }
 }
 
-/** The kind of service `granary.test.shop.Inventory`, for `Cluster.start({ kinds: [...] })`. */
-export function inventoryKind(
-  factory: () => InventoryGrain,
-  options?: Parameters<typeof $kind>[2],
+/**
+ * The kind of service `granary.test.shop.Inventory`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function inventoryKind<$State = unknown>(
+  factory: () => InventoryGrain<$State>,
+  options?: $KindOptions<$State>,
 ): ReturnType<typeof $kind> {
   return $kind($InventoryService.kindName, factory, options ?? {});
 }

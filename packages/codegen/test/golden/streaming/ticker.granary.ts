@@ -3,7 +3,7 @@
 /* eslint-disable */
 import { serialization as $serialization } from '@granary/core';
 import { kind as $kind } from '@granary/cluster';
-import type { GrainContext as $GrainContext } from '@granary/cluster';
+import type { GrainContext as $GrainContext, KindOptions as $KindOptions } from '@granary/cluster';
 import * as $rt from '@granary/codegen/runtime';
 
 const $file = $rt.defineProtoFile($serialization, 'streaming/ticker.proto', {"granary":{"nested":{"test":{"nested":{"streaming":{"nested":{"TickRequest":{"edition":"proto3","fields":{"channel":{"type":"string","id":1},"everyMs":{"type":"uint32","id":2}}},"Tick":{"edition":"proto3","fields":{"channel":{"type":"string","id":1},"seq":{"type":"uint64","id":2},"at":{"type":".google.protobuf.Timestamp","id":3}}},"Summary":{"edition":"proto3","fields":{"count":{"type":"uint64","id":1},"lastSeq":{"type":"uint64","id":2},"servedBy":{"type":"string","id":3}}}}}}}}}});
@@ -46,7 +46,7 @@ const $TickerService = $rt.defineService<TickerGrain, $GrainContext>('granary.te
  * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
  * Streaming rpcs, left out (a call answers `UnimplementedError`): Watch, Record, Relay.
  */
-export abstract class TickerGrain extends $rt.GrainBase<$GrainContext> {
+export abstract class TickerGrain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
   /** The kind name grains of this service are registered under. */
   static readonly kindName = 'granary.test.streaming.Ticker';
   protected readonly $service = $TickerService;
@@ -88,10 +88,13 @@ export class TickerClient extends $rt.GrainClient {
   }
 }
 
-/** The kind of service `granary.test.streaming.Ticker`, for `Cluster.start({ kinds: [...] })`. */
-export function tickerKind(
-  factory: () => TickerGrain,
-  options?: Parameters<typeof $kind>[2],
+/**
+ * The kind of service `granary.test.streaming.Ticker`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function tickerKind<$State = unknown>(
+  factory: () => TickerGrain<$State>,
+  options?: $KindOptions<$State>,
 ): ReturnType<typeof $kind> {
   return $kind($TickerService.kindName, factory, options ?? {});
 }

@@ -3,7 +3,7 @@
 /* eslint-disable */
 import { serialization as $serialization } from '@granary/core';
 import { kind as $kind } from '@granary/cluster';
-import type { GrainContext as $GrainContext } from '@granary/cluster';
+import type { GrainContext as $GrainContext, KindOptions as $KindOptions } from '@granary/cluster';
 import * as $rt from '@granary/codegen/runtime';
 
 const $file = $rt.defineProtoFile($serialization, 'wkt/all.proto', {"granary":{"nested":{"test":{"nested":{"wkt":{"nested":{"Everything":{"edition":"proto3","fields":{"any":{"type":".google.protobuf.Any","id":1},"duration":{"type":".google.protobuf.Duration","id":2},"empty":{"type":".google.protobuf.Empty","id":3},"mask":{"type":".google.protobuf.FieldMask","id":4},"struct":{"type":".google.protobuf.Struct","id":5},"value":{"type":".google.protobuf.Value","id":6},"list":{"type":".google.protobuf.ListValue","id":7},"null":{"type":".google.protobuf.NullValue","id":8},"timestamp":{"type":".google.protobuf.Timestamp","id":9},"doubleValue":{"type":".google.protobuf.DoubleValue","id":10},"floatValue":{"type":".google.protobuf.FloatValue","id":11},"int64Value":{"type":".google.protobuf.Int64Value","id":12},"uint64Value":{"type":".google.protobuf.UInt64Value","id":13},"int32Value":{"type":".google.protobuf.Int32Value","id":14},"uint32Value":{"type":".google.protobuf.UInt32Value","id":15},"boolValue":{"type":".google.protobuf.BoolValue","id":16},"stringValue":{"type":".google.protobuf.StringValue","id":17},"bytesValue":{"type":".google.protobuf.BytesValue","id":18},"history":{"rule":"repeated","type":".google.protobuf.Timestamp","id":19},"timeouts":{"keyType":"string","type":".google.protobuf.Duration","id":20},"doc":{"type":".google.protobuf.Struct","id":21},"packed":{"type":".google.protobuf.Any","id":22}},"oneofs":{"choice":{"oneof":["doc","packed"]}}}}}}}}}});
@@ -66,7 +66,7 @@ const $KeeperService = $rt.defineService<KeeperGrain, $GrainContext>('granary.te
  * register it with `keeperKind(() => new MyKeeper())`. An rpc left out answers
  * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
  */
-export abstract class KeeperGrain extends $rt.GrainBase<$GrainContext> {
+export abstract class KeeperGrain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
   /** The kind name grains of this service are registered under. */
   static readonly kindName = 'granary.test.wkt.Keeper';
   protected readonly $service = $KeeperService;
@@ -158,10 +158,13 @@ export class KeeperClient extends $rt.GrainClient {
   }
 }
 
-/** The kind of service `granary.test.wkt.Keeper`, for `Cluster.start({ kinds: [...] })`. */
-export function keeperKind(
-  factory: () => KeeperGrain,
-  options?: Parameters<typeof $kind>[2],
+/**
+ * The kind of service `granary.test.wkt.Keeper`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function keeperKind<$State = unknown>(
+  factory: () => KeeperGrain<$State>,
+  options?: $KindOptions<$State>,
 ): ReturnType<typeof $kind> {
   return $kind($KeeperService.kindName, factory, options ?? {});
 }

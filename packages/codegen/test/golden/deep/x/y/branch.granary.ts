@@ -3,7 +3,7 @@
 /* eslint-disable */
 import { serialization as $serialization } from '@granary/core';
 import { kind as $kind } from '@granary/cluster';
-import type { GrainContext as $GrainContext } from '@granary/cluster';
+import type { GrainContext as $GrainContext, KindOptions as $KindOptions } from '@granary/cluster';
 import * as $rt from '@granary/codegen/runtime';
 import '../../../common/types.granary';
 import * as $common_types from '../../../common/types.granary';
@@ -41,7 +41,7 @@ const $GroveService = $rt.defineService<GroveGrain, $GrainContext>('granary.test
  * register it with `groveKind(() => new MyGrove())`. An rpc left out answers
  * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
  */
-export abstract class GroveGrain extends $rt.GrainBase<$GrainContext> {
+export abstract class GroveGrain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
   /** The kind name grains of this service are registered under. */
   static readonly kindName = 'granary.test.deep.x.y.Grove';
   protected readonly $service = $GroveService;
@@ -83,10 +83,13 @@ export class GroveClient extends $rt.GrainClient {
   }
 }
 
-/** The kind of service `granary.test.deep.x.y.Grove`, for `Cluster.start({ kinds: [...] })`. */
-export function groveKind(
-  factory: () => GroveGrain,
-  options?: Parameters<typeof $kind>[2],
+/**
+ * The kind of service `granary.test.deep.x.y.Grove`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function groveKind<$State = unknown>(
+  factory: () => GroveGrain<$State>,
+  options?: $KindOptions<$State>,
 ): ReturnType<typeof $kind> {
   return $kind($GroveService.kindName, factory, options ?? {});
 }
