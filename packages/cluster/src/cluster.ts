@@ -132,6 +132,7 @@ export class Cluster implements GrainClusterHandle {
       clock: system.clock,
       random: system.random,
       membershipUnavailable: () => this.ownership.fenced || !this.ownership.leaseValid(),
+      noTransport: system.remote === undefined,
     });
     const services = new GrainServices(
       system,

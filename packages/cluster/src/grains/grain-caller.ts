@@ -47,6 +47,12 @@ export interface CallerDeps {
   readonly random: RandomSource;
   /** True while this member itself is fenced (its lease is lost or not provably alive). */
   membershipUnavailable(): boolean;
+  /**
+   * The caller has no transport to other nodes (a Cluster started without `remote`): a call
+   * whose owner is elsewhere fails at once with NoTransportError.
+   * @default false
+   */
+  readonly noTransport?: boolean;
 }
 
 /**
@@ -184,9 +190,12 @@ export class GrainCaller implements CallRetrier {
     const topology = this.deps.topology();
     if (ref.topology !== topology) {
       const address = this.ownerAddress(ref.kind, ref.shard);
-      const system = this.deps.system;
       // Without a remote only this node's own grains are reachable (once per topology and grain).
-      if (address !== undefined && address !== system.address && system.remote === undefined) {
+      if (
+        this.deps.noTransport === true &&
+        address !== undefined &&
+        address !== this.deps.system.address
+      ) {
         throw new NoTransportError(ref.kind, ref.identity, address);
       }
       ref.resolve(topology, address);

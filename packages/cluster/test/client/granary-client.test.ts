@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { HandshakeError, InvalidOptionError } from '@granary/core';
+import { InvalidOptionError } from '@granary/core';
 import { freePort, startEtcd, type EtcdHandle } from '@granary/testkit';
 import { GranaryClient } from '../../src/client/granary-client';
 import { Cluster } from '../../src/cluster';
