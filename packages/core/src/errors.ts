@@ -305,6 +305,26 @@ export class PeerNotReadingError extends GranaryError {
 }
 
 /**
+ * A link's connection is dead though neither side closed it (a partition that healed: TCP
+ * resumes such a connection only at its next, backed-off retransmission, many seconds later).
+ * Found by `linkProbeMs`: the peer credited nothing for a while, a TCP connect to its address
+ * got no answer and a later one did; or the same member dialled again and the old link did not
+ * answer an HTTP/2 ping. The link is closed and a new connection takes its place; requests
+ * waiting on the old one fail with EndpointUnavailableError caused by this.
+ */
+export class LinkLostError extends GranaryError {
+  static override readonly code = 'ERR_LINK_LOST';
+  override readonly name = 'LinkLostError';
+  constructor(
+    /** The peer's `host:port`. */
+    readonly address: string,
+    detail: string,
+  ) {
+    super(`the connection to ${address} is lost: ${detail}; a new one replaces it (linkProbeMs)`);
+  }
+}
+
+/**
  * A large message could not be queued for its link in time: `maxLargeBytesInFlight` of large
  * messages were ahead of it until its deadline, or as many bytes were already waiting.
  */
@@ -361,6 +381,7 @@ registerErrorClasses(
   InsecureRemoteError,
   RemoteLimitError,
   PeerNotReadingError,
+  LinkLostError,
   RemoteBackpressureError,
   SerializationError,
 );

@@ -23,6 +23,7 @@ export {
   InsecureRemoteError,
   InvalidArgumentError,
   InvalidOptionError,
+  LinkLostError,
   MailboxFullError,
   MessageTooLargeError,
   NameExistsError,

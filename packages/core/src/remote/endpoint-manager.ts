@@ -1,12 +1,7 @@
 import type * as net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { Clock } from '../clock';
-import {
-  EndpointUnavailableError,
-  type HandshakeError,
-  type PeerNotReadingError,
-  type RemoteLimitError,
-} from '../errors';
+import { EndpointUnavailableError, type HandshakeError, LinkLostError } from '../errors';
 import type { EndpointHost } from './endpoint';
 import { Endpoint } from './endpoint';
 import { ConnectionGuard } from './internal/connection-guard';
@@ -19,7 +14,7 @@ import type { RemoteLogger } from './internal/logger';
 import type { OutboundEnvelope } from './internal/outbound-envelope';
 import type { ResolvedRemoteOptions } from './internal/resolve-options';
 import { Acceptor, type AcceptorHost } from './internal/acceptor';
-import type { LinkConfig, StreamLinkHandlers } from './internal/stream-link';
+import type { LinkConfig, LinkViolation, StreamLinkHandlers } from './internal/stream-link';
 import type { StreamLink } from './internal/stream-link';
 import type { WireBatch, WireFrame } from './internal/wire';
 import { CONNECT_METHOD, encodeFrame } from './internal/wire';
@@ -92,6 +87,7 @@ export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHo
       maxMessageBytes: config.maxMessageBytes,
       maxOutboundBytes: config.maxOutboundBytes,
       writeStallTimeoutMs: config.writeStallTimeoutMs,
+      linkProbeMs: config.linkProbeMs,
       clock,
     };
     this.linkHandlers = {
@@ -332,12 +328,21 @@ export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHo
     );
   }
 
-  private onViolation(link: StreamLink, error: RemoteLimitError | PeerNotReadingError): void {
+  private onViolation(link: StreamLink, error: LinkViolation): void {
+    const peer = link.peerAddress || undefined;
+    if (error instanceof LinkLostError) {
+      return this.events.report(
+        'linksLost',
+        'warn',
+        { peer, err: error.message },
+        'remote link is dead though not closed (a healed partition); a new connection replaces it',
+      );
+    }
     const notReading = error.code === 'ERR_PEER_NOT_READING';
     this.events.report(
       notReading ? 'peersNotReading' : 'limitExceeded',
       'warn',
-      { peer: link.peerAddress || undefined, limit: error.limit, err: error.message },
+      { peer, limit: error.limit, err: error.message },
       notReading
         ? 'remote peer is not reading; its link is closed'
         : 'remote peer exceeded a limit; its link is closed',

@@ -147,6 +147,16 @@ export interface RemoteOptions {
    */
   writeStallTimeoutMs?: number;
   /**
+   * A link whose peer has credited nothing it wrote for this long is probed, and again at this
+   * period while the silence lasts: a TCP connect to the peer's address (answered by the peer's
+   * kernel, so a peer whose event loop is busy or stopped still answers). A connect that gets no
+   * answer, then one that does while the link is still silent, means a partition healed and the
+   * old connection waits on TCP's backed-off retransmissions: it is closed (LinkLostError) and a
+   * new one dialled, instead of carrying nothing for up to ~13 s more. 0 turns probing off.
+   * @default 1000
+   */
+  linkProbeMs?: number;
+  /**
    * Most peer endpoints kept; at the bound the one down the longest is removed, and if none is
    * down a send to a new address fails with EndpointUnavailableError.
    * @default 1024
@@ -200,6 +210,7 @@ export const DEFAULT_REMOTE_OPTIONS = {
   maxLargeBytesInFlight: 16 * 1024 * 1024,
   maxOutboundBytes: 16 * 1024 * 1024,
   writeStallTimeoutMs: 30_000,
+  linkProbeMs: 1000,
   maxEndpoints: 1024,
   endpointDownTtlMs: 30_000,
   logIntervalMs: 10_000,

@@ -20,7 +20,7 @@ import { deliverBatch } from './internal/inbound-delivery';
 import type { OutboundEnvelope } from './internal/outbound-envelope';
 import type { RemoteState } from './internal/remote-state';
 import { checkSecureBinding } from './internal/secure-binding';
-import type { EventLog } from './internal/event-log';
+import { type EventLog, zeroStats } from './internal/event-log';
 import { WatchTable } from './internal/watch-table';
 import { SYSTEM_FORMAT, WireTypes, registerWireTypes } from './internal/wire';
 import { ACTIVATOR_ID, RemoteActivator } from './remote-activator';
@@ -94,19 +94,7 @@ export class Remote {
    * also logged, one line per kind per `logIntervalMs` with the count.
    */
   get stats(): RemoteStats {
-    if (this.transport) return this.transport.stats;
-    return {
-      corruptFrames: 0,
-      refusedHandshakes: 0,
-      limitExceeded: 0,
-      refusedConnections: 0,
-      idleConnections: 0,
-      peersNotReading: 0,
-      forbiddenMessages: 0,
-      unreachableEndpoints: 0,
-      removedEndpoints: 0,
-      backpressureRejections: 0,
-    };
+    return this.transport ? this.transport.stats : zeroStats();
   }
 
   /**

@@ -3,6 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { ConnectionGuard } from './connection-guard';
 import type { EventLog } from './event-log';
 import { setCallReceiveLimit } from './grpc-options';
+import { pingCall } from './path-probe';
 import type { ResolvedRemoteOptions } from './resolve-options';
 import type { HandshakeOutcome, ServerHandshakeHost } from './server-handshake';
 import { ServerHandshake } from './server-handshake';
@@ -37,14 +38,43 @@ export class Acceptor {
   /** Authenticated inbound links by the address and by the member id they state. */
   private readonly byAddress = new Map<string, StreamLink>();
   private readonly byMember = new Map<string, StreamLink>();
+  /** Each inbound link's gRPC call (for a ping when its member dials again). */
+  private readonly calls = new WeakMap<StreamLink, grpc.ServerDuplexStream<Buffer, Buffer>>();
+  /** Held links being pinged because a handshake stated their address or member id. */
+  private readonly contested = new WeakSet<StreamLink>();
 
   constructor(private readonly host: AcceptorHost) {}
 
-  /** True while another live authenticated inbound link states this address or member id. */
+  /**
+   * True while another live authenticated inbound link states this address or member id (the
+   * handshake is refused). Such a link is pinged (see `contest`): after a healed partition the
+   * member dials again while its old link here is dead but not yet closed.
+   */
   isHeld(address: string, memberId: string): boolean {
     const a = this.byAddress.get(address);
     const m = this.byMember.get(memberId);
-    return (a !== undefined && !a.isClosed) || (m !== undefined && !m.isClosed);
+    const held = [a, m].filter((l): l is StreamLink => l !== undefined && !l.isClosed);
+    for (const link of held) this.contest(link);
+    return held.length > 0;
+  }
+
+  /**
+   * Pings a held link on its connection; one that does not answer within linkProbeMs is closed
+   * (LinkLostError), so the member's next attempt (its reconnect backoff starts at 100 ms) gets
+   * in. A live link answers (its peer's HTTP/2 layer does), and keeps its place: a second
+   * handshake cannot take a live member's link away.
+   */
+  private contest(link: StreamLink): void {
+    const timeoutMs = this.host.config.linkProbeMs;
+    const call = this.calls.get(link);
+    if (timeoutMs === 0 || call === undefined || this.contested.has(link)) return;
+    this.contested.add(link);
+    void pingCall(call, timeoutMs).then((answered) => {
+      this.contested.delete(link);
+      if (!answered && !link.isClosed) {
+        link.lose(`its member dialled again and it answered no ping within ${timeoutMs} ms`);
+      }
+    });
   }
 
   accept(call: grpc.ServerDuplexStream<Buffer, Buffer>): void {
@@ -101,6 +131,7 @@ export class Acceptor {
     );
     if (host.closing) return link.abort(grpc.status.UNAVAILABLE, 'node is shutting down');
     this.links.add(link);
+    this.calls.set(link, call);
     const timeoutMs = host.config.handshakeTimeoutMs;
     const timer = setTimeout(() => {
       host.events.report(

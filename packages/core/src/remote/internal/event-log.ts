@@ -14,6 +14,8 @@ export interface RemoteStats {
   idleConnections: number;
   /** Links closed because the peer stopped reading (PeerNotReadingError). */
   peersNotReading: number;
+  /** Links replaced after their path was lost and came back (LinkLostError). */
+  linksLost: number;
   /** Messages a peer may not send (a remote Stop of a `$` system actor, a forged watcher). */
   forbiddenMessages: number;
   /** Connect attempts that failed (the peer unreachable or refusing). */
@@ -27,7 +29,8 @@ export interface RemoteStats {
 /** One of the counters of {@link RemoteStats}. */
 export type RemoteEventKind = keyof RemoteStats;
 
-function zeroStats(): RemoteStats {
+/** Every counter at zero (a remote not started yet). */
+export function zeroStats(): RemoteStats {
   return {
     corruptFrames: 0,
     refusedHandshakes: 0,
@@ -35,6 +38,7 @@ function zeroStats(): RemoteStats {
     refusedConnections: 0,
     idleConnections: 0,
     peersNotReading: 0,
+    linksLost: 0,
     forbiddenMessages: 0,
     unreachableEndpoints: 0,
     removedEndpoints: 0,

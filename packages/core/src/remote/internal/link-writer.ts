@@ -6,6 +6,14 @@ import type { FrameStream } from './link-types';
 export interface WriterLimits {
   maxOutboundBytes: number;
   writeStallTimeoutMs: number;
+  /** Uncredited this long, the peer is `silent` (probed), and again at this period. 0: never. */
+  linkProbeMs: number;
+}
+
+/** Told when the peer credits nothing for a while, and when it credits again. */
+export interface SilenceWatcher {
+  silent(silentMs: number): void;
+  heard(): void;
 }
 
 /**
@@ -38,6 +46,7 @@ export class LinkWriter {
     private readonly onStuck: (error: PeerNotReadingError) => void,
     /** The stream drained (frames may be written again without waiting). */
     private readonly onWritable: () => void,
+    private readonly silence?: SilenceWatcher,
   ) {}
 
   /** True while frames wait here for the stream to drain. */
@@ -79,6 +88,7 @@ export class LinkWriter {
     if (progress === 0 || progress > this.outstanding) return;
     this.credited = received >>> 0;
     this.lastProgress = Date.now();
+    this.silence?.heard();
   }
 
   /** Tells the peer what this side received (not itself counted). */
@@ -106,10 +116,22 @@ export class LinkWriter {
     this.stream.once('drain', this.drained);
   }
 
-  /** Watches for credit while bytes are outstanding (one timer, re-armed as credit comes). */
+  /**
+   * Watches for credit while bytes are outstanding (one timer, re-armed as credit comes; it
+   * ticks every linkProbeMs so a silent peer is probed, see PathProbe).
+   */
   private armStall(): void {
     this.lastProgress = Date.now();
-    this.stall = setTimeout(this.checkStall, this.limits.writeStallTimeoutMs);
+    this.rearm(0);
+  }
+
+  private rearm(idle: number): void {
+    const { writeStallTimeoutMs, linkProbeMs } = this.limits;
+    let wait = writeStallTimeoutMs - idle;
+    if (linkProbeMs > 0 && this.silence) {
+      wait = Math.min(wait, idle < linkProbeMs ? linkProbeMs - idle : linkProbeMs);
+    }
+    this.stall = setTimeout(this.checkStall, wait);
     this.stall.unref();
   }
 
@@ -123,8 +145,9 @@ export class LinkWriter {
         `it read none of ${this.outstanding} bytes for ${idle} ms`,
       );
     }
-    this.stall = setTimeout(this.checkStall, this.limits.writeStallTimeoutMs - idle);
-    this.stall.unref();
+    const probeMs = this.limits.linkProbeMs;
+    if (probeMs > 0 && idle >= probeMs) this.silence?.silent(idle);
+    if (!this.stopped) this.rearm(idle);
   };
 
   private readonly written = (): void => {

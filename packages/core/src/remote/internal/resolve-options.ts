@@ -25,6 +25,7 @@ export interface ResolvedRemoteOptions {
   maxLargeBytesInFlight: number;
   maxOutboundBytes: number;
   writeStallTimeoutMs: number;
+  linkProbeMs: number;
   maxEndpoints: number;
   endpointDownTtlMs: number;
   logIntervalMs: number;
@@ -58,6 +59,7 @@ export function resolveRemoteOptions(options: RemoteOptions): ResolvedRemoteOpti
     maxLargeBytesInFlight: options.maxLargeBytesInFlight ?? d.maxLargeBytesInFlight,
     maxOutboundBytes: options.maxOutboundBytes ?? d.maxOutboundBytes,
     writeStallTimeoutMs: options.writeStallTimeoutMs ?? d.writeStallTimeoutMs,
+    linkProbeMs: options.linkProbeMs ?? d.linkProbeMs,
     maxEndpoints: options.maxEndpoints ?? d.maxEndpoints,
     endpointDownTtlMs: options.endpointDownTtlMs ?? d.endpointDownTtlMs,
     logIntervalMs: options.logIntervalMs ?? d.logIntervalMs,
@@ -84,6 +86,7 @@ export function resolveRemoteOptions(options: RemoteOptions): ResolvedRemoteOpti
   ] as const) {
     atLeast(o[name], name, 1);
   }
+  atLeast(o.linkProbeMs, 'linkProbeMs', 0);
   atLeast(o.reconnect.initialDelayMs, 'reconnect.initialDelayMs', 1);
   atLeast(o.reconnect.maxDelayMs, 'reconnect.maxDelayMs', o.reconnect.initialDelayMs);
   for (const [name, value] of Object.entries(o.limits)) atLeast(value, `limits.${name}`, 1);

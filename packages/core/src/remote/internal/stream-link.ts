@@ -1,11 +1,12 @@
 import * as grpc from '@grpc/grpc-js';
 import { SYSTEM_CLOCK, type Clock } from '../../clock';
-import { type PeerNotReadingError, RemoteLimitError } from '../../errors';
+import { LinkLostError, type PeerNotReadingError, RemoteLimitError } from '../../errors';
 import { NO_FRAME_LIMITS, type FrameLimits } from './batch-decoder';
 import { ChunkAssembler } from './chunk-assembler';
 import { decodeChunk, decodeCredit } from './link-frames';
 import type { FrameStream, LinkListener } from './link-types';
 import { LinkWriter, type WriterLimits } from './link-writer';
+import { PathProbe } from './path-probe';
 import type { WireFrame } from './wire';
 import { decodeFrame } from './wire';
 
@@ -20,8 +21,11 @@ export interface StreamLinkHandlers {
   /** A frame could not be decoded; the link closes right after. */
   onCorruptFrame(link: StreamLink, error: Error): void;
   /** The peer exceeded a limit (or stopped reading); the link closes right after. */
-  onViolation?(link: StreamLink, error: RemoteLimitError | PeerNotReadingError): void;
+  onViolation?(link: StreamLink, error: LinkViolation): void;
 }
+
+/** Why a link was closed on the peer's account. */
+export type LinkViolation = RemoteLimitError | PeerNotReadingError | LinkLostError;
 
 /** What a link may receive and hold (RemoteLimits and the outbound bounds), and its clock. */
 export interface LinkConfig extends FrameLimits, WriterLimits {
@@ -41,6 +45,7 @@ export const UNLIMITED_LINK: LinkConfig = {
   maxHandshakeBytes: Infinity,
   maxOutboundBytes: Infinity,
   writeStallTimeoutMs: 2 ** 31 - 1,
+  linkProbeMs: 0,
 };
 
 /** Room for ids, type name and headers around a chunked message's payload. */
@@ -83,6 +88,7 @@ export class StreamLink {
   private received = 0;
   private creditedOut = 0;
   private creditTimer: NodeJS.Timeout | undefined = undefined;
+  private readonly probe: PathProbe | undefined;
 
   constructor(
     private readonly stream: FrameStream,
@@ -93,6 +99,18 @@ export class StreamLink {
   ) {
     this.peerAddress = peerAddress;
     this.assembler = new ChunkAssembler(config.maxMessageBytes + ASSEMBLY_OVERHEAD_BYTES);
+    // Probes take the connect timeout from the probe period: one probe at a time per link.
+    this.probe =
+      config.linkProbeMs > 0
+        ? new PathProbe(
+            () => this.peerAddress,
+            config.linkProbeMs,
+            (silentMs) =>
+              this.lose(
+                `it credited nothing for ${silentMs} ms while its address was unreachable, and the address answers again`,
+              ),
+          )
+        : undefined;
     this.writer = new LinkWriter(
       stream,
       config,
@@ -101,6 +119,7 @@ export class StreamLink {
       () => {
         for (const l of this.listeners) l.writable();
       },
+      this.probe,
     );
     stream.on('data', (bytes: Buffer) => this.receive(bytes));
     stream.on('error', (err: Error) => this.finish(err));
@@ -144,6 +163,11 @@ export class StreamLink {
     // Handshake frames are not credited by the peer; everything after is.
     this.writer.write(frame, done, this.authenticated);
     return !this.closed;
+  }
+
+  /** The connection is dead though not closed: close the link with LinkLostError(`detail`). */
+  lose(detail: string): void {
+    this.violated(new LinkLostError(this.peerAddress, detail));
   }
 
   /** Ends the stream in order: frames already written are still delivered. */
@@ -277,7 +301,7 @@ export class StreamLink {
     this.abort(grpc.status.INVALID_ARGUMENT, `corrupt frame: ${err.message}`);
   }
 
-  private violated(error: RemoteLimitError | PeerNotReadingError): void {
+  private violated(error: LinkViolation): void {
     if (this.closed) return;
     this.handlers.onViolation?.(this, error);
     const code =
@@ -292,6 +316,7 @@ export class StreamLink {
     if (this.closed) return;
     this.closed = true;
     this.writer.stop();
+    this.probe?.stop();
     if (this.creditTimer) clearTimeout(this.creditTimer);
     if (this.paused) {
       // A paused stream keeps its buffered data and may hold a server's shutdown up.
