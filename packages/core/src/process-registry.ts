@@ -165,6 +165,18 @@ export class ProcessRegistry {
     return this.deadLetter;
   }
 
+  /**
+   * Caches `route` on `pid` as `get` does after a lookup, for a runtime that knows where a PID
+   * it makes routes: a grain caller making the PID of a grain on its own member caches the
+   * kind's router, sparing each new identity the map miss and prefix scan of a first `get`.
+   * Only a live local process of this registry is cached, on a PID of this node; `get` checks
+   * it before every use like any cached process.
+   */
+  cacheRoute(pid: PID, route: Process): void {
+    const p = route as LocalProcess;
+    if (p.owner === this && !p.dead && this.isLocal(pid)) pid._p = p;
+  }
+
   /** The local process with this id, if any. */
   getLocal(id: string): Process | undefined {
     if (id.startsWith(FUTURE_PREFIX)) return this.getFuture(id);

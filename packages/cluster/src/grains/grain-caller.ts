@@ -22,7 +22,7 @@ import type { GrainCallOptions } from './grain';
 import { setbackOf, type Setback } from './internal/call-outcome';
 import { callHeader } from './internal/call-headers';
 import { GrainCall, type CallRetrier } from './internal/grain-call';
-import { GrainRefs, type GrainRef } from './internal/grain-refs';
+import { GrainRefs, LocalRoutes, type GrainRef } from './internal/grain-refs';
 import { KindHosts } from './internal/kind-hosts';
 
 /** First wait before retrying a placement or transport failure: a claim takes a few ms. */
@@ -65,12 +65,15 @@ export interface CallerDeps {
 export class GrainCaller implements CallRetrier {
   /** The grains this member calls: shard, owner and PID, resolved once per topology. */
   private readonly refs = new GrainRefs();
+  private readonly routes: LocalRoutes;
   /** Wake-ups of the calls sleeping between attempts (bounded by the calls in progress). */
   private readonly sleepers = new Set<() => void>();
   /** Which kinds this member has seen hosted, and which of their hosts dropped out. */
   private readonly hosts = new KindHosts();
 
-  constructor(private readonly deps: CallerDeps) {}
+  constructor(private readonly deps: CallerDeps) {
+    this.routes = new LocalRoutes(deps.system);
+  }
 
   /**
    * One call; see Cluster.request. The first attempt runs without the retry loop (no async frame
@@ -98,7 +101,7 @@ export class GrainCaller implements CallRetrier {
     const promise = call.promise<T>();
     call.address = address;
     // The call is its own request options (timeout, signal, header) and its reply's sink.
-    this.deps.system.root.requestTo(call.ref.pidAt(address), message, call, call);
+    this.deps.system.root.requestTo(call.ref.pidAt(address, this.routes), message, call, call);
     return promise;
   }
 
@@ -252,7 +255,7 @@ export class GrainCaller implements CallRetrier {
           let reply: unknown;
           let error: Error | undefined;
           try {
-            reply = await this.deps.system.root.request(ref.pidAt(address), message, {
+            reply = await this.deps.system.root.request(ref.pidAt(address, this.routes), message, {
               timeoutMs: remaining,
               signal,
               header: call.header,

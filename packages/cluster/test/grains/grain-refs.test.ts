@@ -1,8 +1,27 @@
 import { expect } from 'chai';
+import { ActorSystem, silentLogger, type PID } from '@granary/core';
+import type { Entry, LocalProcess } from '@granary/core/internal';
 import type { Topology } from '../../src/membership/topology';
-import { GrainRefs } from '../../src/grains/internal/grain-refs';
+import { GrainRefs, LocalRoutes } from '../../src/grains/internal/grain-refs';
 
 const topology = (version: number): Topology => ({ version, members: [] }) as unknown as Topology;
+
+/** Routes made for PIDs of other addresses: nothing is cached on them. */
+const remoteOnly = new LocalRoutes(new ActorSystem({ logger: silentLogger }));
+
+/** A router stand-in: a LocalProcess of `system` under the prefix of `kind`. */
+function fakeRouter(system: ActorSystem, kind: string): LocalProcess & { prefix: string } {
+  const posted: Entry[] = [];
+  return {
+    prefix: `$g/${kind}/`,
+    owner: system.registry,
+    dead: false,
+    capacity: Infinity,
+    post: (_pid: PID, entry: Entry) => posted.push(entry) > 0,
+    sendSystemMessage: () => {},
+    stop: () => {},
+  };
+}
 
 describe('GrainRefs (a caller’s grain references)', () => {
   it('keeps a reference per kind and identity', () => {
@@ -18,13 +37,13 @@ describe('GrainRefs (a caller’s grain references)', () => {
     const refs = new GrainRefs();
     const ref = refs.add('counter', 'c/1', 0);
     ref.resolve(topology(1), '10.0.0.1:1');
-    const pid = ref.pidAt('10.0.0.1:1');
+    const pid = ref.pidAt('10.0.0.1:1', remoteOnly);
     expect(pid.id).to.equal('$g/counter/c/1');
-    expect(ref.pidAt('10.0.0.1:1')).to.equal(pid);
-    expect(ref.pidAt('10.0.0.2:1').address).to.equal('10.0.0.2:1');
-    expect(ref.pidAt('10.0.0.1:1')).to.equal(pid);
+    expect(ref.pidAt('10.0.0.1:1', remoteOnly)).to.equal(pid);
+    expect(ref.pidAt('10.0.0.2:1', remoteOnly).address).to.equal('10.0.0.2:1');
+    expect(ref.pidAt('10.0.0.1:1', remoteOnly)).to.equal(pid);
     ref.resolve(topology(2), '10.0.0.2:1');
-    expect(ref.pidAt('10.0.0.2:1')).to.not.equal(pid);
+    expect(ref.pidAt('10.0.0.2:1', remoteOnly)).to.not.equal(pid);
   });
 
   it('lets go of the topology when it changes, so the next call resolves the owner again', () => {
@@ -44,5 +63,30 @@ describe('GrainRefs (a caller’s grain references)', () => {
     refs.add('k', 'one-more', 0);
     expect(refs.get('k', 'id-0')).to.equal(undefined);
     expect(refs.get('k', 'one-more')).to.not.equal(undefined);
+  });
+
+  it("caches the kind's router on PIDs of grains on this member", async () => {
+    const system = new ActorSystem({ logger: silentLogger });
+    try {
+      const router = fakeRouter(system, 'counter');
+      system.registry.addPrefix(router.prefix, router);
+      const routes = new LocalRoutes(system);
+      const refs = new GrainRefs();
+      const local = (identity: string): PID => {
+        const ref = refs.add('counter', identity, 0);
+        ref.resolve(topology(1), system.address);
+        return ref.pidAt(system.address, routes);
+      };
+      expect(local('c-1')._p).to.equal(router);
+      expect(local('c-2')._p).to.equal(router); // from the per-kind cache
+      const other = refs.add('other', 'o-1', 0);
+      other.resolve(topology(1), system.address);
+      expect(other.pidAt(system.address, routes)._p).to.equal(undefined); // no router for it
+      const remote = refs.add('counter', 'r-1', 0);
+      remote.resolve(topology(1), '10.0.0.1:1');
+      expect(remote.pidAt('10.0.0.1:1', routes)._p).to.equal(undefined);
+    } finally {
+      await system.shutdown();
+    }
   });
 });

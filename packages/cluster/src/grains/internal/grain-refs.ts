@@ -1,6 +1,7 @@
-import { PID } from '@granary/core';
+import { PID, type ActorSystem } from '@granary/core';
+import type { LocalProcess, Process } from '@granary/core/internal';
 import type { Topology } from '../../membership/topology';
-import { grainIdOf } from './call-headers';
+import { grainIdOf, grainPrefixOf } from './call-headers';
 
 /**
  * Grain references a caller keeps (Orleans' GrainReference, Proto.Actor's PID cache): one per
@@ -27,10 +28,17 @@ export class GrainRef {
     readonly shard: number,
   ) {}
 
-  /** The grain's PID at `address` (made once for the owner, on the fly for a hint). */
-  pidAt(address: string): PID {
-    if (address !== this.address) return new PID(address, grainIdOf(this.kind, this.identity));
-    return (this.pidAtOwner ??= new PID(address, grainIdOf(this.kind, this.identity)));
+  /**
+   * The grain's PID at `address` (made once for the owner, on the fly for a hint); on this
+   * member, with the kind's router cached on it (`routes`).
+   */
+  pidAt(address: string, routes: LocalRoutes): PID {
+    if (address !== this.address)
+      return routes.cached(this.kind, new PID(address, grainIdOf(this.kind, this.identity)));
+    return (this.pidAtOwner ??= routes.cached(
+      this.kind,
+      new PID(address, grainIdOf(this.kind, this.identity)),
+    ));
   }
 
   /** Resolves the owner again under `topology`. */
@@ -80,5 +88,36 @@ export class GrainRefs {
     refs.set(identity, ref);
     this.size++;
     return ref;
+  }
+}
+
+/**
+ * The routers of the kinds this member hosts, as the registry resolves them, cached on the PIDs
+ * a caller makes for grains on this member. Without it each new identity's first local call
+ * paid the registry's map miss (a fresh id string hashed against every live actor's) and prefix
+ * scan: local activations ran at ~0.85x of the commit before the one addressing scheme
+ * (grains-activation, docs/performance-notes.md). Every id under a hosted kind's prefix is its
+ * router's (HostedGrains registers it), so the router found once serves the whole kind.
+ */
+export class LocalRoutes {
+  private readonly byKind = new Map<string, Process>();
+
+  constructor(private readonly system: ActorSystem) {}
+
+  /** `pid`, with its kind's router cached on it when it names a grain on this member. */
+  cached(kind: string, pid: PID): PID {
+    if (pid.address !== this.system.address) return pid;
+    const registry = this.system.registry;
+    let route = this.byKind.get(kind);
+    if (route === undefined || (route as LocalProcess).dead) {
+      const found = registry.getLocal(pid.id);
+      // The kind's router only (not an actor someone registered under this very id).
+      if (found === undefined || (found as { prefix?: string }).prefix !== grainPrefixOf(kind)) {
+        return pid;
+      }
+      this.byKind.set(kind, (route = found));
+    }
+    registry.cacheRoute(pid, route);
+    return pid;
   }
 }
