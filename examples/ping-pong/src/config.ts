@@ -110,6 +110,24 @@ export interface NodeConfig {
    * @default false
    */
   exitWithParent: boolean;
+  /**
+   * Port of the ops HTTP server (`GRANARY_OPS_PORT`): `/livez`, `/readyz`, `/startupz`, and
+   * `/metrics` in Prometheus format. Unset: no ops server.
+   * @default undefined
+   */
+  opsPort: number | undefined;
+  /**
+   * Interface the ops server binds (`GRANARY_OPS_HOST`); `0.0.0.0` in a container, so the
+   * kubelet and Prometheus reach it.
+   * @default '127.0.0.1'
+   */
+  opsHost: string;
+  /**
+   * OTLP/HTTP collector (`OTEL_EXPORTER_OTLP_ENDPOINT`, e.g. `http://otel-collector:4318`):
+   * traces and metrics are exported there when set.
+   * @default undefined
+   */
+  otlpEndpoint: string | undefined;
 }
 
 /** Every environment variable the example reads. */
@@ -134,6 +152,9 @@ export const ENV_VARS = [
   'GRANARY_PING_DEADLINE_MS',
   'GRANARY_PONGER_ID',
   'GRANARY_PARENT_PIPE',
+  'GRANARY_OPS_PORT',
+  'GRANARY_OPS_HOST',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
 ] as const;
 
 /** Names of the environment variables, as read by `readConfig`. */
@@ -149,6 +170,7 @@ export const DEFAULT_NODE_CONFIG = {
   pingIntervalMs: 1_000,
   pingDeadlineMs: 5_000,
   pongerId: 'ponger-1',
+  opsHost: '127.0.0.1',
 } as const;
 
 /** Reads and validates the configuration of a `role` node from `env`; throws ConfigError. */
@@ -213,7 +235,16 @@ export function readConfig(
     pingDeadlineMs: int('GRANARY_PING_DEADLINE_MS', DEFAULT_NODE_CONFIG.pingDeadlineMs, 1),
     pongerId: text('GRANARY_PONGER_ID') ?? DEFAULT_NODE_CONFIG.pongerId,
     exitWithParent: text('GRANARY_PARENT_PIPE') === '1',
+    opsPort: text('GRANARY_OPS_PORT') === undefined ? undefined : int('GRANARY_OPS_PORT', 0, 0),
+    opsHost: text('GRANARY_OPS_HOST') ?? DEFAULT_NODE_CONFIG.opsHost,
+    otlpEndpoint: text('OTEL_EXPORTER_OTLP_ENDPOINT'),
   };
+  if (config.opsPort !== undefined && config.opsPort > 65535) {
+    throw new ConfigError(
+      'GRANARY_OPS_PORT',
+      `GRANARY_OPS_PORT must be <= 65535, got ${config.opsPort}`,
+    );
+  }
   if (provider === 'etcd' && config.etcd.length === 0) {
     throw new ConfigError('GRANARY_ETCD', 'GRANARY_ETCD is required when GRANARY_PROVIDER=etcd');
   }

@@ -8,6 +8,7 @@ import { pongerKind } from './gen/protos.granary';
 import { Pinger } from './pinger';
 import { Ponger, pongerState } from './ponger';
 import { createProvider } from './provider';
+import { startTelemetry } from './telemetry';
 
 /** A running node: its cluster member and how to leave. */
 export interface RunningNode {
@@ -28,6 +29,8 @@ export async function startNode(
   log: Logger,
   libraryLog: Logger = log,
 ): Promise<RunningNode> {
+  // The SDK first: the cluster takes its meter at start.
+  const telemetry = startTelemetry(config);
   // Our own system, so the runtime's warnings come out in the node's log format.
   const system = new ActorSystem({ name: config.nodeId, logger: libraryLog });
   const store =
@@ -55,10 +58,15 @@ export async function startNode(
       system,
       remote: remoteOptions(config),
       logger: libraryLog,
+      ops:
+        config.opsPort === undefined
+          ? undefined
+          : { port: config.opsPort, host: config.opsHost, prometheus: telemetry.prometheus },
     });
   } catch (err) {
     await system.shutdown();
     await store?.close();
+    await telemetry.shutdown();
     throw err;
   }
   let gateway: GrpcGateway | undefined;
@@ -103,6 +111,7 @@ export async function startNode(
       } finally {
         await system.shutdown();
         await store?.close();
+        await telemetry.shutdown();
       }
     },
   };

@@ -27,11 +27,12 @@ const EXIT_WITHIN_MS = 15_000;
 /**
  * The only variables changed from docker-compose.yml: container addresses become loopback
  * (service names do not resolve here, and tests bind loopback only), every node gets its own
- * port (containers all use 4000), the cluster name is unique per run.
+ * ports (containers all use 4000, and 9464 for the ops server), the cluster name is unique per
+ * run.
  */
 function localEnvironment(
   env: Record<string, string>,
-  local: { etcd: string; redis: string; port: number; cluster: string },
+  local: { etcd: string; redis: string; port: number; opsPort: number; cluster: string },
 ): Record<string, string> {
   const out: Record<string, string> = {
     ...env,
@@ -42,6 +43,8 @@ function localEnvironment(
   if (out.GRANARY_REDIS !== undefined) out.GRANARY_REDIS = local.redis;
   if (out.GRANARY_HOST !== undefined) out.GRANARY_HOST = '127.0.0.1';
   if (out.GRANARY_ADVERTISED_HOST !== undefined) out.GRANARY_ADVERTISED_HOST = '127.0.0.1';
+  if (out.GRANARY_OPS_PORT !== undefined) out.GRANARY_OPS_PORT = String(local.opsPort);
+  if (out.GRANARY_OPS_HOST !== undefined) out.GRANARY_OPS_HOST = '127.0.0.1';
   return out;
 }
 
@@ -99,6 +102,7 @@ describe('docker-compose.yml node services, run as local processes', function ()
           etcd: etcd.endpoints.join(','),
           redis: redis.url,
           port: await freePort(),
+          opsPort: await freePort(),
           cluster,
         },
       );

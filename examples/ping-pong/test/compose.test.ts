@@ -16,7 +16,10 @@ import {
   parseEnvFile,
 } from './helpers/compose';
 import type { ComposeService } from './helpers/compose';
+import { OPS_PATHS } from '@granary/cluster';
+import { loadPrometheusConfig } from './helpers/prometheus';
 import {
+  PROMETHEUS_CONFIG,
   COMPOSE_ENV_FILE,
   COMPOSE_ENV_SCRIPT,
   DOCKERFILE,
@@ -44,8 +47,15 @@ describe('docker-compose.yml', () => {
   const { services, volumes } = loadCompose();
   const nodes = nodeServices(services);
 
-  it('parses and has etcd, redis, two ponger nodes and one pinger', () => {
-    expect(services).to.have.all.keys('etcd', 'redis', 'ponger-a', 'ponger-b', 'pinger');
+  it('parses and has etcd, redis, two ponger nodes, one pinger and prometheus', () => {
+    expect(services).to.have.all.keys(
+      'etcd',
+      'redis',
+      'ponger-a',
+      'ponger-b',
+      'pinger',
+      'prometheus',
+    );
     const roles = nodes.map(([, s]) => roleOf(commandOf(s))).sort();
     expect(roles).to.deep.equal(['pinger', 'ponger', 'ponger']);
   });
@@ -159,6 +169,31 @@ describe('docker-compose.yml', () => {
       expect(url.port, name).to.equal(port);
       expect(Object.keys(service.depends_on ?? {}), name).to.include('redis');
     }
+  });
+
+  it('runs an ops server on every node, and prometheus scrapes each one on its ops port', () => {
+    const prometheus = services.prometheus as ComposeService & { volumes?: string[] };
+    expect(prometheus.image).to.match(/^prom\/prometheus:v\d/);
+    const mount = (prometheus.volumes ?? []).find((v) => v.includes('prometheus.yml'));
+    const [hostPath, containerPath] = (mount ?? '').split(':');
+    expect(join(REPO_ROOT, hostPath!)).to.equal(PROMETHEUS_CONFIG);
+    expect(commandOf(prometheus)).to.include(`--config.file=${containerPath}`);
+    const scrape = loadPrometheusConfig();
+    const job = scrape.scrape_configs.find((j) => j.job_name === 'granary')!;
+    expect(job.metrics_path ?? '/metrics').to.equal(OPS_PATHS.metrics);
+    const targets = job.static_configs.flatMap((c) => c.targets).sort();
+    const expected = nodes.map(([name, service]) => {
+      const config = readConfig(roleOf(commandOf(service)), {
+        ...environmentOf(service),
+        GRANARY_SECRET: 'a-secret-from-granary-env',
+      });
+      // Reachable from the prometheus container: bound beyond loopback, on a fixed port.
+      expect(config.opsHost, name).to.equal('0.0.0.0');
+      expect(config.opsPort, name).to.be.a('number').above(0);
+      expect(Object.keys(prometheus.depends_on ?? {}), 'prometheus depends_on').to.include(name);
+      return `${name}:${config.opsPort}`;
+    });
+    expect(targets).to.deep.equal(expected.sort());
   });
 
   it('builds every node from the root Dockerfile', () => {

@@ -1,5 +1,7 @@
 import type { RemoteOptions } from '@granary/core';
 import type { ClusterLogger } from './internal/logger';
+import type { OpsOptions } from './ops/ops-options';
+import type { TelemetryOptions } from './telemetry/telemetry';
 import type { ClusterProvider } from './providers/cluster-provider';
 import type { StateStore } from './state/state-store';
 import type { RemindersOptions } from './reminders/reminders-options';
@@ -85,10 +87,23 @@ export interface ClusterOptions {
    */
   reminders?: RemindersOptions | undefined;
   /**
-   * Logger (pino-compatible).
-   * @default a logger that drops everything
+   * Logger (a pino logger as it is). Every part of the member logs to a child of it bound with
+   * `{ node, component }` (the provider, state stores, the remote transport, pools), with
+   * `trace_id`/`span_id` while a span is active.
+   * @default the actor system's logger if `system` is given, else JSON lines of warn and above
+   *   to stderr (core's createStderrLogger('warn'))
    */
-  logger?: ClusterLogger;
+  logger?: ClusterLogger | undefined;
+  /**
+   * Where spans and metrics go (`@opentelemetry/api` providers).
+   * @default the global providers (an SDK registered before Cluster.start)
+   */
+  telemetry?: TelemetryOptions | undefined;
+  /**
+   * The ops HTTP server: `/livez`, `/readyz`, `/startupz`, `/metrics` on its own port.
+   * @default undefined (no server)
+   */
+  ops?: OpsOptions | undefined;
 }
 
 /** Defaults of ClusterOptions. */

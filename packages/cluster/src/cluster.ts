@@ -1,11 +1,15 @@
 import { randomBytes } from 'node:crypto';
+import { ROOT_CONTEXT, type Meter } from '@opentelemetry/api';
 import { hostname } from 'node:os';
 import {
   ActorSystem,
   InvalidArgumentError,
   InvalidOptionError,
+  LogThrottle,
   Remote,
   type PID,
+  createStderrLogger,
+  withTraceIds,
 } from '@granary/core';
 import { ClusterIntrospection } from './cluster-introspection';
 import { DEFAULT_CLUSTER_OPTIONS, type ClusterOptions } from './cluster-options';
@@ -16,7 +20,7 @@ import { DEFAULT_GRAINS_OPTIONS, type GrainsOptions } from './grains/grains-opti
 import { HostedGrains, type TurnStats } from './grains/hosted-grains';
 import { GrainServices } from './grains/internal/grain-services';
 import { isKindDefinition } from './grains/kind';
-import { asCoreLogger, NOOP_LOGGER, type ClusterLogger } from './internal/logger';
+import type { ClusterLogger } from './internal/logger';
 import { TypedEvents } from './internal/typed-events';
 import { validateKinds } from './internal/validate-kinds';
 import type { ClusterEvents } from './membership/cluster-events';
@@ -32,6 +36,13 @@ import type { GrainReminders } from './reminders/reminder';
 import { ReminderService } from './reminders/reminder-service';
 import type { ReminderStats } from './reminders/reminder-stats';
 import { DEFAULT_REMINDERS_OPTIONS } from './reminders/reminders-options';
+import { reportOf, type HealthCheck, type HealthReport, type HealthSource } from './ops/health';
+import { OpsServer } from './ops/ops-server';
+import { CallTelemetry } from './telemetry/call-telemetry';
+import { ClusterMetrics, type MetricSources } from './telemetry/cluster-metrics';
+import { traceFields } from './telemetry/grain-spans';
+import { StateTelemetry } from './telemetry/state-telemetry';
+import { ClusterTelemetry, endSpan } from './telemetry/telemetry';
 
 type StartOptions = ClusterOptions & GrainsOptions;
 
@@ -43,7 +54,10 @@ interface ClusterInit {
   /** The cluster made the system (and its remote): it shuts them down with itself. */
   readonly ownsSystem: boolean;
   readonly options: StartOptions & typeof DEFAULT_CLUSTER_OPTIONS & { requestTimeoutMs: number };
+  /** The member's logger, bound with `{ node }` (parts bind their `component`). */
   readonly logger: ClusterLogger;
+  /** The ops server, started before the join (undefined without `ops`). */
+  readonly ops: OpsServer | undefined;
 }
 
 /**
@@ -57,7 +71,7 @@ interface ClusterInit {
  * // ...
  * await cluster.shutdown({ graceful: true });
  */
-export class Cluster implements GrainClusterHandle {
+export class Cluster implements GrainClusterHandle, HealthSource {
   /** Cluster name. */
   readonly name: string;
   /** This member's id. */
@@ -70,6 +84,8 @@ export class Cluster implements GrainClusterHandle {
   readonly system: ActorSystem;
   private readonly options: StartOptions & typeof DEFAULT_CLUSTER_OPTIONS;
   private readonly logger: ClusterLogger;
+  /** The member's logger bound with `{ node }` only (handed to the provider). */
+  private readonly rootLogger: ClusterLogger;
   private readonly ownsSystem: boolean;
   private readonly events: TypedEvents<ClusterEvents>;
   private readonly ownership: ShardOwnership;
@@ -86,6 +102,17 @@ export class Cluster implements GrainClusterHandle {
   private topologyService: PID | undefined;
   private state: 'starting' | 'running' | 'stopping' | 'stopped' = 'starting';
   private introspection: ClusterIntrospection | undefined = undefined;
+  /** The member's tracer and meter. */
+  private readonly telemetry: ClusterTelemetry;
+  /** The member's instruments (undefined when no meter provider is registered). */
+  private readonly metrics: ClusterMetrics | undefined;
+  /** Grain sends that could not be delivered, logged as counted summaries. */
+  private readonly sendFailures: LogThrottle;
+  private readonly readinessChecks = new Map<string, HealthCheck>();
+  private leaseLosses = 0;
+  private readonly releases = new Map<string, Map<string, number>>();
+  /** The ops HTTP server (`/livez`, `/readyz`, `/startupz`, `/metrics`), if started. */
+  readonly ops: OpsServer | undefined;
 
   /** Builds the whole member in one pass: ownership, caller, hosted kinds (nothing joined). */
   private constructor(init: ClusterInit) {
@@ -96,11 +123,20 @@ export class Cluster implements GrainClusterHandle {
     this.provider = options.provider;
     this.system = system;
     this.options = options;
-    this.logger = logger;
+    this.rootLogger = logger;
+    this.logger = logger.child({ component: 'cluster' });
     this.ownsSystem = init.ownsSystem;
+    this.ops = init.ops;
+    this.telemetry = new ClusterTelemetry(init.id, options.telemetry);
+    const meter = this.telemetry.meter;
+    this.metrics =
+      meter === undefined ? undefined : new ClusterMetrics(meter, this.metricSources());
+    this.sendFailures = new LogThrottle(this.logger, 1000, system.clock);
     const kinds = validateKinds(options.kinds, options.shardCount);
     this.shardCounts = new Map(kinds.map((k) => [k.name, k.shardCount]));
-    this.events = new TypedEvents((err) => logger.error({ err }, 'cluster event listener threw'));
+    this.events = new TypedEvents((err) =>
+      this.logger.error({ err }, 'cluster event listener threw'),
+    );
     this.ownership = new ShardOwnership(
       options.provider,
       init.id,
@@ -112,14 +148,16 @@ export class Cluster implements GrainClusterHandle {
           this.events.emit('shard-acquired', e);
         },
         released: (e) => {
+          this.countRelease(e.kind, e.reason);
           this.hosted.shardReleased(e);
           this.reminderService?.released(e.kind, e.shard);
           this.events.emit('shard-released', e);
         },
       },
-      logger,
+      logger.child({ component: 'membership' }),
       options.claimRetryMs,
       system.clock,
+      this.telemetry,
     );
     this.caller = new GrainCaller({
       system,
@@ -127,21 +165,33 @@ export class Cluster implements GrainClusterHandle {
       topology: () => this.current,
       shardCountOf: (kind) => this.shardCountOf(kind),
       onSendFailed: (kind, identity, err) =>
-        this.logger.warn({ err, grain: `${kind}/${identity}` }, 'grain send was not delivered'),
+        this.sendFailures.log(
+          `send-failed:${kind}`,
+          'warn',
+          { err, grain: `${kind}/${identity}` },
+          'grain send was not delivered',
+        ),
       stopped: () => this.state === 'stopped' || system.isShuttingDown,
       clock: system.clock,
       random: system.random,
       membershipUnavailable: () => this.ownership.fenced || !this.ownership.leaseValid(),
       noTransport: system.remote === undefined,
+      calls: new CallTelemetry(this.telemetry, this.metrics?.calls, () => system.clock.monotonic()),
     });
     const services = new GrainServices(
       system,
       this.caller,
       this,
-      system.logger.child({ component: 'grains' }),
+      logger.child({ component: 'grains' }),
       options.requestTimeoutMs,
       options.onActivation,
+      this.telemetry,
+      this.metrics?.grains,
     );
+    services.state = new StateTelemetry(this.telemetry, this.metrics?.grains, () =>
+      system.clock.monotonic(),
+    );
+    services.stateLogger = logger.child({ component: 'state' });
     const hosted = options.kinds.filter(isKindDefinition).map((def) => ({
       def,
       shardCount: this.shardCountOf(def.name),
@@ -185,13 +235,23 @@ export class Cluster implements GrainClusterHandle {
       );
     }
     const id = merged.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    // Never silent: without a logger, the system's, else warn and above to stderr as JSON.
+    const base = merged.logger ?? merged.system?.logger ?? createStderrLogger('warn');
+    const logger = withTraceIds(base).child({ node: id });
     // A store that cannot keep what it promises (durability) stops the member before it joins.
-    await Promise.all((merged.stateStores ?? []).map((store) => store.open?.()));
-    const logger = merged.logger ?? NOOP_LOGGER;
+    const stateLogger = logger.child({ component: 'state' });
+    await Promise.all(
+      (merged.stateStores ?? []).map((store) => {
+        store.useLogger?.(stateLogger);
+        return store.open?.();
+      }),
+    );
+    const ops =
+      merged.ops === undefined
+        ? undefined
+        : await OpsServer.start(merged.ops, logger.child({ component: 'ops' }));
     const ownsSystem = merged.system === undefined;
-    const system =
-      merged.system ??
-      new ActorSystem({ name: merged.name, logger: merged.logger && asCoreLogger(merged.logger) });
+    const system = merged.system ?? new ActorSystem({ name: merged.name, logger });
     let cluster: Cluster | undefined;
     try {
       const remote = merged.remote;
@@ -202,13 +262,16 @@ export class Cluster implements GrainClusterHandle {
         merged.address ??
         (system.address === 'nonhost' ? undefined : system.address) ??
         (remote ? `${remote.advertisedHost ?? remote.host}:${remote.port}` : 'nonhost');
-      cluster = new Cluster({ id, address, system, ownsSystem, options: merged, logger });
+      cluster = new Cluster({ id, address, system, ownsSystem, options: merged, logger, ops });
+      ops?.setHealth(cluster);
       await cluster.join();
       return cluster;
     } catch (err) {
       // Bad kinds, an insecure remote or a failed join: nothing may keep running.
       cluster?.hosted.close();
+      cluster?.metrics?.close();
       if (ownsSystem) await system.shutdown();
+      await ops?.close();
       throw err;
     }
   }
@@ -267,6 +330,14 @@ export class Cluster implements GrainClusterHandle {
   /** Counters of the reminders this member fired since start (undefined without reminders). */
   reminderStats(): ReminderStats | undefined {
     return this.reminderService?.stats();
+  }
+
+  /**
+   * The member's OpenTelemetry meter (undefined when no meter provider is registered): parts
+   * built on the cluster (pool clients) record their instruments on it.
+   */
+  get meter(): Meter | undefined {
+    return this.telemetry.meter;
   }
 
   /** Live grain activations on this member (of one kind, or all). */
@@ -373,6 +444,56 @@ export class Cluster implements GrainClusterHandle {
   }
 
   /**
+   * Adds a readiness check: while it returns a reason (not undefined), `/readyz` answers 503
+   * with it (load shedding, a dependency of the application). Returns a function that removes
+   * it.
+   */
+  addReadinessCheck(name: string, check: HealthCheck): () => void {
+    this.readinessChecks.set(name, check);
+    return () => this.readinessChecks.delete(name);
+  }
+
+  /** `/startupz`: healthy once the member has joined. */
+  startup(): HealthReport {
+    return reportOf({ member: this.state === 'starting' ? 'joining' : undefined });
+  }
+
+  /**
+   * `/readyz`: healthy while the member is joined and running, its lease provably alive, and
+   * no readiness check objects. Not ready from the moment a graceful leave starts (before the
+   * member stops taking calls), while fenced, and before the join.
+   */
+  readiness(): HealthReport {
+    const state = this.state;
+    const checks: Record<string, string | undefined> = {
+      member:
+        state === 'running'
+          ? undefined
+          : state === 'starting'
+            ? 'joining'
+            : state === 'stopping'
+              ? 'leaving'
+              : 'stopped',
+      lease:
+        state !== 'running'
+          ? undefined
+          : this.ownership.fenced
+            ? 'fenced: lease lost, re-registering'
+            : this.ownership.leaseValid()
+              ? undefined
+              : 'lease not provably alive',
+    };
+    for (const [name, check] of this.readinessChecks) {
+      try {
+        checks[name] = check();
+      } catch (err) {
+        checks[name] = `check threw: ${(err as Error).message}`;
+      }
+    }
+    return reportOf(checks);
+  }
+
+  /**
    * Leaves the cluster. Graceful (default): status `leaving`, drain and release every shard, then
    * delete the member. Not graceful: delete the member and its claims at once.
    */
@@ -398,7 +519,10 @@ export class Cluster implements GrainClusterHandle {
       this.events.clear();
       if (this.topologyService !== undefined) this.system.root.stop(this.topologyService);
       this.hosted.close();
+      this.sendFailures.close();
+      this.metrics?.close();
       if (this.ownsSystem) await this.system.shutdown();
+      await this.ops?.close();
     }
   }
 
@@ -408,11 +532,8 @@ export class Cluster implements GrainClusterHandle {
       this.provider.onClaimReleased((e) => this.ownership.claimReleased(e)),
       this.provider.onLetGoAsked?.(() => this.ownership.letGoAsked()) ?? (() => undefined),
       this.provider.onLeaseHealth((h) => {
-        if (h === 'lease-lost') {
-          this.logger.warn({ member: this.id }, 'lease lost: fenced, re-registering');
-          this.ownership.leaseLost();
-          this.events.emit('lease-lost', undefined);
-        } else {
+        if (h === 'lease-lost') this.fence();
+        else {
           this.logger.info({ member: this.id }, 'lease restored: claiming again');
           this.events.emit('lease-restored', undefined);
           this.ownership.leaseRestored();
@@ -426,6 +547,7 @@ export class Cluster implements GrainClusterHandle {
         address: this.address,
         kinds: [...this.shardCounts.keys()],
         system: this.system,
+        logger: this.rootLogger,
       });
     } catch (err) {
       for (const off of this.unsubscribe) off();
@@ -442,6 +564,61 @@ export class Cluster implements GrainClusterHandle {
         () => Object.fromEntries(this.shardCounts),
       );
     }
+  }
+
+  /**
+   * The lease is lost: fence (every claim treated as gone at once), in a span of its own so the
+   * line and the shard releases it causes share a trace.
+   */
+  private fence(): void {
+    this.leaseLosses++;
+    const t = this.telemetry;
+    const span = t.tracing ? t.startSpan('granary.lease.lost', 0, {}, ROOT_CONTEXT) : undefined;
+    this.logger.warn(
+      { member: this.id, ...traceFields(span) },
+      'lease lost: fenced, re-registering',
+    );
+    try {
+      this.ownership.leaseLost();
+      this.events.emit('lease-lost', undefined);
+    } finally {
+      if (span !== undefined) endSpan(span);
+    }
+  }
+
+  private countRelease(kind: string, reason: string): void {
+    let byReason = this.releases.get(kind);
+    if (byReason === undefined) this.releases.set(kind, (byReason = new Map()));
+    byReason.set(reason, (byReason.get(reason) ?? 0) + 1);
+  }
+
+  /** Where the member's instruments read their values. */
+  private metricSources(): MetricSources {
+    return {
+      kinds: () => this.hosted.kindCounters(),
+      claims: () =>
+        this.ownership.claimStats().map(([kind, c]) => [
+          kind,
+          {
+            held: this.ownership.heldShards(kind).length,
+            acquired: c.acquired,
+            conflicts: c.conflicts,
+            failed: c.failed,
+            releases: this.releases.get(kind) ?? new Map<string, number>(),
+          },
+        ]),
+      leaseLosses: () => this.leaseLosses,
+      members: () => {
+        const byStatus = new Map<string, number>();
+        for (const m of this.current.members) {
+          byStatus.set(m.status, (byStatus.get(m.status) ?? 0) + 1);
+        }
+        return byStatus;
+      },
+      deadLetters: () => this.system.deadLetters.byReason,
+      endpoints: () => this.system.remote?.endpointCount,
+      traffic: () => this.system.remote?.traffic,
+    };
   }
 
   private applyTopology(t: Topology): void {

@@ -37,6 +37,35 @@ export type { SeedProviderOptions } from './providers/seed/seed-provider-options
 export { shardOf, fnv1a32 } from './placement/shard-of';
 export { ownerOf, hostsOf } from './placement/owner-of';
 export type { ClusterLogger } from './internal/logger';
+export { OpsServer } from './ops/ops-server';
+export { DEFAULT_OPS_OPTIONS, OPS_PATHS } from './ops/ops-options';
+export type { OpsHandler, OpsOptions, PrometheusHandler } from './ops/ops-options';
+export type { HealthCheck, HealthReport } from './ops/health';
+export { INSTRUMENTATION_SCOPE } from './telemetry/telemetry';
+export type { TelemetryOptions } from './telemetry/telemetry';
+export {
+  ATTR_RPC_SYSTEM_NAME,
+  ATTR_RPC_METHOD,
+  ATTR_ERROR_TYPE,
+  ATTR_SERVER_ADDRESS,
+  ATTR_SERVER_PORT,
+  ATTR_GRAIN_KIND,
+  ATTR_GRAIN_KEY,
+  ATTR_ACTIVATION_ID,
+  ATTR_NODE_ID,
+  ATTR_SHARD_EPOCH,
+  ATTR_SHARD,
+  ATTR_DEADLINE_REMAINING_MS,
+  ATTR_CALL_OUTCOME,
+  ATTR_REASON,
+  ATTR_ATTEMPT,
+  ATTR_OUTCOME,
+  ATTR_STATE_OPERATION,
+  ATTR_MEMBER_STATUS,
+  ATTR_DIRECTION,
+  RPC_SYSTEM,
+} from './telemetry/attributes';
+export type { CallOutcome } from './telemetry/attributes';
 export {
   ClusterError,
   JoinTimeoutError,

@@ -220,6 +220,7 @@ export class ActorSystem implements Runtime {
       if (p instanceof FutureProcess) p.fail(new SystemShutdownError(this.name));
     }
     this.timers.stop();
+    this.deadLetters.close();
   }
 
   /** @internal */

@@ -1,6 +1,7 @@
 import { SYSTEM_CLOCK, type Clock } from './clock';
 import { DeadLetterError } from './errors';
 import type { EventStream } from './event-stream';
+import { LogThrottle } from './log-throttle';
 import type { Logger } from './logger';
 import { Stop, Terminated, Unwatch, Watch } from './messages';
 import type { PID } from './pid';
@@ -23,7 +24,8 @@ export class DeadLetterEvent {
 /** Options of dead-letter logging. */
 export interface DeadLetterOptions {
   /**
-   * At most this many dead letters are logged per second (all are counted and published).
+   * At most this many dead letters of one reason are logged one by one per second; the rest of
+   * the second is one summary line with their count (all are counted and published).
    * @default 10
    */
   logPerSecond?: number;
@@ -42,20 +44,19 @@ export class DeadLetters {
   count = 0;
   /** Dead letters so far, per reason. */
   readonly byReason = new Map<string, number>();
-  private readonly logPerSecond: number;
-  private windowStart = 0;
-  private logged = 0;
+  private readonly throttle: LogThrottle;
   /** Set by the system once the registry exists. @internal */
   registry: ProcessRegistry | undefined = undefined;
 
   constructor(
     private readonly eventStream: EventStream,
-    private readonly logger: Logger,
+    logger: Logger,
     options: DeadLetterOptions = {},
     /** The throttle's window is on this clock. */
-    private readonly clock: Clock = SYSTEM_CLOCK,
+    clock: Clock = SYSTEM_CLOCK,
   ) {
-    this.logPerSecond = { ...DEFAULT_DEAD_LETTER_OPTIONS, ...options }.logPerSecond;
+    const { logPerSecond } = { ...DEFAULT_DEAD_LETTER_OPTIONS, ...options };
+    this.throttle = new LogThrottle(logger, 1000, clock, logPerSecond);
   }
 
   /**
@@ -76,19 +77,9 @@ export class DeadLetters {
   }
 
   private log(pid: PID, message: unknown, sender: PID | undefined, reason: string): void {
-    const now = this.clock.now();
-    if (now - this.windowStart >= 1000) {
-      if (this.logged > this.logPerSecond) {
-        this.logger.info(
-          { suppressed: this.logged - this.logPerSecond },
-          'dead letters suppressed',
-        );
-      }
-      this.windowStart = now;
-      this.logged = 0;
-    }
-    if (++this.logged > this.logPerSecond) return;
-    this.logger.info(
+    this.throttle.log(
+      `dead-letter:${reason}`,
+      'info',
       {
         target: pid.toString(),
         sender: sender?.toString(),
@@ -97,6 +88,11 @@ export class DeadLetters {
       },
       'dead letter (deadLetterThrottle)',
     );
+  }
+
+  /** Logs the summaries still pending (the system is shutting down). */
+  close(): void {
+    this.throttle.close();
   }
 }
 

@@ -43,6 +43,18 @@ export {
 export { EventStream, type Subscription } from './event-stream';
 export type { RequestOptions } from './future-process';
 export { createStderrLogger, silentLogger, type LogFn, type Logger, type LogLevel } from './logger';
+export { LogThrottle } from './log-throttle';
+export {
+  BAGGAGE_HEADER,
+  TRACEPARENT_HEADER,
+  TRACESTATE_HEADER,
+  injectTraceContext,
+  parseTraceparent,
+  traceContextOf,
+  traceparentOf,
+  withActiveTraceContext,
+} from './trace-context';
+export { withTraceIds } from './traced-logger';
 export { DEFAULT_MAILBOX_OPTIONS, type MailboxOptions } from './mailbox';
 export {
   NotInfluenceReceiveTimeout,
@@ -66,6 +78,7 @@ export type {
 } from './middleware';
 export { PID } from './pid';
 export { Props, type PropsOptions, type SpawnerContext } from './props';
+export type { RemoteTraffic } from './remote/internal/remote-traffic';
 export { Remote, type RemoteSpawnOptions } from './remote/remote';
 export {
   EndpointConnectedEvent,

@@ -5,8 +5,9 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFn = (objOrMsg: object | string, msg?: string) => void;
 
 /**
- * The logger every package writes to (pino-compatible, so a pino instance can be passed as is).
- * Library code never uses the console.
+ * The logger every package writes to. A pino logger satisfies it as it is: level methods taking
+ * `(fields, msg)` or `(msg)`, `child(bindings)`, and errors passed under `err` (pino's standard
+ * serializer prints them). Library code never uses the console.
  */
 export interface Logger {
   debug: LogFn;
@@ -19,16 +20,24 @@ export interface Logger {
 
 const LEVELS: Record<LogLevel, number> = { debug: 20, info: 30, warn: 40, error: 50 };
 
+/** An error as pino's standard serializer writes it: type, message, stack, code. */
 function serialize(value: unknown): unknown {
   if (value instanceof Error) {
-    return { name: value.name, message: value.message, code: (value as { code?: unknown }).code };
+    const code = (value as { code?: unknown }).code;
+    return {
+      type: value.name,
+      message: value.message,
+      ...(code === undefined ? {} : { code }),
+      stack: value.stack,
+    };
   }
   return value;
 }
 
 /**
- * A small JSON-lines logger to stderr (the default of every ActorSystem, at `warn`): good
- * enough for development; production passes pino.
+ * A small JSON-lines logger to stderr (the default of every ActorSystem and Cluster, at `warn`:
+ * never silent): pino's line shape (`level`, `time`, bindings, fields, `msg`), good enough for
+ * development; production passes pino.
  */
 export function createStderrLogger(
   level: LogLevel = 'warn',

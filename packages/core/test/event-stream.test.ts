@@ -55,7 +55,7 @@ describe('EventStream', () => {
       expect(system.deadLetters.count).to.equal(1);
     });
 
-    it('logs dead letters through the injected logger, throttled', () => {
+    it('logs dead letters through the injected logger, throttled', async () => {
       const lines: unknown[] = [];
       const logger = {
         debug: () => {},
@@ -68,7 +68,10 @@ describe('EventStream', () => {
       for (let i = 0; i < 10; i++) s.root.send(new PID(s.address, 'nobody'), i);
       expect(lines).to.have.length(3);
       expect(s.deadLetters.count).to.equal(10);
-      return s.shutdown();
+      await s.shutdown();
+      // The rest of the window is one counted summary line.
+      expect(lines).to.have.length(4);
+      expect(lines[3]).to.include({ reason: 'not-found', count: 7, total: 10 });
     });
   });
 });

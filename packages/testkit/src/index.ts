@@ -40,3 +40,5 @@ export { applyOp, emptyOpCounter, isOpMessage } from './checks/idempotent-ops';
 export type { OpCounterState, OpMessage, OpReply } from './checks/idempotent-ops';
 export { OpLoad, errorCode } from './checks/op-load';
 export type { AvailabilityWindow, OpLoadOptions } from './checks/op-load';
+export { benchTelemetry } from './bench-telemetry';
+export type { BenchTelemetry, BenchTelemetryOptions } from './bench-telemetry';

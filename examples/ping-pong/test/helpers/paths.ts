@@ -20,3 +20,12 @@ export const COMPOSE_ENV_SCRIPT = join(EXAMPLE_DIR, 'scripts', 'compose-env.sh')
 /** The env file the compose node services load, relative to the repo root. */
 export const COMPOSE_ENV_FILE = 'granary.env';
 export const GITIGNORE = join(REPO_ROOT, '.gitignore');
+/** The Prometheus config docker-compose.yml mounts. */
+export const PROMETHEUS_CONFIG = join(REPO_ROOT, 'deploy', 'prometheus', 'prometheus.yml');
+/** The Kubernetes manifest of the example (docs/kubernetes.md). */
+export const KUBERNETES_MANIFEST = join(
+  REPO_ROOT,
+  'deploy',
+  'kubernetes',
+  'granary-ping-pong.yaml',
+);

@@ -4,7 +4,7 @@ import { ActorSystem, InvalidOptionError, Remote } from '@granary/core';
 import { ClusterStoppedError } from '../errors';
 import type { GrainCallOptions } from '../grains/grain';
 import { GrainCaller } from '../grains/grain-caller';
-import { asCoreLogger, NOOP_LOGGER, type ClusterLogger } from '../internal/logger';
+import { NOOP_LOGGER, type ClusterLogger } from '../internal/logger';
 import type { Topology } from '../membership/topology';
 import {
   DEFAULT_GRANARY_CLIENT_OPTIONS,
@@ -96,7 +96,7 @@ export class GranaryClient {
     const logger = o.logger ?? NOOP_LOGGER;
     const system = new ActorSystem({
       name: `${o.name}-client`,
-      ...(o.logger === undefined ? {} : { logger: asCoreLogger(o.logger) }),
+      ...(o.logger === undefined ? {} : { logger: o.logger }),
     });
     let source: TopologySource | undefined;
     try {

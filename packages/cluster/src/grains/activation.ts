@@ -13,6 +13,15 @@ import {
 } from '@granary/core';
 import { entryOf, type Entry, type LocalProcess } from '@granary/core/internal';
 import { PersistentState } from '../state/persistent-state';
+import { context as otelContext, type Context as TraceContext } from '@opentelemetry/api';
+import {
+  startActivationSpan,
+  startDeactivationSpan,
+  startTurnSpan,
+  traceFields,
+  type SpanScope,
+} from '../telemetry/grain-spans';
+import { endSpan, failSpan } from '../telemetry/telemetry';
 import type { DeactivationReason, Grain } from './grain';
 import { GrainTurnContext, grainErrorOf, type TurnHost } from './grain-context';
 import {
@@ -54,6 +63,8 @@ let idSeq = 0;
 export interface ActivationHost extends TurnHost {
   /** onActivate is about to run (the activation log). */
   activated(a: Activation): void;
+  /** onActivate finished (`error`: it failed) after `ms` (metrics; undefined when not timed). */
+  activationDone(a: Activation, ms: number | undefined, error: unknown): void;
   /** A turn finished; `influencing`: it counts as activity for passivation. */
   turnEnded(a: Activation, influencing: boolean): void;
   /** Asks `a` to end after the messages already routed to it. */
@@ -103,6 +114,8 @@ class Rare {
   stuckRunningMs: number | undefined = undefined;
   /** ctx.timers, once used. */
   timers: ActivationTimerSet | undefined = undefined;
+  /** The trace context of the call that started the activation (its span's parent). */
+  traceParent: TraceContext | undefined = undefined;
 }
 
 function isLifecycle(m: unknown): boolean {
@@ -192,6 +205,21 @@ export class Activation implements Actor, TimerOwner {
     this.lastActivity = now;
     this.firstDeadline = firstDeadline ?? Infinity;
     this.seq = ++idSeq;
+  }
+
+  /** The grain kind (spans). */
+  get kind(): string {
+    return this.host.def.name;
+  }
+
+  /** The epoch of the shard claim it runs under, 0 when not held (spans). */
+  get epoch(): number {
+    return this.host.gate.epochOf(this.shard);
+  }
+
+  /** Sets the trace context of the call that started it (before Started runs). */
+  set traceParent(ctx: TraceContext | undefined) {
+    if (ctx !== undefined || this.rare !== undefined) (this.rare ??= new Rare()).traceParent = ctx;
   }
 
   /** Unique per activation, across members and restarts. */
@@ -313,33 +341,64 @@ export class Activation implements Actor, TimerOwner {
   private activate(ctx: Context): void | Promise<void> {
     const host = this.host;
     host.activated(this);
+    const services = host.services;
+    const telemetry = services.telemetry;
+    const scope = telemetry.tracing
+      ? startActivationSpan(telemetry, this, this.rare?.traceParent)
+      : undefined;
+    const clock = services.system.clock;
+    const t0 = services.timed ? clock.monotonic() : undefined;
+    const done = (err: unknown): void => {
+      host.activationDone(this, t0 === undefined ? undefined : clock.monotonic() - t0, err);
+      if (scope !== undefined) endSpan(scope.span, err);
+    };
+    const failed = (err: unknown): void => {
+      this.activationFailed(err, scope);
+      done(err);
+    };
     let grain: Grain;
     try {
       grain = this.grain = host.def.factory();
     } catch (err) {
-      return this.activationFailed(err);
+      return failed(err);
     }
-    const deadline = activationDeadline(host.services, this.firstDeadline);
+    const deadline = activationDeadline(services, this.firstDeadline);
     if (host.def.state !== undefined) {
-      return this.loadState(grain, deadline).then(
-        () => this.runOnActivate(ctx, grain, deadline),
-        (err: unknown) => this.activationFailed(runtimeStateError(err)),
+      // The state read is a child of the activation's span.
+      const load =
+        scope === undefined
+          ? this.loadState(grain, deadline)
+          : otelContext.with(scope.context, () => this.loadState(grain, deadline));
+      return load.then(
+        () => this.runOnActivate(ctx, grain, deadline, scope, done, failed),
+        (err: unknown) => failed(runtimeStateError(err)),
       );
     }
-    return this.runOnActivate(ctx, grain, deadline);
+    return this.runOnActivate(ctx, grain, deadline, scope, done, failed);
   }
 
-  private runOnActivate(ctx: Context, grain: Grain, deadline: number): void | Promise<void> {
-    if (grain.onActivate === undefined) return;
+  private runOnActivate(
+    ctx: Context,
+    grain: Grain,
+    deadline: number,
+    scope: SpanScope | undefined,
+    done: (err: unknown) => void,
+    failed: (err: unknown) => void,
+  ): void | Promise<void> {
+    if (grain.onActivate === undefined) return done(undefined);
     let pending: unknown;
     try {
       const gctx = new GrainTurnContext(this, ctx, undefined, undefined, true, deadline);
-      pending = grain.onActivate(gctx);
+      if (scope === undefined) pending = grain.onActivate(gctx);
+      else {
+        gctx.traced(scope.context, undefined);
+        pending = otelContext.with(scope.context, grain.onActivate, grain, gctx);
+      }
     } catch (err) {
-      return this.activationFailed(err);
+      return failed(err);
     }
-    if (isPromise(pending))
-      return pending.then(undefined, (err: unknown) => this.activationFailed(err));
+    if (!isPromise(pending)) return done(undefined);
+    return pending.then(() => done(undefined), failed);
   }
 
   /**
@@ -358,6 +417,7 @@ export class Activation implements Actor, TimerOwner {
       codec: declared.codec,
       epoch: () => epoch,
       initial: declared.initial,
+      telemetry: host.services.state,
     });
     await ps.load(deadline);
     const handle = new ActivationState(ps, () => host.requestDeactivate(this, 'state-conflict'));
@@ -365,14 +425,19 @@ export class Activation implements Actor, TimerOwner {
     Object.defineProperty(grain, GRAIN_STATE, { value: handle, configurable: true });
   }
 
-  private activationFailed(err: unknown): void {
+  private activationFailed(err: unknown, scope: SpanScope | undefined): void {
     const host = this.host;
     const kind = host.def.name;
     (this.rare ??= new Rare()).failure = isRuntimeStateError(err)
       ? (err as Error)
       : grainErrorOf(kind, this.identity, err);
     host.services.logger.warn(
-      { err, grain: `${kind}/${this.identity}` },
+      {
+        err,
+        grain: `${kind}/${this.identity}`,
+        activationId: this.id,
+        ...traceFields(scope?.span),
+      },
       'grain activation failed',
     );
     host.requestDeactivate(this, 'activation-failed');
@@ -405,13 +470,25 @@ export class Activation implements Actor, TimerOwner {
     }
     const watch = host.watch;
     const stats = host.stats;
-    const clock = host.services.system.clock;
+    const services = host.services;
+    const clock = services.system.clock;
     const timed = watch !== undefined || stats !== undefined;
     const t0 = timed ? clock.monotonic() : 0;
-    const gctx = new GrainTurnContext(this, ctx, message, ctx.headers, false, ctx.deadline);
+    const headers = ctx.headers;
+    const gctx = new GrainTurnContext(this, ctx, message, headers, false, ctx.deadline);
     let result: unknown;
     try {
-      result = timer === undefined ? this.grain!.receive(gctx) : timer.handler(gctx);
+      const telemetry = services.telemetry;
+      if (!telemetry.tracing) {
+        result = timer === undefined ? this.grain!.receive(gctx) : timer.handler(gctx);
+      } else {
+        const scope = startTurnSpan(telemetry, this, message, headers, ctx.deadline, clock.now());
+        gctx.traced(scope.context, scope.span);
+        result =
+          timer === undefined
+            ? otelContext.with(scope.context, this.grain!.receive, this.grain, gctx)
+            : otelContext.with(scope.context, timer.handler, undefined, gctx);
+      }
     } catch (err) {
       gctx.fail(err);
       if (timed) this.measured(t0, clock.monotonic(), err, true);
@@ -480,41 +557,57 @@ export class Activation implements Actor, TimerOwner {
     }
     const state = r?.failure === undefined ? r?.state : undefined;
     const save = state !== undefined && this.host.def.state?.persistOnDeactivate === true;
-    const pending = this.runOnDeactivate(reason);
-    if (!save && pending === undefined) return this.end(ctx, reason);
+    const telemetry = this.host.services.telemetry;
+    const scope = telemetry.tracing ? startDeactivationSpan(telemetry, this, reason) : undefined;
+    const pending = this.runOnDeactivate(reason, scope);
+    if (!save && pending === undefined) return this.end(ctx, reason, scope);
     return (async () => {
       await pending;
-      if (save) await state.saveIfChanged().catch((err) => this.deactivateFailed(err, reason));
-      this.end(ctx, reason);
+      if (save) {
+        await state.saveIfChanged().catch((err) => this.deactivateFailed(err, reason, scope));
+      }
+      this.end(ctx, reason, scope);
     })();
   }
 
   /** The grain's onDeactivate (failures logged): a promise only when it is asynchronous. */
-  private runOnDeactivate(reason: DeactivationReason): Promise<void> | undefined {
+  private runOnDeactivate(
+    reason: DeactivationReason,
+    scope: SpanScope | undefined,
+  ): Promise<void> | undefined {
     const grain = this.grain;
     if (this.rare?.failure !== undefined || grain?.onDeactivate === undefined) return undefined;
     let pending: unknown;
     try {
-      pending = grain.onDeactivate(reason);
+      pending =
+        scope === undefined
+          ? grain.onDeactivate(reason)
+          : otelContext.with(scope.context, grain.onDeactivate, grain, reason);
     } catch (err) {
-      this.deactivateFailed(err, reason);
+      this.deactivateFailed(err, reason, scope);
     }
     if (!isPromise(pending)) return undefined;
     return pending.then(
       () => undefined,
-      (err: unknown) => this.deactivateFailed(err, reason),
+      (err: unknown) => this.deactivateFailed(err, reason, scope),
     );
   }
 
-  private deactivateFailed(err: unknown, reason: DeactivationReason): void {
+  private deactivateFailed(
+    err: unknown,
+    reason: DeactivationReason,
+    scope: SpanScope | undefined,
+  ): void {
+    if (scope !== undefined) failSpan(scope.span, err);
     this.host.services.logger.error(
-      { err, grain: `${this.host.def.name}/${this.identity}`, reason },
+      { err, grain: `${this.host.def.name}/${this.identity}`, reason, ...traceFields(scope?.span) },
       'onDeactivate failed',
     );
   }
 
-  private end(ctx: Context, reason: DeactivationReason): void {
+  private end(ctx: Context, reason: DeactivationReason, scope: SpanScope | undefined): void {
     this.rare?.timers?.cancelAll();
+    scope?.span.end();
     this.host.ended(this, reason);
     ctx.stop(ctx.self);
   }

@@ -1,4 +1,4 @@
-import { MailboxFullError, Props, type Clock, type PID } from '@granary/core';
+import { MailboxFullError, Props, traceContextOf, type Clock, type PID } from '@granary/core';
 import {
   entryDeadline,
   entryHeader,
@@ -61,6 +61,14 @@ export class Activator implements ActivationHost {
   timedOutTurns = 0;
   /** Served-turn statistics, while enabled (HostedGrains.enableStats). */
   stats: KindStats | undefined = undefined;
+  /** Messages posted to activations and not finished (the kind's total mailbox depth). */
+  queued = 0;
+  /** Calls refused because an activation's mailbox (or held queue) was full. */
+  mailboxRejections = 0;
+  /** Activations whose onActivate failed. */
+  failedActivations = 0;
+  /** Deactivations so far, by reason. */
+  readonly deactivations = new Map<DeactivationReason, number>();
 
   constructor(
     readonly def: KindDefinition,
@@ -111,6 +119,8 @@ export class Activator implements ActivationHost {
         return this.services.reply(senderOf(entry), denied);
       }
       a = this.activate(identity, shard, hash, entryDeadline(entry));
+      // The activation's span is a child of the call that started it.
+      if (this.services.telemetry.tracing) a.traceParent = traceContextOf(entryHeader(entry));
     }
     if (a.stuckMs !== undefined) return this.stuckReply(a, senderOf(entry));
     if (a.state === 'deactivating') {
@@ -200,6 +210,7 @@ export class Activator implements ActivationHost {
           continue;
         }
         a.inflight--;
+        this.queued--;
         this.stuckReply(a, senderOf(entry));
       }
     }
@@ -225,6 +236,7 @@ export class Activator implements ActivationHost {
   /** A turn finished. */
   turnEnded(a: Activation, influencing: boolean): void {
     a.inflight--;
+    this.queued--;
     if (influencing) {
       const now = idleStamp(this.clock);
       if (this.passivation !== undefined) this.passivation.touch(a, now);
@@ -242,6 +254,12 @@ export class Activator implements ActivationHost {
     this.log(a, 'activate', undefined);
   }
 
+  /** onActivate finished (`error`: it failed) after `ms`, when timed. */
+  activationDone(_a: Activation, ms: number | undefined, error: unknown): void {
+    if (error !== undefined) this.failedActivations++;
+    if (ms !== undefined) this.services.metrics?.activation(this.def.name, error === undefined, ms);
+  }
+
   /**
    * onDeactivate ran: the activation is gone. Held messages start the next activation (never two
    * at once: this one has ended), or get NotOwner when this member may no longer activate.
@@ -249,6 +267,7 @@ export class Activator implements ActivationHost {
   ended(a: Activation, reason: DeactivationReason): void {
     if (this.stats !== undefined) this.stats.deactivated++;
     this.log(a, 'deactivate', reason);
+    this.deactivations.set(reason, (this.deactivations.get(reason) ?? 0) + 1);
     this.table.remove(a);
     a.finish();
     const held = a.takeHeld();
@@ -308,6 +327,7 @@ export class Activator implements ActivationHost {
     // No idle stamp here: a busy grain never passivates (inflight > 0) and the turn's end stamps
     // it, so one clock read per call is enough.
     a.inflight++;
+    this.queued++;
     // A send: the grain sees its `sender` option as the sender; the caller gets ACK.
     const header = ack ? entryHeader(entry) : undefined;
     const ok = proc.post(
@@ -324,11 +344,13 @@ export class Activator implements ActivationHost {
     );
     if (!ok) {
       a.inflight--;
+      this.queued--;
       this.services.reply(senderOf(entry), this.mailboxFull(a));
     } else if (ack) this.services.reply(senderOf(entry), ACK);
   }
 
   private mailboxFull(a: Activation): MailboxFullError {
+    this.mailboxRejections++;
     return new MailboxFullError(`${this.def.name}/${a.identity}`, this.def.capacity);
   }
 

@@ -1,3 +1,4 @@
+import type { Context } from '@opentelemetry/api';
 import { DeadlockError } from '../errors';
 import { H_PATH } from './internal/call-headers';
 import type { KindDefinition } from './kind';
@@ -16,6 +17,8 @@ export interface ParentCall {
   chainId: string;
   /** Non-reentrant grains waiting in the chain, 'kind/identity'. */
   path: readonly string[];
+  /** The calling turn's trace context (its server span), when it is traced. */
+  trace?: Context | undefined;
 }
 
 const EMPTY: readonly string[] = Object.freeze([]);

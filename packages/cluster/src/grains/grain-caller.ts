@@ -19,7 +19,8 @@ import { ownerOf } from '../placement/owner-of';
 import { shardOf } from '../placement/shard-of';
 import type { ParentCall } from './deadlock-detection';
 import type { GrainCallOptions } from './grain';
-import { setbackOf, type Setback } from './internal/call-outcome';
+import type { CallTelemetry } from '../telemetry/call-telemetry';
+import { outcomeOf, setbackOf, type Setback } from './internal/call-outcome';
 import { callHeader } from './internal/call-headers';
 import { GrainCall, type CallRetrier } from './internal/grain-call';
 import { GrainRefs, LocalRoutes, type GrainRef } from './internal/grain-refs';
@@ -53,6 +54,8 @@ export interface CallerDeps {
    * @default false
    */
   readonly noTransport?: boolean;
+  /** Spans and metrics of the calls (none when absent). */
+  readonly calls?: CallTelemetry | undefined;
 }
 
 /**
@@ -97,7 +100,7 @@ export class GrainCaller implements CallRetrier {
     } catch (err) {
       return Promise.reject(err as Error);
     }
-    if (address === undefined) return this.loop<T>(call, undefined);
+    if (address === undefined) return this.observed(call, this.loop<T>(call, undefined));
     const promise = call.promise<T>();
     call.address = address;
     // The call is its own request options (timeout, signal, header) and its reply's sink.
@@ -120,7 +123,28 @@ export class GrainCaller implements CallRetrier {
 
   /** A call's first attempt did not end with the grain's answer (CallRetrier). */
   retry(call: GrainCall, first: Setback): Promise<unknown> {
-    return this.loop(call, first);
+    return this.observed(call, this.loop(call, first));
+  }
+
+  /** CallRetrier: an observed call's first attempt got the grain's answer. */
+  answered(call: GrainCall): void {
+    this.deps.calls?.ended(call, undefined, 'ok');
+  }
+
+  /** `outcome`, with the call's end reported to its telemetry when it is observed. */
+  private observed<T>(call: GrainCall, outcome: Promise<T>): Promise<T> {
+    const calls = this.deps.calls;
+    if (call.observation === undefined || calls === undefined) return outcome;
+    return outcome.then(
+      (reply) => {
+        calls.ended(call, undefined, 'ok');
+        return reply;
+      },
+      (err: Error) => {
+        calls.ended(call, err, outcomeOf(err));
+        throw err;
+      },
+    );
   }
 
   /** CallRetrier: the member is shutting down. */
@@ -166,7 +190,7 @@ export class GrainCaller implements CallRetrier {
     }
     const start = this.deps.clock.now();
     const deadline = Math.min(start + timeoutMs, parent?.deadline ?? Infinity);
-    return new GrainCall(
+    const call = new GrainCall(
       this,
       this.refs.get(kind, identity) ??
         this.refs.add(kind, identity, shardOf(identity, this.deps.shardCountOf(kind))),
@@ -176,6 +200,9 @@ export class GrainCaller implements CallRetrier {
       deadline,
       callHeader(parent?.chainId, parent?.path, ack, replyTo),
     );
+    const calls = this.deps.calls;
+    if (calls !== undefined && calls.on) calls.begin(call, parent?.trace);
+    return call;
   }
 
   /**
@@ -252,6 +279,7 @@ export class GrainCaller implements CallRetrier {
         noHost = address === undefined;
         if (address !== undefined) {
           attempts++;
+          call.address = address;
           let reply: unknown;
           let error: Error | undefined;
           try {
@@ -283,6 +311,7 @@ export class GrainCaller implements CallRetrier {
             hint = setback.hint;
         }
         last = setback.error;
+        if (call.observation !== undefined) this.deps.calls?.retried(call, last, attempts);
         if (MemberFencedError.is(last)) {
           noHost = true;
           fencedAnswers++;

@@ -1,4 +1,5 @@
 import type { Context, PID, TimerHandle } from '@granary/core';
+import type { Context as TraceContext, Span } from '@opentelemetry/api';
 import { GrainError } from '../errors';
 import { ThreadHandlerError } from '../threads/errors';
 import type { ShardGate } from '../membership/fencing';
@@ -17,6 +18,7 @@ import type { KindDefinition } from './kind';
 import { RemindersNotConfiguredError } from '../reminders/errors';
 import type { GrainReminders } from '../reminders/reminder';
 import { isRuntimeStateError, stateOf, type GrainState } from './grain-state';
+import { endSpan } from '../telemetry/telemetry';
 
 /** Chain ids: the member's random prefix and a counter (randomBytes per call costs ~5 µs). */
 let chainSeq = 0;
@@ -107,6 +109,10 @@ export class GrainTurnContext implements GrainContext {
   private readonly due: number;
   private cachedChain: string | undefined = undefined;
   private from: PID | undefined | typeof UNREAD;
+  /** The turn's trace context (its server span; the activation's span in onActivate). */
+  private trace: TraceContext | undefined = undefined;
+  /** The turn's server span, ended with the turn. */
+  private span: Span | undefined = undefined;
 
   constructor(
     private readonly activation: TurnGrain,
@@ -125,6 +131,25 @@ export class GrainTurnContext implements GrainContext {
   get sender(): PID | undefined {
     const from = this.from;
     return from === UNREAD ? (this.from = this.core.sender) : from;
+  }
+
+  /**
+   * @internal the turn is traced: the calls it makes are children of `trace`, and `span` (the
+   * turn's server span, if any) ends with the turn.
+   */
+  traced(trace: TraceContext, span: Span | undefined): void {
+    this.trace = trace;
+    this.span = span;
+  }
+
+  /** @internal the trace context of the turn, undefined when it is not traced. */
+  get traceContext(): TraceContext | undefined {
+    return this.trace;
+  }
+
+  /** @internal the member's grain services (persistent state takes its telemetry and logger). */
+  get services(): GrainServices {
+    return this.activation.host.services;
   }
 
   /** @internal the turn returned a promise: fix the sender before the core context moves on. */
@@ -258,12 +283,14 @@ export class GrainTurnContext implements GrainContext {
   /** @internal the turn ended with `value`: it is the reply unless respond() was called. */
   finish(value: unknown): void {
     this.abortTimer?.cancel();
+    if (this.span !== undefined) endSpan(this.span);
     if (value !== undefined && !this.responded && this.answerable) this.respond(value);
   }
 
   /** @internal the turn threw: a requester gets GrainError, a send is logged. */
   fail(error: unknown): void {
     this.abortTimer?.cancel();
+    if (this.span !== undefined) endSpan(this.span, error);
     if (!this.responded && this.answerable) {
       this.responded = true;
       this.reply(this.grainError(error));
@@ -296,6 +323,11 @@ export class GrainTurnContext implements GrainContext {
   private parent(): ParentCall {
     const a = this.activation;
     const path = outgoingPath(a.host.def, a.identity, this.message, this.header);
-    return { deadline: this.deadline, chainId: this.chainId, path };
+    return { deadline: this.deadline, chainId: this.chainId, path, trace: this.trace };
   }
+}
+
+/** The member's grain services behind a grain context (undefined for a context made elsewhere). */
+export function servicesOf(ctx: GrainContext): GrainServices | undefined {
+  return ctx instanceof GrainTurnContext ? ctx.services : undefined;
 }

@@ -8,6 +8,7 @@ import { grainPrefixOf } from './internal/call-headers';
 import type { GrainServices } from './internal/grain-services';
 import type { KindDefinition } from './kind';
 import { fnv1a32, shardOf } from '../placement/shard-of';
+import type { KindCounters } from '../telemetry/cluster-metrics';
 
 /** How long a non-graceful stop waits for activations to run onDeactivate. */
 const FORCED_STOP_WAIT_MS = 2000;
@@ -55,6 +56,21 @@ export class HostedGrains {
       if (kind === undefined || a.def.name === kind) n += a.table.count;
     }
     return n;
+  }
+
+  /** Each hosted kind's counters (the metrics read them at each collection). */
+  kindCounters(): Array<[string, KindCounters]> {
+    return [...this.activators.values()].map((a) => [
+      a.def.name,
+      {
+        active: a.table.count,
+        queued: a.queued,
+        mailboxRejections: a.mailboxRejections,
+        longTurns: a.longTurns,
+        timedOutTurns: a.timedOutTurns,
+        deactivations: a.deactivations,
+      },
+    ]);
   }
 
   /** Long and timed-out turns on this member since start (of one kind, or all). */

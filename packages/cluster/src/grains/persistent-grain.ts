@@ -5,6 +5,7 @@ import { InconsistentStateError, StateLostError, StateNotLoadedError } from '../
 import { PersistentState } from '../state/persistent-state';
 import type { StateStore } from '../state/state-store';
 import type { DeactivationReason, Grain, GrainContext } from './grain';
+import { servicesOf } from './grain-context';
 
 /** How a persistent grain keeps its state. */
 export interface PersistentGrainOptions<T> {
@@ -110,6 +111,8 @@ export abstract class PersistentGrain<T> implements Grain {
     const epoch = ctx.epoch;
     const { store, initial, codec } = this.stateOptions;
     this.activationCtx = ctx;
+    const services = servicesOf(ctx);
+    if (services !== undefined) store.useLogger?.(services.stateLogger);
     const ps = new PersistentState<T>({
       store,
       kind: ctx.kind,
@@ -117,6 +120,7 @@ export abstract class PersistentGrain<T> implements Grain {
       codec: codec ?? jsonStateCodec<T>(),
       epoch: () => epoch,
       initial,
+      telemetry: services?.state,
     });
     await ps.load(ctx.deadline);
     this.persistent = ps;

@@ -1,28 +1,25 @@
-import type { Logger } from '@granary/core';
-/** The logging calls the cluster makes; a pino logger (or core's Logger) fits. */
-export interface ClusterLogger {
-  debug(obj: unknown, msg?: string): void;
-  info(obj: unknown, msg?: string): void;
-  warn(obj: unknown, msg?: string): void;
-  error(obj: unknown, msg?: string): void;
-}
+import { silentLogger, type Logger } from '@granary/core';
 
-/** Drops everything: the default when no logger is given. */
-export const NOOP_LOGGER: ClusterLogger = {
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-};
+/**
+ * The logger of the cluster and its parts: core's Logger (a pino logger fits as it is: level
+ * methods, `child(bindings)`, errors under `err`).
+ */
+export type ClusterLogger = Logger;
 
-/** A cluster logger as a core Logger (the actor system's own lines go to the same place). */
-export function asCoreLogger(l: ClusterLogger): Logger {
-  const logger: Logger = {
-    debug: (o, m) => l.debug(o, m),
-    info: (o, m) => l.info(o, m),
-    warn: (o, m) => l.warn(o, m),
-    error: (o, m) => l.error(o, m),
-    child: () => logger,
+/** Drops everything: a component's logger until its member hands it one. */
+export const NOOP_LOGGER: ClusterLogger = silentLogger;
+
+/**
+ * A logger that writes to whatever `target()` returns at the time of each line (children
+ * too): a shared component built before any member (a state store) logs to the member that
+ * later hands it its logger, and drops lines until then.
+ */
+export function lateLogger(target: () => ClusterLogger): ClusterLogger {
+  return {
+    debug: (o, m) => target().debug(o, m),
+    info: (o, m) => target().info(o, m),
+    warn: (o, m) => target().warn(o, m),
+    error: (o, m) => target().error(o, m),
+    child: (bindings) => lateLogger(() => target().child(bindings)),
   };
-  return logger;
 }

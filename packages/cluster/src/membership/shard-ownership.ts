@@ -6,6 +6,29 @@ import type { ClaimReleased, ClusterProvider } from '../providers/cluster-provid
 import type { ShardAcquired, ShardReleased, ShardReleaseReason } from './cluster-events';
 import { ClaimGate, type FencedMember, type ShardGate } from './fencing';
 import { EMPTY_TOPOLOGY, type Topology } from './topology';
+import { ROOT_CONTEXT, type Span } from '@opentelemetry/api';
+import {
+  ATTR_GRAIN_KIND,
+  ATTR_OUTCOME,
+  ATTR_REASON,
+  ATTR_SHARD,
+  ATTR_SHARD_EPOCH,
+} from '../telemetry/attributes';
+import { ClusterTelemetry, endSpan } from '../telemetry/telemetry';
+
+/** Span names of shard claims and releases. */
+const SPAN_CLAIM = 'granary.shard.claim';
+const SPAN_RELEASE = 'granary.shard.release';
+
+/** Claims of one kind by outcome, since start (the claims metric). */
+export interface ClaimStats {
+  /** Claims granted. */
+  acquired: number;
+  /** Claims refused: another member held the shard. */
+  conflicts: number;
+  /** Claims that failed in the store (retried). */
+  failed: number;
+}
 
 /** Runs before this member releases a shard on rebalance or graceful shutdown (drain grains). */
 export type BeforeReleaseHook = (kind: string, shard: number) => void | Promise<void>;
@@ -24,6 +47,8 @@ interface KindState {
   waiting: Map<number, Holder>;
   /** The kind's view for grain delivery. */
   gate: ShardGate;
+  /** Claim outcomes so far. */
+  stats: ClaimStats;
 }
 
 /** Who holds a shard a member waits for, as its last claim attempt found. */
@@ -94,6 +119,8 @@ export class ShardOwnership implements FencedMember {
     private readonly claimRetryMs: number,
     /** The member's clock: the retry tick runs on it. */
     private readonly clock: Clock = SYSTEM_CLOCK,
+    /** Spans of claims and releases. */
+    private readonly telemetry: ClusterTelemetry = ClusterTelemetry.DISABLED,
   ) {
     for (const k of kinds) {
       const epochs = new Float64Array(k.shardCount);
@@ -105,6 +132,7 @@ export class ShardOwnership implements FencedMember {
         again: new Uint8Array(k.shardCount),
         waiting: new Map(),
         gate: new ClaimGate(k.name, epochs, this),
+        stats: { acquired: 0, conflicts: 0, failed: 0 },
       });
     }
   }
@@ -129,6 +157,11 @@ export class ShardOwnership implements FencedMember {
   epochOf(kind: string, shard: number): number | undefined {
     const epoch = this.kinds.get(kind)?.epochs[shard];
     return epoch ? epoch : undefined;
+  }
+
+  /** Claim outcomes per kind since start. */
+  claimStats(): Array<[string, Readonly<ClaimStats>]> {
+    return [...this.kinds.values()].map((k) => [k.name, k.stats]);
   }
 
   /** Shards of `kind` this member holds, ascending. */
@@ -331,11 +364,27 @@ export class ShardOwnership implements FencedMember {
     }
   }
 
+  /** The span of one claim or release, when tracing is on. */
+  private span(name: string, k: KindState, shard: number): Span | undefined {
+    if (!this.telemetry.tracing) return undefined;
+    const attributes = { [ATTR_GRAIN_KIND]: k.name, [ATTR_SHARD]: shard };
+    return this.telemetry.startSpan(name, 0 /* INTERNAL */, attributes, ROOT_CONTEXT);
+  }
+
   private async claimOp(k: KindState, shard: number): Promise<void> {
     k.busy[shard] = 1;
     const generation = this.generation;
+    const span = this.span(SPAN_CLAIM, k, shard);
+    let failure: unknown;
     try {
       const result = await this.provider.claim(k.name, shard);
+      if ('epoch' in result) {
+        k.stats.acquired++;
+        span?.setAttributes({ [ATTR_OUTCOME]: 'acquired', [ATTR_SHARD_EPOCH]: result.epoch });
+      } else {
+        k.stats.conflicts++;
+        span?.setAttribute(ATTR_OUTCOME, 'conflict');
+      }
       if (generation !== this.generation || this.stopped) return;
       if ('epoch' in result) {
         k.waiting.delete(shard);
@@ -354,11 +403,14 @@ export class ShardOwnership implements FencedMember {
         });
       }
     } catch (err) {
+      k.stats.failed++;
+      failure = err;
       if (generation === this.generation && !(err instanceof LeaseLostError)) {
         this.logger.warn({ err, kind: k.name, shard }, 'shard claim failed; retrying');
         if (!k.waiting.has(shard)) k.waiting.set(shard, { member: '', epoch: undefined, seen: 0 });
       }
     } finally {
+      if (span !== undefined) endSpan(span, failure);
       this.settle(k, shard);
     }
   }
@@ -366,6 +418,8 @@ export class ShardOwnership implements FencedMember {
   private async releaseOp(k: KindState, shard: number, reason: ShardReleaseReason): Promise<void> {
     k.busy[shard] = 1;
     const epoch = k.epochs[shard];
+    const span = this.span(SPAN_RELEASE, k, shard);
+    span?.setAttributes({ [ATTR_REASON]: reason, [ATTR_SHARD_EPOCH]: epoch });
     try {
       for (const hook of [...this.hooks]) {
         try {
@@ -378,6 +432,7 @@ export class ShardOwnership implements FencedMember {
       this.drop(k, shard, reason);
       await this.releaseInStore(k.name, shard, epoch);
     } finally {
+      span?.end();
       this.settle(k, shard);
     }
   }

@@ -1,4 +1,4 @@
-import type { ActorSystem } from '@granary/core';
+import type { ActorSystem, Logger } from '@granary/core';
 import type { Topology } from '../membership/topology';
 
 /** What a node tells the provider about itself when it joins. */
@@ -16,6 +16,11 @@ export interface JoinRequest {
    * remote transport (SeedProvider) need it; others ignore it.
    */
   system?: ActorSystem;
+  /**
+   * The member's logger, bound with `{ node }` (the one given to Cluster.start): a provider
+   * without a logger of its own logs here, as a child bound with its `component`.
+   */
+  logger?: Logger;
 }
 
 /**

@@ -6,7 +6,8 @@ import {
   StateNotLoadedError,
   StateUnavailableError,
 } from './errors';
-import type { StateStore } from './state-store';
+import type { StateRecord, StateStore } from './state-store';
+import type { StateTelemetry } from '../telemetry/state-telemetry';
 
 /** First pause between load attempts while the store is unreachable: a blip heals quickly. */
 const LOAD_RETRY_INITIAL_MS = 50;
@@ -32,6 +33,8 @@ export interface PersistentStateOptions<T> {
   epoch: () => number;
   /** The state of a grain that has none stored yet (called on load and after clear). */
   initial: () => T;
+  /** Spans and metrics of the store operations (the member's; none when absent). */
+  telemetry?: StateTelemetry | undefined;
 }
 
 /**
@@ -114,7 +117,10 @@ export class PersistentState<T> {
     let pause = LOAD_RETRY_INITIAL_MS;
     for (;;) {
       try {
-        const record = await withinDeadline(store.read(kind, id), deadline, kind, id);
+        const t = this.options.telemetry;
+        const read = (): Promise<StateRecord | null> =>
+          withinDeadline(store.read(kind, id), deadline, kind, id);
+        const record = await (t === undefined ? read() : t.observe('read', kind, id, read));
         this.current = record ? decodeState(codec, kind, id, record.state) : initial();
         this.storedVersion = record?.version ?? null;
         this.storedBytes = record ? own(record.state) : null;
@@ -156,9 +162,10 @@ export class PersistentState<T> {
     return this.serialized(async () => {
       const { store, kind, id, epoch, initial } = this.options;
       this.requireLoaded('clear()');
-      await this.fenced(() =>
-        store.clear(kind, id, { expectedVersion: this.storedVersion, epoch: epoch() }),
-      );
+      const t = this.options.telemetry;
+      const clear = (): Promise<void> =>
+        store.clear(kind, id, { expectedVersion: this.storedVersion, epoch: epoch() });
+      await this.fenced(t === undefined ? clear : () => t.observe('clear', kind, id, clear));
       this.storedVersion = null;
       this.storedBytes = null;
       this.current = initial();
@@ -168,12 +175,12 @@ export class PersistentState<T> {
   /** fenced() inlined: this is every write-through call's path. */
   private async store(bytes: Uint8Array): Promise<number> {
     if (this.conflict) throw this.conflict;
-    const { store, kind, id, epoch } = this.options;
+    const { store, kind, id, epoch, telemetry } = this.options;
     try {
-      const version = await store.write(kind, id, bytes, {
-        expectedVersion: this.storedVersion,
-        epoch: epoch(),
-      });
+      const options = { expectedVersion: this.storedVersion, epoch: epoch() };
+      const version = await (telemetry === undefined
+        ? store.write(kind, id, bytes, options)
+        : telemetry.observe('write', kind, id, () => store.write(kind, id, bytes, options)));
       this.storedVersion = version;
       this.storedBytes = own(bytes);
       return version;

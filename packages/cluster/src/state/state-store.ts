@@ -1,3 +1,5 @@
+import type { Logger } from '@granary/core';
+
 /** Stored state of one grain: opaque bytes (see StateCodec) and the version that wrote them. */
 export interface StateRecord {
   state: Uint8Array;
@@ -47,4 +49,9 @@ export interface StateStore {
    * awaits it for the stores in `stateStores`, so a member whose store falls short never joins.
    */
   open?(): Promise<void>;
+  /**
+   * Optional: takes the logger of the member whose grains use the store (bound with
+   * `{ node, component: 'state' }`), for a store that was given no logger of its own.
+   */
+  useLogger?(logger: Logger): void;
 }

@@ -57,6 +57,7 @@ describe('long and stuck turns (longTurnMs, turnTimeoutMs)', function () {
       void logged.push({ level: 'warn', obj: obj as Record<string, unknown>, msg }),
     error: (obj, msg) =>
       void logged.push({ level: 'error', obj: obj as Record<string, unknown>, msg }),
+    child: () => logger,
   };
   const table = new MemoryClusterTable();
   let a: Cluster;

@@ -30,6 +30,7 @@ describe('RedisStateStore lost-state detection (real Redis)', () => {
     info: () => undefined,
     warn: () => undefined,
     error: (obj, msg) => errors.push({ obj: obj as Record<string, unknown>, msg }),
+    child: () => logger,
   };
 
   /** Stores on one Redis, as members of one cluster (each its own connection and memory). */

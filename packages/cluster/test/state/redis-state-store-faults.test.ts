@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { jsonStateCodec } from '../../src/state/codecs/json-state-codec';
 import { InconsistentStateError, StateUnavailableError } from '../../src/state/errors';
 import { PersistentState } from '../../src/state/persistent-state';
+import type { ClusterLogger } from '../../src/internal/logger';
 import { RedisStateStore } from '../../src/state/redis/redis-state-store';
 
 /** Short, so the suite stays fast; every "no hang" bound below is a small multiple of it. */
@@ -125,11 +126,18 @@ describe('RedisStateStore faults', () => {
     it('fails read, write and clear fast while Redis is down, naming the grain and the option', async () => {
       const logged: string[] = [];
       const log = (level: string) => (_: unknown, msg?: string) => logged.push(`${level}: ${msg}`);
+      const logger: ClusterLogger = {
+        debug: log('debug'),
+        info: log('info'),
+        warn: log('warn'),
+        error: log('error'),
+        child: () => logger,
+      };
       await store.close();
       store = new RedisStateStore({
         url: redis.url,
         commandTimeoutMs: TIMEOUT_MS,
-        logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
+        logger,
       });
       await store.write('k', 'seed', Uint8Array.of(1), { expectedVersion: null, epoch: 1 });
       await redis.kill({ keepData: true });

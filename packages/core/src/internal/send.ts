@@ -3,10 +3,15 @@ import { FutureProcess, type ReplySink, type RequestOptions } from '../future-pr
 import type { SenderFunc } from '../middleware';
 import type { PID } from '../pid';
 import type { Entry } from '../process';
+import { withActiveTraceContext } from '../trace-context';
 import { sendEntry } from './deliver';
 import type { Runtime } from './runtime';
 
-/** Request semantics: a future as sender; errors reject the returned promise. */
+/**
+ * Request semantics: a future as sender; errors reject the returned promise. A request made
+ * while a span is active carries its W3C trace context in its headers (one context lookup
+ * otherwise).
+ */
 export function requestEntry<T>(
   rt: Runtime,
   target: PID,
@@ -15,6 +20,9 @@ export function requestEntry<T>(
   ctx: SenderContext,
   chain: SenderFunc | undefined,
 ): Promise<T> {
+  const header = options?.header;
+  const traced = withActiveTraceContext(header);
+  if (traced !== header) options = { ...options, header: traced };
   const future = new FutureProcess<T>(rt, target, message, options);
   if (!future.dead) sendRequest(rt, target, future, ctx, chain);
   return future.promise!; // dead: aborted (or invalid) before it was sent

@@ -18,6 +18,7 @@ import type { LinkConfig, LinkViolation, StreamLinkHandlers } from './internal/s
 import type { StreamLink } from './internal/stream-link';
 import type { WireBatch, WireFrame } from './internal/wire';
 import { CONNECT_METHOD, encodeFrame } from './internal/wire';
+import { RemoteTraffic } from './internal/remote-traffic';
 
 /** How long a graceful server shutdown may wait for peers to end their streams. */
 const SERVER_SHUTDOWN_GRACE_MS = 2000;
@@ -53,6 +54,8 @@ export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHo
   readonly channelOptions: grpc.ChannelOptions;
   readonly linkConfig: LinkConfig;
   readonly linkHandlers: StreamLinkHandlers;
+  /** Frames and bytes of every link, in and out (the traffic metrics). */
+  readonly traffic = new RemoteTraffic();
   readonly clusterName: string;
   readonly secret: string | undefined;
   readonly verifyCertificates: boolean;
@@ -89,6 +92,7 @@ export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHo
       writeStallTimeoutMs: config.writeStallTimeoutMs,
       linkProbeMs: config.linkProbeMs,
       clock,
+      traffic: this.traffic,
     };
     this.linkHandlers = {
       onFrame: (link, frame, receivedAt) => this.onFrame(link, frame, receivedAt),
@@ -96,6 +100,11 @@ export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHo
       onCorruptFrame: (link, error) => this.onCorruptFrame(link, error),
       onViolation: (link, error) => this.onViolation(link, error),
     };
+  }
+
+  /** Endpoints (peers this node dials) it keeps now. */
+  get endpointCount(): number {
+    return this.endpoints.size;
   }
 
   /** Counters of wire events (each also logged, throttled). */

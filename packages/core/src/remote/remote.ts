@@ -27,11 +27,16 @@ import { ACTIVATOR_ID, RemoteActivator } from './remote-activator';
 import { EndpointConnectedEvent, EndpointTerminatedEvent } from './remote-events';
 import type { RemoteOptions } from './remote-options';
 import { RemoteProcess, reasonOf } from './remote-process';
+import type { RemoteTraffic } from './internal/remote-traffic';
 
 declare module '../actor-system' {
   /** `system.remote` once a {@link Remote} was created for the system. */
   interface SystemRemote {
     readonly address: string;
+    /** Frames and bytes this node's links wrote and received; undefined before start. */
+    readonly traffic: Readonly<RemoteTraffic> | undefined;
+    /** Endpoints (peers this node dials) it keeps now. */
+    readonly endpointCount: number;
     start(options?: RemoteOptions): Promise<string>;
     registerKind(kind: string, props: Props): void;
     spawnNamed(
@@ -86,6 +91,16 @@ export class Remote {
   /** This node's `host:port` once started. */
   get address(): string {
     return this.state?.address ?? this.system.registry.address;
+  }
+
+  /** Frames and bytes this node's links wrote and received; undefined before start. */
+  get traffic(): Readonly<RemoteTraffic> | undefined {
+    return this.transport?.traffic;
+  }
+
+  /** Endpoints (peers this node dials) it keeps now; 0 before start. */
+  get endpointCount(): number {
+    return this.transport?.endpointCount ?? 0;
   }
 
   /**

@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '@granary/core';
 import { GrainError, type Cluster, type GrainCallOptions } from '@granary/cluster';
 import { PoolSaturatedError, PoolUnavailableError } from '../errors';
 import { place } from './internal/placement';
+import { observePool, type PoolCounters } from './pool-metrics';
 import {
   control,
   INVENTORY_ID,
@@ -53,7 +54,7 @@ interface Slot {
  * const pool = PoolClient.get(cluster, 'resize');
  * const small = await pool.request({ image }, { timeoutMs: 2000 });
  */
-export class PoolClient {
+export class PoolClient implements PoolCounters {
   private static readonly clients = new WeakMap<Cluster, Map<string, PoolClient>>();
   private slots: Slot[] = [];
   private maxInFlight = 1;
@@ -61,6 +62,12 @@ export class PoolClient {
   private refreshing: Promise<void> | undefined;
   private cursor = 0;
   private readonly options: Required<PoolClientOptions>;
+  /** Calls answered by a worker (PoolCounters). */
+  ok = 0;
+  /** Calls that failed otherwise (PoolCounters). */
+  failed = 0;
+  /** Calls refused as saturated (PoolCounters). */
+  saturated = 0;
 
   private constructor(
     private readonly cluster: Cluster,
@@ -71,6 +78,15 @@ export class PoolClient {
     cluster.on('topology', () => {
       this.stale = true;
     });
+    const meter = cluster.meter;
+    if (meter !== undefined) observePool(meter, this);
+  }
+
+  /** Calls outstanding now (PoolCounters). */
+  inFlight(): number {
+    let n = 0;
+    for (const s of this.slots) n += s.inFlight;
+    return n;
   }
 
   /** The client of pool `name` on this cluster member (one per member and pool). */
@@ -89,12 +105,25 @@ export class PoolClient {
    */
   async request<T = unknown>(message: unknown, options?: GrainCallOptions): Promise<T> {
     if (this.stale || this.slots.length === 0) await this.refresh();
-    const slot = this.pick();
+    let slot: Slot;
+    try {
+      slot = this.pick();
+    } catch (err) {
+      if (PoolSaturatedError.is(err)) this.saturated++;
+      else this.failed++;
+      throw err;
+    }
     slot.inFlight++;
     try {
-      return await this.cluster.request<T>(slot.kind, String(slot.index), message, options);
+      const reply = await this.cluster.request<T>(slot.kind, String(slot.index), message, options);
+      this.ok++;
+      return reply;
     } catch (err) {
-      if (!GrainError.is(err)) this.stale = true; // placement or transport: look again
+      if (GrainError.is(err)) this.ok++;
+      else {
+        this.failed++;
+        this.stale = true; // placement or transport: look again
+      }
       throw err;
     } finally {
       slot.inFlight--;

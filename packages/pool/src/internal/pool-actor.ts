@@ -64,10 +64,12 @@ export class PoolActor implements Actor {
     const isCall = ctx.sender !== undefined && ctx.sender.id.startsWith(FUTURE_PREFIX);
     if (!isCall) {
       if (behavior.handleMessage) return this.guard(() => behavior.handleMessage!(router, message));
-      ctx.system.logger.warn(
-        { pool: router.self.toString(), type: typeName(message) },
-        'urgent message not handled by the pool (no handleMessage)',
-      );
+      ctx.system.logger
+        .child({ component: 'pool' })
+        .warn(
+          { pool: router.self.toString(), type: typeName(message) },
+          'urgent message not handled by the pool (no handleMessage)',
+        );
       ctx.system.deadLetters.publish(router.self, message, ctx.sender, 'pool-unhandled');
       return;
     }

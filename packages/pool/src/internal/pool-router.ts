@@ -362,10 +362,12 @@ export class PoolRouter implements LocalProcess, PoolContext, WorkerLoad {
     try {
       this.spawn(slot);
     } catch (err) {
-      this.system.logger.error(
-        { pool: this.self.toString(), err },
-        'could not replace a dead pool worker (workerProps threw)',
-      );
+      this.system.logger
+        .child({ component: 'pool' })
+        .error(
+          { pool: this.self.toString(), err },
+          'could not replace a dead pool worker (workerProps threw)',
+        );
       return false;
     }
     this.restarts++;

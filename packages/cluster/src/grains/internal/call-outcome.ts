@@ -6,10 +6,13 @@ import {
 } from '@granary/core';
 import {
   CallOutcomeUnknownError,
+  DeadlineExceededError,
   GrainError,
   MemberFencedError,
+  NoHostError,
   NotOwnerError,
 } from '../../errors';
+import type { CallOutcome } from '../../telemetry/attributes';
 import type { GrainCallOptions } from '../grain';
 
 /** What the classification needs to know of a call. */
@@ -84,4 +87,17 @@ export function setbackOf(
   if (MailboxFullError.is(error)) return { kind: 'budget', error };
   if (TimeoutError.is(error)) return { kind: 'deadline', error };
   return { kind: 'fail', error };
+}
+
+/**
+ * How a call that ended with `error` counts in the call metrics (undefined: the grain
+ * answered): the grain's code threw, the deadline passed (also with no member to take it), the
+ * outcome is unknown, or another final error.
+ */
+export function outcomeOf(error: Error | undefined): CallOutcome {
+  if (error === undefined) return 'ok';
+  if (GrainError.is(error)) return 'app_error';
+  if (DeadlineExceededError.is(error) || NoHostError.is(error)) return 'deadline_exceeded';
+  if (CallOutcomeUnknownError.is(error)) return 'outcome_unknown';
+  return 'error';
 }

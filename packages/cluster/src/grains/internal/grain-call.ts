@@ -1,5 +1,6 @@
 import type { RequestOptions } from '@granary/core';
 import { promiseSettledBy, type ReplySink, type Settlers } from '@granary/core/internal';
+import type { CallObservation, ObservedCall } from '../../telemetry/call-telemetry';
 import type { GrainCallOptions } from '../grain';
 import { setbackOf, type CallFacts, type Setback } from './call-outcome';
 import type { GrainRef } from './grain-refs';
@@ -8,6 +9,8 @@ import type { GrainRef } from './grain-refs';
 export interface CallRetrier {
   /** Goes on with a call whose first attempt ended with `first`; settles with its outcome. */
   retry(call: GrainCall, first: Setback): Promise<unknown>;
+  /** An observed call's first attempt got the grain's answer (telemetry). */
+  answered(call: GrainCall): void;
   /** True once the member's actor system shuts down. */
   stopping(): boolean;
 }
@@ -18,7 +21,9 @@ export interface CallRetrier {
  * grain answered (one object and one promise per call: no derived promise, no closures); any
  * other outcome goes on to the caller's retry loop with its classification.
  */
-export class GrainCall implements ReplySink, RequestOptions, CallFacts, Settlers<unknown> {
+export class GrainCall
+  implements ReplySink, RequestOptions, CallFacts, Settlers<unknown>, ObservedCall
+{
   /** The first attempt's timeout (RequestOptions): the whole time left. */
   readonly timeoutMs: number;
   /** The member the first attempt went to. */
@@ -26,6 +31,8 @@ export class GrainCall implements ReplySink, RequestOptions, CallFacts, Settlers
   /** The caller's promise's resolving functions (promiseSettledBy writes them). */
   resolve: ((value: unknown) => void) | undefined = undefined;
   reject: ((error: Error) => void) | undefined = undefined;
+  /** Its span and metrics state, when calls are observed (an SDK is registered). */
+  observation: CallObservation | undefined = undefined;
 
   constructor(
     private readonly caller: CallRetrier,
@@ -35,8 +42,11 @@ export class GrainCall implements ReplySink, RequestOptions, CallFacts, Settlers
     /** Date.now() when the call began. */
     readonly start: number,
     readonly deadline: number,
-    /** The chain and send headers of every attempt (RequestOptions), if any. */
-    readonly header: Record<string, string> | undefined,
+    /**
+     * The chain and send headers of every attempt (RequestOptions), if any; the trace context
+     * is added when the call is traced.
+     */
+    public header: Record<string, string> | undefined,
   ) {
     this.timeoutMs = deadline - start;
   }
@@ -63,7 +73,9 @@ export class GrainCall implements ReplySink, RequestOptions, CallFacts, Settlers
   settle(reply: unknown, error: Error | undefined): void {
     const stopping = error !== undefined && this.caller.stopping();
     const setback = setbackOf(this, error, this.address, stopping);
-    if (setback === undefined) this.resolve!(reply);
-    else this.caller.retry(this, setback).then(this.resolve, this.reject);
+    if (setback === undefined) {
+      if (this.observation !== undefined) this.caller.answered(this);
+      this.resolve!(reply);
+    } else this.caller.retry(this, setback).then(this.resolve, this.reject);
   }
 }

@@ -65,7 +65,8 @@ const GRPC_CHANNEL_OPTIONS = {
  */
 export class EtcdProvider implements ClusterProvider {
   private readonly options: ResolvedEtcdProviderOptions;
-  private readonly logger: ClusterLogger;
+  /** Its own logger if given, else the member's (set at join). */
+  private logger: ClusterLogger;
   private client: Etcd3 | undefined;
   private keys: EtcdKeys | undefined;
   private self: JoinRequest | undefined;
@@ -98,6 +99,7 @@ export class EtcdProvider implements ClusterProvider {
 
   async join(self: JoinRequest): Promise<void> {
     this.self = self;
+    this.logger = (this.options.logger ?? self.logger ?? NOOP_LOGGER).child({ component: 'etcd' });
     this.keys = new EtcdKeys(this.options.prefix, self.cluster);
     const etcdOptions: IOptions = {
       ...this.options.etcd,

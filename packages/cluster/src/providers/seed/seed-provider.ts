@@ -61,7 +61,8 @@ const JOIN_BACKOFF_MAX_MS = 1000;
  */
 export class SeedProvider implements ClusterProvider {
   private readonly options: ResolvedSeedProviderOptions;
-  private readonly logger: ClusterLogger;
+  /** Its own logger if given, else the member's (set at join). */
+  private logger: ClusterLogger;
   private system: ActorSystem | undefined;
   private self: JoinRequest | undefined;
   private seedPid: PID | undefined;
@@ -89,6 +90,7 @@ export class SeedProvider implements ClusterProvider {
   }
 
   async join(self: JoinRequest): Promise<void> {
+    this.logger = (this.options.logger ?? self.logger ?? NOOP_LOGGER).child({ component: 'seed' });
     const system = self.system;
     if (!system || system.address === 'nonhost') {
       throw new InvalidOptionError(

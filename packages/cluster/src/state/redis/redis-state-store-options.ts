@@ -1,5 +1,5 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import { NOOP_LOGGER, type ClusterLogger } from '../../internal/logger';
+import type { ClusterLogger } from '../../internal/logger';
 import { DURABILITY_LEVELS, type Durability, type StateLostPolicy } from '../durability';
 import { InvalidOptionError } from '@granary/core';
 import type { ServerPersistence } from './server-facts';
@@ -97,7 +97,7 @@ export interface RedisStateStoreOptions {
    * Where the store reports losing and regaining Redis (once per outage, not per retry), a
    * durability check that fails after a reconnection, and lost state (error level, once per
    * grain).
-   * @default a logger that drops everything
+   * @default the logger of the first member whose grains use the store (`{ component: 'state' }`)
    */
   logger?: ClusterLogger;
 }
@@ -115,7 +115,6 @@ export const DEFAULT_REDIS_STATE_STORE_OPTIONS = {
   serverPersistence: undefined as ServerPersistence | undefined,
   stateLostPolicy: {} as Readonly<Record<string, StateLostPolicy>>,
   redisOptions: {} as RedisOptions,
-  logger: NOOP_LOGGER,
 };
 
 /**

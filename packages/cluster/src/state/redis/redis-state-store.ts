@@ -1,5 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import type { ClusterLogger } from '../../internal/logger';
+import { NOOP_LOGGER, lateLogger, type ClusterLogger } from '../../internal/logger';
 import { InconsistentStateError, StateDurabilityError, StateUnavailableError } from '../errors';
 import { checkKey, checkWriteArguments } from '../internal/check-arguments';
 import type { StateRecord, StateStore, StateWriteOptions } from '../state-store';
@@ -97,12 +97,15 @@ export class RedisStateStore implements StateStore {
   private opening: Promise<void> | undefined;
   private opened = false;
   private closed = false;
+  /** The logger of the first member whose grains used the store (useLogger). */
+  private memberLogger: ClusterLogger | undefined = undefined;
 
   constructor(options: RedisStateStoreOptions = {}) {
     const o = resolveStoreOptions(options);
     this.keys = new StateKeys(o.keyPrefix);
     this.tombstoneTtlMs = o.tombstoneTtlMs ?? 0;
-    this.logger = o.logger;
+    // Without a logger of its own, the store logs to its first member's (useLogger).
+    this.logger = options.logger ?? lateLogger(() => this.memberLogger ?? NOOP_LOGGER);
     this.ownsClient = options.client === undefined;
     const client = (options.client ??
       new Redis(o.url, {
@@ -124,7 +127,7 @@ export class RedisStateStore implements StateStore {
       client,
       this.ownsClient,
       o.commandTimeoutMs,
-      o.logger,
+      this.logger,
       o.keyPrefix,
       this.reconnected,
     );
@@ -138,7 +141,7 @@ export class RedisStateStore implements StateStore {
         defaulted: options.durability === undefined,
       },
       (command) => this.commands.run('', '', 'open', command),
-      o.logger,
+      this.logger,
       o.keyPrefix,
     );
     client.defineCommand(WRITE_COMMAND, { numberOfKeys: 1, lua: WRITE_SCRIPT });
@@ -169,7 +172,7 @@ export class RedisStateStore implements StateStore {
         () => this.commands.connection,
       );
     }
-    this.ledger = new LossLedger(o.stateLostPolicy, o.logger);
+    this.ledger = new LossLedger(o.stateLostPolicy, this.logger);
     this.identity = new StoreIdentity(
       (known, fresh, now) => client[IDENTITY_COMMAND]!(this.keys.identity, known, fresh, now),
       (loss, status) => this.ledger.reportStore({ keyPrefix: o.keyPrefix, status, ...loss }),
@@ -180,8 +183,16 @@ export class RedisStateStore implements StateStore {
       this.ledger,
       this.identity,
       this.keys,
-      o.logger,
+      this.logger,
     );
+  }
+
+  /**
+   * Takes the member's logger (Cluster binds it with `{ node, component: 'state' }` when it
+   * opens the store or a grain of the member first uses it), unless the store was given its own.
+   */
+  useLogger(logger: ClusterLogger): void {
+    this.memberLogger ??= logger;
   }
 
   /** The Redis key of one grain's state (for operators and tests). */

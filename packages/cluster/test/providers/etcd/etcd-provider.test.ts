@@ -57,6 +57,7 @@ describe('EtcdProvider', () => {
         info: () => undefined,
         warn: (_o, msg) => lines.push(String(msg)),
         error: () => undefined,
+        child: () => logger,
       };
       const p = new EtcdProvider({
         endpoints: [endpoint],

@@ -9,6 +9,7 @@ import { LinkWriter, type WriterLimits } from './link-writer';
 import { PathProbe } from './path-probe';
 import type { WireFrame } from './wire';
 import { decodeFrame } from './wire';
+import type { RemoteTraffic } from './remote-traffic';
 
 export type { FrameStream } from './link-types';
 
@@ -35,6 +36,8 @@ export interface LinkConfig extends FrameLimits, WriterLimits {
   maxFrameBytes: number;
   /** Largest frame before that. */
   maxHandshakeBytes: number;
+  /** Where the link counts its frames and bytes (its node's; none for a link made alone). */
+  traffic?: RemoteTraffic | undefined;
 }
 
 /** No limits: for tests of the receive path. */
@@ -160,6 +163,11 @@ export class StreamLink {
    */
   write(frame: Buffer, done?: () => void): boolean {
     if (this.closed) return false;
+    const t = this.config.traffic;
+    if (t !== undefined) {
+      t.framesOut++;
+      t.bytesOut += frame.byteLength;
+    }
     // Handshake frames are not credited by the peer; everything after is.
     this.writer.write(frame, done, this.authenticated);
     return !this.closed;
@@ -204,6 +212,11 @@ export class StreamLink {
    */
   private receive(bytes: Buffer): void {
     if (this.closed) return;
+    const t = this.config.traffic;
+    if (t !== undefined) {
+      t.framesIn++;
+      t.bytesIn += bytes.byteLength;
+    }
     const limit = this.authenticated ? this.config.maxFrameBytes : this.config.maxHandshakeBytes;
     if (bytes.byteLength > limit) {
       const option = this.authenticated ? 'limits.maxFrameBytes' : 'limits.maxHandshakeBytes';

@@ -1,0 +1,96 @@
+import { Cluster, EtcdProvider } from '@granary/cluster';
+import { benchTelemetry, silentLogger, TestCluster, type BenchTelemetry } from '@granary/testkit';
+import { defineBenchmark, type BenchCase } from '../harness';
+import { inFlightWarm } from '../in-flight';
+import { GRAIN_NODE } from './grains-calls';
+
+/** Calls per repetition (~1 s at 100k calls/s), as grains-calls. */
+const CALLS = 100_000;
+const IN_FLIGHT = 1000;
+const GRAINS = 100;
+const MODES: readonly BenchTelemetry[] = ['none', 'metrics', 'traces'];
+
+interface Setup {
+  tc: TestCluster;
+  client: Cluster;
+  shutdown(): Promise<void>;
+}
+
+const setups = new Map<BenchTelemetry, Setup>();
+
+/** A node process and a client member, both recording as `mode` says, on their own etcd. */
+async function start(mode: BenchTelemetry): Promise<Setup> {
+  const name = `bench-telemetry-${mode}`;
+  const tc = await TestCluster.start({
+    size: 1,
+    etcd: true,
+    script: GRAIN_NODE,
+    config: (ctx) => ({
+      etcdEndpoints: ctx.etcdEndpoints,
+      id: ctx.id,
+      cluster: name,
+      ttlSeconds: 3,
+      shardCount: 256,
+      idleTimeoutMs: 600_000,
+      telemetry: mode,
+    }),
+  });
+  const telemetry = benchTelemetry(mode);
+  const client = await Cluster.start({
+    name,
+    id: 'bench-client',
+    provider: new EtcdProvider({
+      endpoints: tc.etcd!.endpoints,
+      ttlSeconds: 3,
+      prefix: '/granary-grains',
+      logger: silentLogger,
+    }),
+    remote: { host: '127.0.0.1', port: 0 },
+    logger: silentLogger,
+    telemetry: telemetry.options,
+  });
+  await tc.waitForConvergence();
+  for (let i = 0; i < GRAINS; i++) await call(client)(i);
+  return { tc, client, shutdown: telemetry.shutdown };
+}
+
+const call =
+  (client: Cluster) =>
+  (n: number): Promise<unknown> =>
+    client.request('mirror', `g-${n % GRAINS}`, { n }, { timeoutMs: 30_000 });
+
+function rate(mode: BenchTelemetry): BenchCase {
+  return {
+    id: `grain-calls-inflight-1000-${mode}`,
+    metric: 'calls_per_s',
+    ...(mode === 'none' ? {} : { baseline: 'grain-calls-inflight-1000-none' }),
+    run: async () =>
+      (await inFlightWarm(CALLS, IN_FLIGHT, call(setups.get(mode)!.client))).perSecond,
+  };
+}
+
+/**
+ * The cost of telemetry on grain calls between two processes (1,000 in flight, JSON messages):
+ * no SDK registered, metrics recording into an SDK MeterProvider, and every call traced (100%
+ * sampling) into an in-memory exporter, in both processes. Each mode has its own node process
+ * and client member; the cases alternate within each repetition, so the ratios compare the same
+ * minutes of the machine.
+ */
+export const benchmark = defineBenchmark({
+  name: 'grains-calls-telemetry',
+  description:
+    'grain calls from a client member to a node process, 1,000 in flight: no OpenTelemetry SDK, ' +
+    'metrics recording (SDK MeterProvider), and 100% tracing into an in-memory exporter',
+  repeats: 5,
+  async setup() {
+    for (const mode of MODES) setups.set(mode, await start(mode));
+  },
+  async teardown() {
+    for (const s of setups.values()) {
+      await s.client.shutdown({ graceful: false });
+      await s.tc.stop();
+      await s.shutdown();
+    }
+  },
+  cases: MODES.map(rate),
+});

@@ -1,0 +1,63 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/**
+ * What serves `/metrics`: a `PrometheusExporter` of `@opentelemetry/exporter-prometheus`,
+ * created with `preventServerStart: true` and given to the application's MeterProvider as a
+ * reader (the package itself carries no SDK).
+ */
+export interface PrometheusHandler {
+  getMetricsRequestHandler(request: IncomingMessage, response: ServerResponse): void;
+}
+
+/**
+ * The ops HTTP server (ClusterOptions.ops): health probes and metrics on their own port.
+ *
+ * @example
+ * ops: { port: 9464, host: '0.0.0.0', prometheus: new PrometheusExporter({ preventServerStart: true }) }
+ */
+export interface OpsOptions {
+  /** Port; 0 picks a free one (read it back as `cluster.ops.port`). */
+  port: number;
+  /**
+   * Interface to bind. In Kubernetes the kubelet probes the pod's IP: bind `0.0.0.0` there.
+   * @default '127.0.0.1'
+   */
+  host?: string | undefined;
+  /**
+   * Serves `/metrics` in Prometheus text format; without it `/metrics` answers 404.
+   * @default undefined
+   */
+  prometheus?: PrometheusHandler | undefined;
+  /**
+   * `/livez` fails (503) when the event loop was held up longer than this within
+   * `livenessWindowMs`: the process is hung or starved, and a restart may help.
+   * @default 5000
+   */
+  maxEventLoopDelayMs?: number | undefined;
+  /**
+   * How long a long event-loop delay keeps `/livez` failing (ms).
+   * @default 10000
+   */
+  livenessWindowMs?: number | undefined;
+}
+
+/** Defaults of OpsOptions. */
+export const DEFAULT_OPS_OPTIONS = {
+  host: '127.0.0.1',
+  maxEventLoopDelayMs: 5000,
+  livenessWindowMs: 10_000,
+} as const;
+
+/** The probe paths (the Kubernetes manifest's probes name them; a test checks both agree). */
+export const OPS_PATHS = {
+  livez: '/livez',
+  readyz: '/readyz',
+  startupz: '/startupz',
+  metrics: '/metrics',
+} as const;
+
+/** A route handler of the ops server (the admin API mounts its routes this way). */
+export type OpsHandler = (
+  request: IncomingMessage,
+  response: ServerResponse,
+) => void | Promise<void>;

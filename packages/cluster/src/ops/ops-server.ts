@@ -1,0 +1,162 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { InvalidOptionError, type Logger } from '@granary/core';
+import type { HealthReport, HealthSource } from './health';
+import { LoopMonitor } from './loop-monitor';
+import { DEFAULT_OPS_OPTIONS, OPS_PATHS, type OpsHandler, type OpsOptions } from './ops-options';
+
+const STARTING: HealthReport = { ok: false, checks: { member: 'starting' } };
+
+/**
+ * A member's ops HTTP server, on its own port (loopback by default): `/livez` (the event loop
+ * runs: nothing outside the process is asked), `/readyz` (joined, lease valid, not leaving, not
+ * shedding load; 503 from the moment a graceful leave starts), `/startupz` (joined once), and
+ * `/metrics` in Prometheus text format when a Prometheus exporter is given. Probes answer JSON:
+ * `{ status, checks }`. Other routes can be mounted with `route` (the admin API).
+ *
+ * It starts before the member joins, so `/startupz` and `/readyz` answer 503 while it joins.
+ */
+export class OpsServer {
+  private readonly routes = new Map<string, OpsHandler>();
+  private readonly loop: LoopMonitor;
+  private readonly maxDelayMs: number;
+  private health: HealthSource | undefined = undefined;
+
+  private constructor(
+    private readonly server: Server,
+    options: OpsOptions,
+    private readonly logger: Logger,
+  ) {
+    const windowMs = options.livenessWindowMs ?? DEFAULT_OPS_OPTIONS.livenessWindowMs;
+    this.maxDelayMs = options.maxEventLoopDelayMs ?? DEFAULT_OPS_OPTIONS.maxEventLoopDelayMs;
+    this.loop = new LoopMonitor(windowMs);
+    this.route('GET', OPS_PATHS.livez, (_req, res) => this.livez(res));
+    this.route('GET', OPS_PATHS.readyz, (_req, res) =>
+      this.probe(res, this.health?.readiness() ?? STARTING),
+    );
+    this.route('GET', OPS_PATHS.startupz, (_req, res) =>
+      this.probe(res, this.health?.startup() ?? STARTING),
+    );
+    const prometheus = options.prometheus;
+    if (prometheus !== undefined) {
+      this.route('GET', OPS_PATHS.metrics, (req, res) =>
+        prometheus.getMetricsRequestHandler(req, res),
+      );
+    }
+  }
+
+  /** Validates the options and listens; rejects if the port cannot be bound. */
+  static async start(options: OpsOptions, logger: Logger): Promise<OpsServer> {
+    if (!(Number.isInteger(options.port) && options.port >= 0 && options.port <= 65535)) {
+      throw new InvalidOptionError(
+        'ops.port',
+        `must be an integer in [0, 65535], got ${options.port}`,
+      );
+    }
+    const max = options.maxEventLoopDelayMs;
+    if (max !== undefined && !(max > 0)) {
+      throw new InvalidOptionError('ops.maxEventLoopDelayMs', `must be > 0, got ${max}`);
+    }
+    const server = createServer();
+    const ops = new OpsServer(server, options, logger);
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => ops.handle(req, res));
+    const host = options.host ?? DEFAULT_OPS_OPTIONS.host;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(options.port, host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    } catch (err) {
+      ops.loop.close();
+      throw err;
+    }
+    logger.info({ host, port: ops.port }, 'ops server listening');
+    return ops;
+  }
+
+  /** The bound port. */
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** `http://host:port` of the server. */
+  get url(): string {
+    const a = this.server.address() as AddressInfo;
+    const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+    return `http://${host}:${a.port}`;
+  }
+
+  /** The member answers `/startupz` and `/readyz` from now on. */
+  setHealth(health: HealthSource): void {
+    this.health = health;
+  }
+
+  /**
+   * Mounts a handler on `method path` (exact path; the query string is ignored). A later
+   * route for the same method and path replaces the earlier one.
+   */
+  route(method: string, path: string, handler: OpsHandler): void {
+    this.routes.set(`${method.toUpperCase()} ${path}`, handler);
+  }
+
+  /** Stops listening and closes open connections. */
+  async close(): Promise<void> {
+    this.loop.close();
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const path = (req.url ?? '/').split('?', 1)[0]!;
+    const handler = this.routes.get(`${req.method ?? 'GET'} ${path}`);
+    if (handler === undefined) {
+      const known = [...this.routes.keys()].some((k) => k.endsWith(` ${path}`));
+      return send(res, known ? 405 : 404, { error: known ? 'method not allowed' : 'not found' });
+    }
+    try {
+      const done = handler(req, res);
+      if (done instanceof Promise) done.catch((err: unknown) => this.failed(res, path, err));
+    } catch (err) {
+      this.failed(res, path, err);
+    }
+  }
+
+  private failed(res: ServerResponse, path: string, err: unknown): void {
+    this.logger.error({ err, path }, 'ops route failed');
+    if (!res.headersSent) send(res, 500, { error: 'internal error' });
+    else res.end();
+  }
+
+  private livez(res: ServerResponse): void {
+    const delay = Math.round(this.loop.delayMs());
+    const ok = delay <= this.maxDelayMs;
+    const why = `event loop delayed ${delay} ms (maxEventLoopDelayMs ${this.maxDelayMs})`;
+    send(res, ok ? 200 : 503, {
+      status: ok ? 'ok' : 'failing',
+      checks: { eventLoop: ok ? 'ok' : why },
+      eventLoopDelayMs: delay,
+    });
+  }
+
+  private probe(res: ServerResponse, report: HealthReport): void {
+    send(res, report.ok ? 200 : 503, {
+      status: report.ok ? 'ok' : 'failing',
+      checks: report.checks,
+    });
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+  });
+  res.end(text);
+}

@@ -1,0 +1,178 @@
+import {
+  ROOT_CONTEXT,
+  TraceFlags,
+  baggageEntryMetadataFromString,
+  context,
+  createTraceState,
+  isSpanContextValid,
+  propagation,
+  trace,
+  type BaggageEntry,
+  type Context,
+  type SpanContext,
+} from '@opentelemetry/api';
+
+/**
+ * W3C Trace Context and Baggage in message headers: every actor request and grain call made
+ * while a span is active (or baggage is set) carries `traceparent`, `tracestate` and `baggage`,
+ * so the receiver's spans join the caller's trace across nodes.
+ *
+ * Written here rather than through the global propagator: the headers travel whether or not the
+ * application registered one (an SDK without `register()`, a test provider), and the format is
+ * the one the issue of record and every OpenTelemetry backend expect. Only `@opentelemetry/api`
+ * is used (a peer dependency); without an SDK nothing is ever active and nothing is written.
+ */
+
+/** W3C Trace Context: version, trace id, parent span id, flags. */
+export const TRACEPARENT_HEADER = 'traceparent';
+/** W3C Trace Context: vendor entries (sent as the span context carries them). */
+export const TRACESTATE_HEADER = 'tracestate';
+/** W3C Baggage: `key=value` entries, values percent-encoded. */
+export const BAGGAGE_HEADER = 'baggage';
+
+/** W3C limits of a baggage header: entries and total length. */
+const MAX_BAGGAGE_ENTRIES = 180;
+const MAX_BAGGAGE_LENGTH = 8192;
+
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+
+/** True when `ctx` carries something to propagate: a valid span context or baggage. */
+export function hasTraceContext(ctx: Context): boolean {
+  if (ctx === ROOT_CONTEXT) return false;
+  const sc = trace.getSpanContext(ctx);
+  return (sc !== undefined && isSpanContextValid(sc)) || propagation.getBaggage(ctx) !== undefined;
+}
+
+/** The `traceparent` value of a span context. */
+export function traceparentOf(sc: SpanContext): string {
+  const flags = (sc.traceFlags & 0xff).toString(16).padStart(2, '0');
+  return `00-${sc.traceId}-${sc.spanId}-${flags}`;
+}
+
+/**
+ * Writes the span context and baggage of `ctx` into `header` (W3C fields). Returns false, and
+ * writes nothing, when `ctx` has neither.
+ */
+export function injectTraceContext(ctx: Context, header: Record<string, string>): boolean {
+  if (ctx === ROOT_CONTEXT) return false;
+  let wrote = false;
+  const sc = trace.getSpanContext(ctx);
+  if (sc !== undefined && isSpanContextValid(sc)) {
+    header[TRACEPARENT_HEADER] = traceparentOf(sc);
+    const state = sc.traceState?.serialize();
+    if (state) header[TRACESTATE_HEADER] = state;
+    wrote = true;
+  }
+  const baggage = propagation.getBaggage(ctx);
+  if (baggage !== undefined) {
+    const value = serializeBaggage(baggage.getAllEntries());
+    if (value !== '') {
+      header[BAGGAGE_HEADER] = value;
+      wrote = true;
+    }
+  }
+  return wrote;
+}
+
+/**
+ * `header` plus the trace context active now, or `header` itself (possibly undefined) when no
+ * span is active and no baggage is set (the common case costs one context lookup), or when it
+ * carries a trace context already (a traced grain call's own client span).
+ */
+export function withActiveTraceContext(
+  header: Record<string, string> | undefined,
+): Record<string, string> | undefined {
+  const ctx = context.active();
+  if (ctx === ROOT_CONTEXT || header?.[TRACEPARENT_HEADER] !== undefined) return header;
+  if (!hasTraceContext(ctx)) return header;
+  const out = header === undefined ? {} : { ...header };
+  injectTraceContext(ctx, out);
+  return out;
+}
+
+/**
+ * The context a message's headers carry: `base` with the remote span context (from
+ * `traceparent`/`tracestate`) and the baggage set, when present and well formed. Use it to
+ * parent an actor's work on its caller's trace:
+ *
+ * @example
+ * receive(ctx) {
+ *   return context.with(traceContextOf(ctx.headers), () => tracer.startActiveSpan('work', ...));
+ * }
+ */
+export function traceContextOf(
+  header: Readonly<Record<string, string>> | undefined,
+  base: Context = ROOT_CONTEXT,
+): Context {
+  if (header === undefined) return base;
+  let ctx = base;
+  const parent = header[TRACEPARENT_HEADER];
+  if (parent !== undefined) {
+    const sc = parseTraceparent(parent, header[TRACESTATE_HEADER]);
+    if (sc !== undefined) ctx = trace.setSpanContext(ctx, sc);
+  }
+  const baggage = header[BAGGAGE_HEADER];
+  if (baggage !== undefined) {
+    const entries = parseBaggage(baggage);
+    if (entries !== undefined)
+      ctx = propagation.setBaggage(ctx, propagation.createBaggage(entries));
+  }
+  return ctx;
+}
+
+/** The remote span context of a `traceparent` value, or undefined when malformed. */
+export function parseTraceparent(value: string, state?: string): SpanContext | undefined {
+  const m = TRACEPARENT.exec(value.trim());
+  if (m === null) return undefined;
+  const [, version, traceId, spanId, flags, rest] = m;
+  // Version ff is forbidden; version 00 has exactly four fields (later versions may add more).
+  if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
+  const sc: SpanContext = {
+    traceId: traceId!,
+    spanId: spanId!,
+    traceFlags: parseInt(flags!, 16) & TraceFlags.SAMPLED,
+    isRemote: true,
+  };
+  if (!isSpanContextValid(sc)) return undefined;
+  if (state !== undefined && state.length > 0) sc.traceState = createTraceState(state);
+  return sc;
+}
+
+function serializeBaggage(entries: Array<[string, BaggageEntry]>): string {
+  let out = '';
+  let n = 0;
+  for (const [key, entry] of entries) {
+    if (n === MAX_BAGGAGE_ENTRIES) break;
+    let item = `${encodeURIComponent(key)}=${encodeURIComponent(entry.value)}`;
+    const meta = entry.metadata?.toString();
+    if (meta) item += `;${meta}`;
+    const next = out === '' ? item : `${out},${item}`;
+    if (next.length > MAX_BAGGAGE_LENGTH) break;
+    out = next;
+    n++;
+  }
+  return out;
+}
+
+function parseBaggage(value: string): Record<string, BaggageEntry> | undefined {
+  if (value.length > MAX_BAGGAGE_LENGTH) return undefined;
+  const entries: Record<string, BaggageEntry> = {};
+  let n = 0;
+  for (const item of value.split(',')) {
+    if (n === MAX_BAGGAGE_ENTRIES) break;
+    const semi = item.indexOf(';');
+    const pair = semi < 0 ? item : item.slice(0, semi);
+    const eq = pair.indexOf('=');
+    if (eq <= 0) continue;
+    try {
+      const key = decodeURIComponent(pair.slice(0, eq).trim());
+      const entry: BaggageEntry = { value: decodeURIComponent(pair.slice(eq + 1).trim()) };
+      if (semi >= 0) entry.metadata = baggageEntryMetadataFromString(item.slice(semi + 1));
+      entries[key] = entry;
+      n++;
+    } catch {
+      // A malformed percent-encoding drops that entry, not the message.
+    }
+  }
+  return n === 0 ? undefined : entries;
+}
