@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -53,6 +53,7 @@ describe('an app built from the npm pack tarballs, outside the workspace', funct
   before(async function () {
     dir = mkdtempSync(join(tmpdir(), 'granary-app-'));
     const packs = join(dir, 'packs');
+    mkdirSync(packs);
     execFileSync(
       'npm',
       [
@@ -98,7 +99,7 @@ describe('an app built from the npm pack tarballs, outside the workspace', funct
     });
     execFileSync(
       join(app, 'node_modules', '.bin', 'granary-codegen'),
-      ['protos/shop/cart.proto', '-I', 'protos', '--out', 'src/gen'],
+      ['protos/shop/cart.proto', 'protos/shop/common.proto', '-I', 'protos', '--out', 'src/gen'],
       { cwd: app, stdio: 'pipe' },
     );
     execFileSync(process.execPath, [TSC, '-p', app], { cwd: app, stdio: 'pipe' });
