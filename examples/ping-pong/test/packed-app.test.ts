@@ -39,7 +39,8 @@ function lineOf(child: ChildProcess, predicate: (line: string) => boolean): Prom
 }
 
 function exited(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  // A child killed by a signal has no exit code, only a signal code.
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 }
 
@@ -108,7 +109,8 @@ describe('an app built from the npm pack tarballs, outside the workspace', funct
   });
 
   after(async () => {
-    for (const n of nodes) if (n.child.exitCode === null) n.child.kill('SIGKILL');
+    for (const n of nodes)
+      if (n.child.exitCode === null && n.child.signalCode === null) n.child.kill('SIGKILL');
     await Promise.all(nodes.map((n) => exited(n.child)));
     await redis?.stop();
     await etcd?.stop();
@@ -192,7 +194,8 @@ describe('an app built from the npm pack tarballs, outside the workspace', funct
     expect(survivor['items']).to.equal('6');
 
     // Members stop when their stdin closes and exit by themselves (no open handle left).
-    for (const n of nodes) if (n.child.exitCode === null) n.child.stdin!.end();
+    for (const n of nodes)
+      if (n.child.exitCode === null && n.child.signalCode === null) n.child.stdin!.end();
     const codes = await Promise.all(nodes.filter((n) => n !== victim).map((n) => exited(n.child)));
     expect(codes).to.deep.equal([0, 0]);
   });
