@@ -16,7 +16,7 @@ import { H_ACK, H_CHAIN, H_REPLY_TO } from './internal/call-headers';
 import type { GrainServices } from './internal/grain-services';
 import type { KindDefinition } from './kind';
 import { RemindersNotConfiguredError } from '../reminders/errors';
-import type { GrainReminders } from '../reminders/reminder';
+import { isReminderFire, type GrainReminders } from '../reminders/reminder';
 import { isRuntimeStateError, stateOf, type GrainState } from './grain-state';
 import { endSpan } from '../telemetry/telemetry';
 
@@ -284,6 +284,9 @@ export class GrainTurnContext implements GrainContext {
   finish(value: unknown): void {
     this.abortTimer?.cancel();
     if (this.span !== undefined) endSpan(this.span);
+    // A reminder fire is answered when its turn ends, whatever the grain returned: its owner
+    // learns that the turn ended without throwing (a job is done then).
+    if (value === undefined && isReminderFire(this.message)) value = true;
     if (value !== undefined && !this.responded && this.answerable) this.respond(value);
   }
 
