@@ -53,6 +53,8 @@ export class AdminActor {
         return { deactivated: i.deactivate(ask.kind, ask.id) };
       case 'admin.pools':
         return this.pools();
+      case 'admin.reminders':
+        return { member: this.cluster.id, ...(i.reminders() ?? { kinds: [], stats: undefined }) };
       case 'admin.drain':
         setImmediate(this.drain);
         return { draining: this.cluster.id };

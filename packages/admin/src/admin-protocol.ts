@@ -13,6 +13,7 @@ export type AdminAsk =
   | { t: 'admin.locate'; kind: string; id: string }
   | { t: 'admin.deactivate'; kind: string; id: string }
   | { t: 'admin.pools' }
+  | { t: 'admin.reminders' }
   | { t: 'admin.drain' };
 
 /** A member's answer to `admin.stats`: its served-turn statistics and dead letters. */
@@ -45,6 +46,7 @@ export function parseAsk(m: unknown): AdminAsk | undefined {
   switch (a.t) {
     case 'admin.report':
     case 'admin.pools':
+    case 'admin.reminders':
     case 'admin.drain':
       return { t: a.t };
     case 'admin.stats': {

@@ -16,7 +16,9 @@ import {
   locateView,
   membersView,
   poolsView,
+  remindersView,
   shardsView,
+  type MemberReminders,
 } from './views';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -115,6 +117,7 @@ export class Admin {
           'activations',
           'locate',
           'pools',
+          'reminders',
           'events',
           'call',
           'drain',
@@ -172,6 +175,15 @@ export class Admin {
         this.timeoutMs,
       );
       sendJson(res, 200, poolsView(r));
+    });
+    get('/v1/reminders', async (_req, res) => {
+      const r = await askAll<MemberReminders>(
+        this.cluster,
+        this.actor,
+        { t: 'admin.reminders' },
+        this.timeoutMs,
+      );
+      sendJson(res, 200, remindersView(r));
     });
     get('/v1/events', async (req, res) => {
       startEvents(res);

@@ -1,4 +1,11 @@
-import { ownerOf, type GrainLocation, type MemberReport, type Topology } from '@granary/cluster';
+import {
+  ownerOf,
+  type GrainLocation,
+  type MemberReport,
+  type ReminderStats,
+  type ReminderSummary,
+  type Topology,
+} from '@granary/cluster';
 import type { MemberPool, MemberStats } from './admin-protocol';
 import type { FanoutResult, NotAnswering } from './fanout';
 
@@ -237,6 +244,43 @@ export function poolsView(r: FanoutResult<MemberPool[]>) {
         p.workers === 0
           ? 0
           : p.members.reduce((n, m) => n + m.saturation * m.workers.length, 0) / p.workers,
+    })),
+    notAnswering: r.notAnswering,
+  };
+}
+
+/** A member's answer to `admin.reminders`. */
+export interface MemberReminders {
+  member: string;
+  kinds: ReminderSummary[];
+  /** Undefined when the member runs without reminders. */
+  stats: ReminderStats | undefined;
+}
+
+/** `GET /v1/reminders`: per kind, the reminders and jobs loaded by their owners, next due. */
+export function remindersView(r: FanoutResult<MemberReminders>) {
+  const kinds = new Map<
+    string,
+    { kind: string; reminders: number; jobs: number; nextDueAt: number | null }
+  >();
+  for (const { answer } of r.answers) {
+    for (const k of answer.kinds) {
+      const e = kinds.get(k.kind) ?? { kind: k.kind, reminders: 0, jobs: 0, nextDueAt: null };
+      e.reminders += k.reminders;
+      e.jobs += k.jobs;
+      if (k.nextDueAt !== undefined && (e.nextDueAt === null || k.nextDueAt < e.nextDueAt))
+        e.nextDueAt = k.nextDueAt;
+      kinds.set(k.kind, e);
+    }
+  }
+  return {
+    version: API_VERSION,
+    kinds: [...kinds.values()].sort((a, b) => (a.kind < b.kind ? -1 : 1)),
+    members: r.answers.map(({ answer }) => ({
+      member: answer.member,
+      enabled: answer.stats !== undefined,
+      kinds: answer.kinds,
+      stats: answer.stats ?? null,
     })),
     notAnswering: r.notAnswering,
   };

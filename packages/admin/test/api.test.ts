@@ -211,6 +211,48 @@ describe('admin API on a 3-node etcd cluster', function () {
     ]);
   });
 
+  it('reminders: per kind counts and the next due, from the owners', async () => {
+    const node = tc.nodes[1]!.process!;
+    const from = node.lines.length;
+    node.send({ cmd: 'remind', grains: 30 });
+    const done = await node.waitFor(
+      (d) => d.type === 'remind-done' || d.type === 'remind-failed',
+      20_000,
+      from,
+    );
+    expect(done.data.type, String(done.data.error)).to.equal('remind-done');
+    const setAt = done.data.at as number;
+    // owners load a change as it is told to them: wait until all 60 are loaded
+    let r = await api(urls[0]!, '/v1/reminders');
+    for (
+      let i = 0;
+      i < 50 && (r.body.kinds[0]?.reminders ?? 0) + (r.body.kinds[0]?.jobs ?? 0) < 60;
+      i++
+    ) {
+      await new Promise((res) => setTimeout(res, 100));
+      r = await api(urls[0]!, '/v1/reminders');
+    }
+    expect(r.status).to.equal(200);
+    expect(r.body.notAnswering).to.deep.equal([]);
+    expect(r.body.kinds).to.have.length(1);
+    const k = r.body.kinds[0];
+    expect(k.kind).to.equal(KIND);
+    expect(k.reminders).to.equal(30);
+    expect(k.jobs).to.equal(30);
+    // the first reminder is due 10 min after it was set (set within the last few seconds)
+    expect(k.nextDueAt).to.be.within(setAt + 600_000 - 10_000, setAt + 600_000 + 1000);
+    expect(r.body.members).to.have.length(3);
+    for (const m of r.body.members) {
+      expect(m.enabled).to.equal(true);
+      expect(m.stats.loaded).to.equal(
+        m.kinds.reduce(
+          (n: number, x: { reminders: number; jobs: number }) => n + x.reminders + x.jobs,
+          0,
+        ),
+      );
+    }
+  });
+
   it('deactivate: the owner ends the activation; the next call starts a new one', async () => {
     const before = await add(urls[0]!, 'g3', 0);
     const r = await api(urls[1]!, '/v1/deactivate', { body: { kind: KIND, id: 'g3' } });

@@ -1,6 +1,8 @@
 import type { GrainStatsSnapshot } from './grains/grain-stats';
 import type { HostedGrains, LocalActivation } from './grains/hosted-grains';
 import type { Member, MemberStatus, Topology } from './membership/topology';
+import type { ReminderSummary } from './reminders/reminder-service';
+import type { ReminderStats } from './reminders/reminder-stats';
 
 /** What one member says about itself (the admin API's per-member answer). */
 export interface MemberReport {
@@ -50,6 +52,8 @@ export interface IntrospectedCluster {
   epochOf(kind: string, shard: number): number | undefined;
   heldShards(kind: string): number[];
   now(): number;
+  /** The member's reminders per kind and its counters (undefined without `reminders`). */
+  reminders(): { kinds: ReminderSummary[]; stats: ReminderStats } | undefined;
 }
 
 /**
@@ -128,6 +132,14 @@ export class ClusterIntrospection {
   /** Asks this member's activation of `kind/identity` to end; false when there is none. */
   deactivate(kind: string, identity: string): boolean {
     return this.hosted.deactivate(kind, identity);
+  }
+
+  /**
+   * The reminders and jobs this member has loaded (the shards it owns), per kind with the
+   * earliest next due, and its reminder counters; undefined when started without `reminders`.
+   */
+  reminders(): { kinds: ReminderSummary[]; stats: ReminderStats } | undefined {
+    return this.cluster.reminders();
   }
 
   /** Starts counting served turns (totals, errors, latency, hot grains) per hosted kind. */

@@ -430,6 +430,12 @@ export class Cluster implements GrainClusterHandle, HealthSource {
         epochOf: (kind, shard) => this.epochOf(kind, shard),
         heldShards: (kind) => this.heldShards(kind),
         now: () => this.system.clock.now(),
+        reminders: () => {
+          const service = this.reminderService;
+          return service === undefined
+            ? undefined
+            : { kinds: service.summary(), stats: service.stats() };
+        },
       },
       this.hosted,
     ));

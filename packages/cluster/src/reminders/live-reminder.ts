@@ -81,6 +81,14 @@ export class LiveReminder {
     this.timer = undefined;
   }
 
+  /** When this reminder is next due (epoch ms): a job's next attempt, a reminder's next tick. */
+  nextDueAt(now: number): number {
+    const s = this.stored;
+    if (this.job) return Math.max(s.spec.dueAt, this.retryAt);
+    const fire = nextFire(s.spec, s.t0, s.last, now);
+    return 'waitUntil' in fire ? fire.waitUntil : fire.dueAt;
+  }
+
   /** Plans the next fire: now if due, else a timer. */
   plan(): void {
     if (this.stopped) return;

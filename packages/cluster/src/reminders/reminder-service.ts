@@ -37,6 +37,17 @@ export interface ReminderServiceDeps {
   request(kind: string, id: string, message: unknown, options: GrainCallOptions): Promise<unknown>;
 }
 
+/** The reminders a member has loaded for one kind (ReminderService.summary). */
+export interface ReminderSummary {
+  kind: string;
+  /** Periodic reminders loaded (of the shards this member owns). */
+  reminders: number;
+  /** One-off jobs loaded (not yet done or failed). */
+  jobs: number;
+  /** Epoch ms of the earliest next fire or attempt among them. */
+  nextDueAt: number | undefined;
+}
+
 /** The loaded reminders of one shard this member owns, and its batch of claims. */
 interface ShardReminders {
   readonly kind: string;
@@ -100,6 +111,24 @@ export class ReminderService implements ReminderHost, RemindersBackend {
     let loaded = 0;
     for (const s of this.shards.values()) loaded += s.live.size;
     return this.counters.snapshot(loaded);
+  }
+
+  /** Per kind: the reminders and jobs loaded here and the earliest next due (epoch ms). */
+  summary(): ReminderSummary[] {
+    const byKind = new Map<string, ReminderSummary>();
+    const now = this.now();
+    for (const s of this.shards.values()) {
+      for (const r of s.live.values()) {
+        let k = byKind.get(s.kind);
+        if (k === undefined)
+          byKind.set(s.kind, (k = { kind: s.kind, reminders: 0, jobs: 0, nextDueAt: undefined }));
+        if (r.job) k.jobs++;
+        else k.reminders++;
+        const due = r.nextDueAt(now);
+        if (k.nextDueAt === undefined || due < k.nextDueAt) k.nextDueAt = due;
+      }
+    }
+    return [...byKind.values()];
   }
 
   // ── shard ownership ──────────────────────────────────────────────────────────────────
