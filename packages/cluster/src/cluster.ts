@@ -21,6 +21,9 @@ import { HostedGrains, type TurnStats } from './grains/hosted-grains';
 import { GrainServices } from './grains/internal/grain-services';
 import { isKindDefinition } from './grains/kind';
 import type { ClusterLogger } from './internal/logger';
+import { LoadShedder } from './overload/load-shedder';
+import { resolveOverloadOptions, type ResolvedOverloadOptions } from './overload/overload-options';
+import { OverloadCounters, type OverloadStats } from './overload/overload-stats';
 import { TypedEvents } from './internal/typed-events';
 import { validateKinds } from './internal/validate-kinds';
 import type { ClusterEvents } from './membership/cluster-events';
@@ -54,6 +57,7 @@ interface ClusterInit {
   /** The cluster made the system (and its remote): it shuts them down with itself. */
   readonly ownsSystem: boolean;
   readonly options: StartOptions & typeof DEFAULT_CLUSTER_OPTIONS & { requestTimeoutMs: number };
+  readonly overload: ResolvedOverloadOptions;
   /** The member's logger, bound with `{ node }` (parts bind their `component`). */
   readonly logger: ClusterLogger;
   /** The ops server, started before the join (undefined without `ops`). */
@@ -96,6 +100,9 @@ export class Cluster implements GrainClusterHandle, HealthSource {
   private readonly hosted: HostedGrains;
   /** Reminders and jobs of the shards this member owns (with `reminders` only). */
   private readonly reminderService: ReminderService | undefined;
+  /** Pending calls and load shedding of the grains this member hosts. */
+  private readonly load: LoadShedder;
+  private readonly counters = new OverloadCounters();
   private readonly unsubscribe: Array<() => void> = [];
   private current: Topology = EMPTY_TOPOLOGY;
   /** The topology service clients that are not members ask (with a remote only). */
@@ -159,8 +166,19 @@ export class Cluster implements GrainClusterHandle, HealthSource {
       system.clock,
       this.telemetry,
     );
+    const hostsKinds = options.kinds.some(isKindDefinition);
+    this.load = new LoadShedder(system, {
+      ...init.overload,
+      loadShedding: {
+        ...init.overload.loadShedding,
+        enabled: hostsKinds && init.overload.loadShedding.enabled,
+      },
+    });
     this.caller = new GrainCaller({
       system,
+      memberId: init.id,
+      overload: init.overload,
+      counters: this.counters,
       defaultTimeoutMs: options.requestTimeoutMs,
       topology: () => this.current,
       shardCountOf: (kind) => this.shardCountOf(kind),
@@ -185,6 +203,8 @@ export class Cluster implements GrainClusterHandle, HealthSource {
       logger.child({ component: 'grains' }),
       options.requestTimeoutMs,
       options.onActivation,
+      this.load,
+      this.counters,
       this.telemetry,
       this.metrics?.grains,
     );
@@ -234,6 +254,7 @@ export class Cluster implements GrainClusterHandle, HealthSource {
         `must be > 0, got ${merged.requestTimeoutMs}`,
       );
     }
+    const overload = resolveOverloadOptions(merged.overload);
     const id = merged.id ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     // Never silent: without a logger, the system's, else warn and above to stderr as JSON.
     const base = merged.logger ?? merged.system?.logger ?? createStderrLogger('warn');
@@ -262,7 +283,7 @@ export class Cluster implements GrainClusterHandle, HealthSource {
         merged.address ??
         (system.address === 'nonhost' ? undefined : system.address) ??
         (remote ? `${remote.advertisedHost ?? remote.host}:${remote.port}` : 'nonhost');
-      cluster = new Cluster({ id, address, system, ownsSystem, options: merged, logger, ops });
+      cluster = new Cluster({ id, address, system, ownsSystem, options: merged, overload, logger, ops });
       ops?.setHealth(cluster);
       await cluster.join();
       return cluster;
@@ -270,6 +291,7 @@ export class Cluster implements GrainClusterHandle, HealthSource {
       // Bad kinds, an insecure remote or a failed join: nothing may keep running.
       cluster?.hosted.close();
       cluster?.metrics?.close();
+      cluster?.load.close();
       if (ownsSystem) await system.shutdown();
       await ops?.close();
       throw err;
@@ -351,6 +373,40 @@ export class Cluster implements GrainClusterHandle, HealthSource {
    */
   turnStats(kind?: string): TurnStats {
     return this.hosted.turnStats(kind);
+  }
+
+  /**
+   * Overload figures of this member as caller and as owner: calls in flight and pending, whether
+   * it sheds load, refusals by limit, expired work dropped by stage, retries (docs/overload.md).
+   */
+  overloadStats(): OverloadStats {
+    const c = this.counters;
+    const load = this.load;
+    const expired = this.system.expired;
+    return {
+      outstanding: c.outstanding,
+      pending: load.pending,
+      shedding: load.shedding,
+      sheddingEpisodes: load.episodes,
+      runQueueDelayMs: load.takeMaxDelay(),
+      refused: { maxOutstandingCalls: c.refusedOutstanding, ...load.refused },
+      heldBack: c.heldBack,
+      drops: {
+        send: c.droppedBeforeSend + expired.beforeSend,
+        arrival: expired.onArrival,
+        mailbox: c.droppedInMailbox,
+        reply: c.droppedReplies,
+      },
+      retries: { spent: this.caller.budget.spent, refusedByBudget: this.caller.budget.refused },
+    };
+  }
+
+  /**
+   * True while this member sheds load: its run queue stayed above loadShedding.targetMs for an
+   * interval, and it refuses new calls it cannot serve in time. What a readiness probe reports.
+   */
+  isOverloaded(): boolean {
+    return this.load.shedding;
   }
 
   /** The latest topology this member has seen. */
@@ -527,6 +583,7 @@ export class Cluster implements GrainClusterHandle, HealthSource {
       this.hosted.close();
       this.sendFailures.close();
       this.metrics?.close();
+      this.load.close();
       if (this.ownsSystem) await this.system.shutdown();
       await this.ops?.close();
     }

@@ -186,6 +186,15 @@ export {
   NoTransportError,
 } from './errors';
 export type { NoHostDetails } from './errors';
+export { OverloadedError } from './overload/errors';
+export type { OverloadLimit } from './overload/errors';
+export { DEFAULT_OVERLOAD_OPTIONS } from './overload/overload-options';
+export type {
+  LoadSheddingOptions,
+  OverloadOptions,
+  RetryBudgetOptions,
+} from './overload/overload-options';
+export type { OverloadStats } from './overload/overload-stats';
 export type { TurnStats } from './grains/hosted-grains';
 export { PersistentGrain, DEFAULT_PERSISTENT_GRAIN_OPTIONS } from './grains/persistent-grain';
 export type { PersistentGrainOptions } from './grains/persistent-grain';

@@ -46,6 +46,19 @@ describe('errors', () => {
     expect(cluster.StateStoreError.is(overTheWire(theirs))).to.equal(true);
   });
 
+  describe('OverloadedError', () => {
+    it('names the limit and the member that refused, has no stack, and crosses the wire alike', () => {
+      const e = cluster.OverloadedError.of('loadShedding', 'node-1', 'counter', 'c-1');
+      expect(e).to.include({ limit: 'loadShedding', member: 'node-1', code: 'ERR_OVERLOADED' });
+      expect(e.message).to.match(/refused by node-1: .*\(loadShedding\); retry later/);
+      expect(e.stack).to.not.include('    at ');
+      const back = overTheWire(e);
+      expect(back).to.be.instanceOf(cluster.OverloadedError);
+      expect(back).to.include({ limit: 'loadShedding', member: 'node-1', identity: 'c-1' });
+      expect((back as Error).stack).to.equal(`OverloadedError: ${e.message}`);
+    });
+  });
+
   describe('GrainError', () => {
     it("has the code ERR_GRAIN and keeps the thrown error's name and code as originalName and originalCode", () => {
       const e = new cluster.GrainError('counter', 'c-1', 'RangeError', 'ERR_BAD', 'bad value');

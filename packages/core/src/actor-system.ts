@@ -1,6 +1,7 @@
 import { SYSTEM_CLOCK, type Clock, type RandomSource } from './clock';
 import { DeadLetterProcess, DeadLetters, type DeadLetterOptions } from './dead-letters';
 import { Dispatcher } from './dispatcher';
+import type { ExpiredDrops } from './expired-drops';
 import { SystemShutdownError } from './errors';
 import { EventStream } from './event-stream';
 import { FutureProcess } from './future-process';
@@ -120,6 +121,8 @@ export class ActorSystem implements Runtime {
   readonly clock: Clock;
   /** This system's random numbers (see ActorSystemOptions.random). */
   readonly random: RandomSource;
+  /** Requests dropped because their deadline had passed, by stage (see ExpiredDrops). */
+  readonly expired: ExpiredDrops = { beforeSend: 0, onArrival: 0 };
   /** Extension point for other modules (by a name they own), e.g. cluster state. */
   readonly extensions = new Map<string, unknown>();
   /** Set by remoting when it starts. */

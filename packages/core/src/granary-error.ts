@@ -171,7 +171,14 @@ export function errorFromData(
     });
     if (cause !== undefined)
       Object.defineProperty(error, 'cause', { ...value(cause), enumerable: false });
-    Error.captureStackTrace(error, errorFromData);
+    // A class that marks itself stackless (an error made once per refused call under overload)
+    // gets its name and message as its stack: a capture costs more than the refusal itself.
+    if ((errorClass as { stackless?: boolean }).stackless === true) {
+      Object.defineProperty(error, 'stack', {
+        ...value(`${data.name}: ${data.message}`),
+        enumerable: false,
+      });
+    } else Error.captureStackTrace(error, errorFromData);
   }
   if (data.data !== undefined) {
     for (const [key, v] of Object.entries(data.data)) {

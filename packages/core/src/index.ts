@@ -1,5 +1,6 @@
 export { VERSION } from './version';
 export { SYSTEM_CLOCK, type Clock, type RandomSource } from './clock';
+export type { ExpiredDrops } from './expired-drops';
 export {
   ActorSystem,
   DEFAULT_ACTOR_SYSTEM_OPTIONS,

@@ -146,6 +146,21 @@ describe('GranaryError', () => {
       expect(back.cause).to.include({ target: 'c/d', timeoutMs: 9 });
     });
 
+    it('comes back without a captured stack when its class is stackless', () => {
+      class RefusedError extends GranaryError {
+        static override readonly code = 'ERR_TEST_REFUSED';
+        static readonly stackless = true;
+        override readonly name = 'RefusedError';
+      }
+      const registry = new SerializationRegistry();
+      registry.registerErrorClass(RefusedError.code, RefusedError);
+      const back = overTheWire(new RefusedError('too busy'), registry) as RefusedError;
+      expect(back).to.be.instanceOf(RefusedError);
+      expect(back.stack).to.equal('RefusedError: too busy');
+      const plain = overTheWire(new TimeoutError('c/d', 9)) as TimeoutError;
+      expect(plain.stack).to.include('    at ');
+    });
+
     it("does not carry fields about the sender's own link (EndpointUnavailableError.inFlight)", () => {
       const sent = new EndpointUnavailableError('h:1', undefined, { inFlight: true });
       const back = overTheWire(sent) as EndpointUnavailableError;

@@ -38,6 +38,7 @@ import {
   type TimerOwner,
 } from './grain-timers';
 import { errorNameOf, type KindStats } from './grain-stats';
+import { H_ACK } from './internal/call-headers';
 import type { TurnWatch, WatchedTurn } from './turn-watch';
 
 /** A message held for an activation that is deactivating (delivered to the next one). */
@@ -67,6 +68,8 @@ export interface ActivationHost extends TurnHost {
   activationDone(a: Activation, ms: number | undefined, error: unknown): void;
   /** A turn finished; `influencing`: it counts as activity for passivation. */
   turnEnded(a: Activation, influencing: boolean): void;
+  /** A call expired in the mailbox and was dropped without a turn. */
+  dropped(a: Activation): void;
   /** Asks `a` to end after the messages already routed to it. */
   requestDeactivate(a: Activation, reason: DeactivationReason): void;
   /** onDeactivate ran: the activation is over. */
@@ -247,9 +250,13 @@ export class Activation implements Actor, TimerOwner {
   postTick(tick: TimerTick): boolean {
     const proc = this.proc;
     if (this.state !== 'active' || proc.dead) return false;
+    // Counted like a call (the member's pending calls): its turn ends like one.
+    const load = this.host.services.load;
     this.inflight++;
+    load.pending++;
     if (proc.post(this.pid, entryOf(tick), false)) return true;
     this.inflight--; // full mailbox: this fire is dropped, the next one tries again
+    load.pending--;
     return false;
   }
 
@@ -445,10 +452,17 @@ export class Activation implements Actor, TimerOwner {
 
   /**
    * One message. The shard gate is checked here, once per delivery: a message waits in the
-   * mailbox behind other turns, and a member fenced meanwhile must not run it.
+   * mailbox behind other turns, and a member fenced meanwhile must not run it. A call whose
+   * deadline passed while it waited is dropped: its caller has given up (its own timer failed
+   * it), so the turn and the reply would be spent for nobody. A send is not dropped: it was
+   * acknowledged when it was accepted.
    */
   private turn(ctx: Context, message: unknown, timer?: ActivationTimer): void | Promise<void> {
     const host = this.host;
+    const deadline = ctx.deadline;
+    if (deadline !== undefined && deadline <= host.services.system.clock.now()) {
+      if (ctx.headers[H_ACK] !== '1') return host.dropped(this);
+    }
     const def = host.def;
     const influencing = timer === undefined ? !def.idleNeutral(message) : timer.keepAlive;
     if (timer !== undefined && (!timer.starting() || this.state !== 'active')) {
@@ -475,7 +489,7 @@ export class Activation implements Actor, TimerOwner {
     const timed = watch !== undefined || stats !== undefined;
     const t0 = timed ? clock.monotonic() : 0;
     const headers = ctx.headers;
-    const gctx = new GrainTurnContext(this, ctx, message, headers, false, ctx.deadline);
+    const gctx = new GrainTurnContext(this, ctx, message, headers, false, deadline);
     let result: unknown;
     try {
       const telemetry = services.telemetry;

@@ -1,4 +1,4 @@
-import { MailboxFullError, Props, traceContextOf, type Clock, type PID } from '@granary/core';
+import { Props, traceContextOf, type Clock, type PID } from '@granary/core';
 import {
   entryDeadline,
   entryHeader,
@@ -16,6 +16,7 @@ import {
   TurnTimeoutError,
 } from '../errors';
 import type { ShardGate } from '../membership/fencing';
+import { OverloadedError, type OverloadLimit } from '../overload/errors';
 import { Activation, Deactivate, type ActivationHost, type ActivationTurn } from './activation';
 import type { DeactivationReason } from './grain';
 import { ActivationTable } from './internal/activation-table';
@@ -104,9 +105,18 @@ export class Activator implements ActivationHost {
    * activation, held if it is deactivating, or to a new one, which only a member that serves
    * the shard may start. The identity is `key` from index `from` on (see ActivationTable.get),
    * `hash` its fnv1a32; `entry` is the call's core lane entry (message, sender, headers),
-   * posted unchanged; `ack`: it is a send.
+   * posted unchanged; `ack`: it is a send; `chain`: a grain made it. The member's load admits
+   * it or not (LoadShedder.admit), after the checks that send the caller to another member.
    */
-  deliver(key: string, from: number, shard: number, hash: number, entry: Entry, ack: boolean) {
+  deliver(
+    key: string,
+    from: number,
+    shard: number,
+    hash: number,
+    entry: Entry,
+    ack: boolean,
+    chain: boolean,
+  ) {
     let a = this.table.get(shard, hash, key, from);
     if (a === undefined) {
       const identity = from === 0 ? key : key.slice(from);
@@ -118,15 +128,18 @@ export class Activator implements ActivationHost {
         const denied = new ActivationDeniedError(this.def.name, identity);
         return this.services.reply(senderOf(entry), denied);
       }
+      const refused = this.services.load.admit(chain, true);
+      if (refused !== undefined) return this.refuse(senderOf(entry), identity, refused);
       a = this.activate(identity, shard, hash, entryDeadline(entry));
       // The activation's span is a child of the call that started it.
       if (this.services.telemetry.tracing) a.traceParent = traceContextOf(entryHeader(entry));
+    } else {
+      const refused = this.services.load.admit(chain, false);
+      if (refused !== undefined) return this.refuse(senderOf(entry), a.identity, refused);
     }
     if (a.stuckMs !== undefined) return this.stuckReply(a, senderOf(entry));
     if (a.state === 'deactivating') {
-      if (!a.hold({ entry, ack }, this.def.capacity)) {
-        this.services.reply(senderOf(entry), this.mailboxFull(a));
-      }
+      if (!a.hold({ entry, ack }, this.def.capacity)) this.mailboxFull(a, senderOf(entry));
       return;
     }
     this.post(a, entry, ack);
@@ -146,6 +159,13 @@ export class Activator implements ActivationHost {
         ? new MemberFencedError(name, identity, this.services.cluster.id)
         : new NotOwnerError(name, identity, this.gate.ownerOf(shard)),
     );
+  }
+
+  /** Answers `to` with OverloadedError naming `limit` (no stack: this runs per refused call). */
+  private refuse(to: PID | undefined, identity: string, limit: OverloadLimit): void {
+    if (to === undefined) return;
+    const error = OverloadedError.of(limit, this.services.cluster.id, this.def.name, identity);
+    this.services.reply(to, error);
   }
 
   /**
@@ -211,6 +231,7 @@ export class Activator implements ActivationHost {
         }
         a.inflight--;
         this.queued--;
+        this.services.load.pending--;
         this.stuckReply(a, senderOf(entry));
       }
     }
@@ -235,8 +256,20 @@ export class Activator implements ActivationHost {
 
   /** A turn finished. */
   turnEnded(a: Activation, influencing: boolean): void {
+    this.services.load.completed++;
+    this.finished(a, influencing);
+  }
+
+  /** A call expired in the mailbox: dropped before its turn (its caller has given up). */
+  dropped(a: Activation): void {
+    this.services.counters.droppedInMailbox++;
+    this.finished(a, false);
+  }
+
+  private finished(a: Activation, influencing: boolean): void {
     a.inflight--;
     this.queued--;
+    this.services.load.pending--;
     if (influencing) {
       const now = idleStamp(this.clock);
       if (this.passivation !== undefined) this.passivation.touch(a, now);
@@ -328,6 +361,8 @@ export class Activator implements ActivationHost {
     // it, so one clock read per call is enough.
     a.inflight++;
     this.queued++;
+    const load = this.services.load;
+    load.pending++;
     // A send: the grain sees its `sender` option as the sender; the caller gets ACK.
     const header = ack ? entryHeader(entry) : undefined;
     const ok = proc.post(
@@ -345,13 +380,16 @@ export class Activator implements ActivationHost {
     if (!ok) {
       a.inflight--;
       this.queued--;
-      this.services.reply(senderOf(entry), this.mailboxFull(a));
+      load.pending--;
+      this.mailboxFull(a, senderOf(entry));
     } else if (ack) this.services.reply(senderOf(entry), ACK);
   }
 
-  private mailboxFull(a: Activation): MailboxFullError {
+  /** The activation's mailbox (or its held messages) is at the kind's capacity: refused. */
+  private mailboxFull(a: Activation, to: PID | undefined): void {
     this.mailboxRejections++;
-    return new MailboxFullError(`${this.def.name}/${a.identity}`, this.def.capacity);
+    this.services.load.refused['mailbox.capacity']++;
+    this.refuse(to, a.identity, 'mailbox.capacity');
   }
 
   private log(a: Activation, type: 'activate' | 'deactivate', reason: string | undefined): void {

@@ -15,6 +15,10 @@ import {
   NoTransportError,
 } from '../errors';
 import type { Topology } from '../membership/topology';
+import { CallerLoad } from '../overload/caller-load';
+import type { ResolvedOverloadOptions } from '../overload/overload-options';
+import type { OverloadCounters } from '../overload/overload-stats';
+import type { RetryBudget } from '../overload/retry-budget';
 import { ownerOf } from '../placement/owner-of';
 import { shardOf } from '../placement/shard-of';
 import type { ParentCall } from './deadlock-detection';
@@ -25,15 +29,29 @@ import { callHeader } from './internal/call-headers';
 import { GrainCall, type CallRetrier } from './internal/grain-call';
 import { GrainRefs, LocalRoutes, type GrainRef } from './internal/grain-refs';
 import { KindHosts } from './internal/kind-hosts';
+import { Sleepers } from './internal/sleepers';
 
 /** First wait before retrying a placement or transport failure: a claim takes a few ms. */
 const INITIAL_BACKOFF_MS = 5;
 /** Longest wait between attempts: short enough to notice a new owner within ~0.1 s. */
 const MAX_BACKOFF_MS = 100;
+/**
+ * First wait after OverloadedError: a saturated owner needs longer than a claim to recover, and
+ * its queue is kept about loadShedding.targetMs (50 ms) long.
+ */
+const OVERLOAD_BACKOFF_MS = 25;
+/** Longest wait between attempts refused by overload. */
+const MAX_OVERLOAD_BACKOFF_MS = 400;
 
 /** What the caller needs from its cluster member. */
 export interface CallerDeps {
   readonly system: ActorSystem;
+  /** This member's id (named by the OverloadedError of maxOutstandingCalls). */
+  readonly memberId: string;
+  /** maxOutstandingCalls and the retry budget. */
+  readonly overload: ResolvedOverloadOptions;
+  /** The member's overload counters (outstanding calls, refusals, drops). */
+  readonly counters: OverloadCounters;
   /** The deadline of a call that does not set `timeoutMs` (the cluster's requestTimeoutMs). */
   readonly defaultTimeoutMs: number;
   /** The member's latest topology. */
@@ -69,19 +87,32 @@ export class GrainCaller implements CallRetrier {
   /** The grains this member calls: shard, owner and PID, resolved once per topology. */
   private readonly refs = new GrainRefs();
   private readonly routes: LocalRoutes;
-  /** Wake-ups of the calls sleeping between attempts (bounded by the calls in progress). */
-  private readonly sleepers = new Set<() => void>();
+  /** The calls sleeping between attempts (bounded by the calls in progress). */
+  private readonly sleepers: Sleepers;
   /** Which kinds this member has seen hosted, and which of their hosts dropped out. */
   private readonly hosts = new KindHosts();
+  /** Outstanding calls, retry budget, owners' throttles. */
+  private readonly load: CallerLoad;
 
   constructor(private readonly deps: CallerDeps) {
     this.routes = new LocalRoutes(deps.system);
+    this.load = new CallerLoad(deps.overload, deps.counters, deps.random, deps.memberId);
+    this.sleepers = new Sleepers(deps.clock);
+  }
+
+  /** Retries after OverloadedError (and counted re-sends) as a share of the calls made. */
+  get budget(): RetryBudget {
+    return this.load.budget;
   }
 
   /**
    * One call; see Cluster.request. The first attempt runs without the retry loop (no async frame
    * per call, and its reply settles the call's promise directly): only an attempt that did not
-   * end with the grain's answer enters the loop, with its classification.
+   * end with the grain's answer enters the loop, with its classification. With
+   * maxOutstandingCalls calls in flight it fails at once with OverloadedError (no stack, nothing
+   * allocated but the error and its rejected promise); held back from an owner that sheds load
+   * (OwnerThrottle), it goes to the retry loop as if the owner had refused it, or fails at once
+   * when the retry budget has no room.
    */
   request<T>(
     kind: string,
@@ -92,6 +123,8 @@ export class GrainCaller implements CallRetrier {
     ack = false,
     replyTo?: PID,
   ): Promise<T> {
+    const full = this.load.full(kind, identity);
+    if (full !== undefined) return Promise.reject(full);
     let call: GrainCall;
     let address: string | undefined;
     try {
@@ -100,6 +133,18 @@ export class GrainCaller implements CallRetrier {
     } catch (err) {
       return Promise.reject(err as Error);
     }
+    if (address !== undefined) {
+      const held = this.load.heldBack(call.ref.throttle!, address, kind, identity, call.start);
+      if (held !== undefined) {
+        // As if the owner had refused it: the retry loop's backoff, budget and deadline decide
+        // whether it is tried later. With no budget left it fails at once, without the loop.
+        if (!this.budget.hasRoom(call.start)) return Promise.reject(held);
+        this.deps.counters.outstanding++;
+        call.address = address;
+        return this.observed(call, this.loop<T>(call, { kind: 'overloaded', error: held }));
+      }
+    }
+    this.deps.counters.outstanding++;
     if (address === undefined) return this.observed(call, this.loop<T>(call, undefined));
     const promise = call.promise<T>();
     call.address = address;
@@ -123,6 +168,7 @@ export class GrainCaller implements CallRetrier {
 
   /** A call's first attempt did not end with the grain's answer (CallRetrier). */
   retry(call: GrainCall, first: Setback): Promise<unknown> {
+    this.load.outcome(call.address, first.error, this.deps.clock.now());
     return this.observed(call, this.loop(call, first));
   }
 
@@ -152,6 +198,12 @@ export class GrainCaller implements CallRetrier {
     return this.deps.stopped();
   }
 
+  /** CallRetrier: a call answered by its first attempt. */
+  ended(call: GrainCall): void {
+    this.deps.counters.outstanding--;
+    call.ref.throttle?.accepted();
+  }
+
   /**
    * The member's topology changed (a dead member dropped, a member joined): grain references
    * let go of the old topology, and the calls sleeping between attempts wake at once and restart
@@ -161,7 +213,7 @@ export class GrainCaller implements CallRetrier {
   topologyChanged(): void {
     this.hosts.topologyChanged(this.deps.topology());
     this.refs.topologyChanged();
-    for (const wake of [...this.sleepers]) wake();
+    this.sleepers.wakeAll();
   }
 
   /** Checks the arguments and fixes what every attempt of the call shares. */
@@ -189,6 +241,7 @@ export class GrainCaller implements CallRetrier {
       throw new InvalidArgumentError('options.retries', `must be an integer >= 0, got ${retries}`);
     }
     const start = this.deps.clock.now();
+    this.budget.callStarted(start);
     const deadline = Math.min(start + timeoutMs, parent?.deadline ?? Infinity);
     const call = new GrainCall(
       this,
@@ -228,18 +281,34 @@ export class GrainCaller implements CallRetrier {
       ) {
         throw new NoTransportError(ref.kind, ref.identity, address);
       }
-      ref.resolve(topology, address);
+      ref.resolve(
+        topology,
+        address,
+        address === undefined ? undefined : this.load.throttleOf(address),
+      );
     }
     return ref.address;
   }
 
-  /**
-   * The retry loop: handles `first` (the first attempt's setback) if given, then tries again
-   * with backoff until the grain answers, a final error, or the deadline.
-   */
+  /** The retry loop of a call that did not end with its first attempt (counted outstanding). */
   private async loop<T>(call: GrainCall, first: Setback | undefined): Promise<T> {
+    try {
+      return await this.tryAgain<T>(call, first);
+    } finally {
+      this.deps.counters.outstanding--;
+    }
+  }
+
+  /**
+   * Handles `first` (the first attempt's setback) if given, then tries again with backoff until
+   * the grain answers, a final error, or the deadline. After OverloadedError (and for re-sends
+   * counted against `retries`) it tries again only if the member's retry budget has room and the
+   * deadline leaves time for the wait and another attempt as long as the last one; else the
+   * call fails with that error.
+   */
+  private async tryAgain<T>(call: GrainCall, first: Setback | undefined): Promise<T> {
     const { kind, identity, message, signal, start, deadline, ref } = call;
-    const budget = call.options?.retries ?? 0;
+    const clock = this.deps.clock;
     let setback = first;
     let attempts = first === undefined ? 0 : 1;
     let spent = 0;
@@ -247,6 +316,9 @@ export class GrainCaller implements CallRetrier {
     let hint: string | undefined;
     let followedHint = false;
     let backoff = INITIAL_BACKOFF_MS;
+    let maxBackoff = MAX_BACKOFF_MS;
+    /** When the last attempt was sent (how long an attempt takes, for the deadline check). */
+    let attemptStart = start;
     // The call found no member able to take it (no owner, or a fenced one) on its last try.
     let noHost = false;
     let fencedAnswers = 0;
@@ -254,8 +326,10 @@ export class GrainCaller implements CallRetrier {
       if (setback === undefined) {
         if (signal?.aborted) throw new AbortError(`${kind}/${identity}`, signal.reason);
         if (this.deps.stopped()) throw new ClusterStoppedError(`request to ${kind}/${identity}`);
-        const remaining = deadline - this.deps.clock.now();
+        const now = clock.now();
+        const remaining = deadline - now;
         if (remaining <= 0) {
+          this.deps.counters.droppedBeforeSend++;
           if (noHost) {
             throw new NoHostError(
               kind,
@@ -280,6 +354,7 @@ export class GrainCaller implements CallRetrier {
         if (address !== undefined) {
           attempts++;
           call.address = address;
+          attemptStart = now;
           let reply: unknown;
           let error: Error | undefined;
           try {
@@ -292,9 +367,11 @@ export class GrainCaller implements CallRetrier {
             error = err as Error;
           }
           setback = setbackOf(call, error, address, error !== undefined && this.deps.stopped());
+          this.load.outcome(address, error, clock.now());
           if (setback === undefined) return reply as T;
         }
       }
+      let wait: number | undefined;
       if (setback !== undefined) {
         switch (setback.kind) {
           case 'fail':
@@ -304,9 +381,22 @@ export class GrainCaller implements CallRetrier {
               cause: setback.error,
             });
           case 'budget':
-            if (spent >= budget) throw setback.error;
+          case 'overloaded': {
+            const overloaded = setback.kind === 'overloaded';
+            if (spent >= (call.options?.retries ?? (overloaded ? Infinity : 0)))
+              throw setback.error;
+            if (overloaded) {
+              backoff = Math.max(backoff, OVERLOAD_BACKOFF_MS);
+              maxBackoff = MAX_OVERLOAD_BACKOFF_MS;
+            }
+            wait = backoff * (0.5 + this.deps.random());
+            const now = clock.now();
+            // No retry the deadline cannot see answered, and none beyond the member's budget.
+            if (deadline - now < wait + (now - attemptStart)) throw setback.error;
+            if (!this.budget.tryRetry(now)) throw setback.error;
             spent++;
             break;
+          }
           case 'retry':
             hint = setback.hint;
         }
@@ -323,11 +413,11 @@ export class GrainCaller implements CallRetrier {
         continue;
       }
       followedHint = false;
-      const jittered = backoff * (0.5 + this.deps.random());
-      const left = deadline - this.deps.clock.now();
-      const topologyChanged = await this.sleep(Math.min(jittered, Math.max(1, left)));
+      const jittered = wait ?? backoff * (0.5 + this.deps.random());
+      const left = deadline - clock.now();
+      const topologyChanged = await this.sleepers.sleep(Math.min(jittered, Math.max(1, left)));
       // A new topology may name a new owner that is claiming the shard now: short waits again.
-      backoff = topologyChanged ? INITIAL_BACKOFF_MS : Math.min(backoff * 2, MAX_BACKOFF_MS);
+      backoff = topologyChanged ? INITIAL_BACKOFF_MS : Math.min(backoff * 2, maxBackoff);
     }
   }
 
@@ -348,23 +438,5 @@ export class GrainCaller implements CallRetrier {
       );
     }
     return undefined;
-  }
-
-  /** Resolves with false after `ms`, or with true as soon as the topology changes. */
-  private sleep(ms: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      const clock = this.deps.clock;
-      const wake = (): void => {
-        clock.clearTimer(timer);
-        this.sleepers.delete(wake);
-        resolve(true);
-      };
-      // A plain timer, not the system's wheel: the wheel stops at shutdown and would never wake it.
-      const timer = clock.setTimer(() => {
-        this.sleepers.delete(wake);
-        resolve(false);
-      }, ms);
-      this.sleepers.add(wake);
-    });
   }
 }

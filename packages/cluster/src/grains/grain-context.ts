@@ -230,6 +230,7 @@ export class GrainTurnContext implements GrainContext {
   respond(message: unknown): void {
     if (this.responded) return;
     this.responded = true;
+    if (this.expired()) return;
     this.reply(message instanceof Error ? this.grainError(message) : message);
   }
 
@@ -296,13 +297,24 @@ export class GrainTurnContext implements GrainContext {
     if (this.span !== undefined) endSpan(this.span, error);
     if (!this.responded && this.answerable) {
       this.responded = true;
-      this.reply(this.grainError(error));
+      if (!this.expired()) this.reply(this.grainError(error));
     } else {
       this.activation.host.services.logger.error(
         { err: error, grain: `${this.kind}/${this.identity}` },
         'grain turn failed with no caller to tell',
       );
     }
+  }
+
+  /**
+   * True (and counted) when the call's deadline has passed: its caller has given up, so the reply
+   * is not encoded nor sent.
+   */
+  private expired(): boolean {
+    const due = this.due;
+    if (due === Infinity || due > this.core.system.clock.now()) return false;
+    this.activation.host.services.counters.droppedReplies++;
+    return true;
   }
 
   /** Unpinned (still inside the turn): through the core context, which may skip the PID. */

@@ -10,7 +10,7 @@ import {
 import { fnv1a32 } from '../placement/shard-of';
 import type { Activator } from './activator';
 import { deadlockOf } from './deadlock-detection';
-import { H_ACK } from './internal/call-headers';
+import { H_ACK, H_CHAIN } from './internal/call-headers';
 
 /**
  * Module-level aliases of core's entry helpers: a CommonJS import is a getter on core's exports
@@ -29,7 +29,7 @@ const messageOf = entryMessage;
  *
  * It answers, without touching any grain: NotOwnerError while the shard is drained for its
  * release, and DeadlockError when the call chain already waits on the target. Everything else
- * goes to the kind's activator; whether this member serves the shard is checked once, where
+ * goes to the kind's activator (which refuses what the member's load does not admit); whether this member serves the shard is checked once, where
  * the message is handled (the activation's turn, or the activator before a new activation). A
  * call for a kind this member does not host finds no router: a dead letter, which the caller
  * retries (it only routes to members whose topology entry lists the kind).
@@ -37,7 +37,7 @@ const messageOf = entryMessage;
 export class GrainRouter implements LocalProcess {
   /** Set when the member closes: PIDs that cached the router look it up again (and miss). */
   dead = false;
-  /** The router never refuses: a full grain mailbox is answered with MailboxFullError. */
+  /** The router never refuses: a full grain mailbox is answered with OverloadedError. */
   readonly capacity = Infinity;
   private readonly prefixLength: number;
 
@@ -64,14 +64,16 @@ export class GrainRouter implements LocalProcess {
       return true;
     }
     const h = headerOf(entry);
-    if (h !== undefined) {
-      const deadlock = deadlockOf(activator.def, id, from, h, messageOf(entry));
-      if (deadlock !== undefined) {
-        activator.services.reply(entrySender(entry), deadlock);
-        return true;
-      }
+    if (h === undefined) {
+      activator.deliver(id, from, shard, hash, entry, false, false);
+      return true;
     }
-    activator.deliver(id, from, shard, hash, entry, h?.[H_ACK] === '1');
+    const deadlock = deadlockOf(activator.def, id, from, h, messageOf(entry));
+    if (deadlock !== undefined) {
+      activator.services.reply(entrySender(entry), deadlock);
+      return true;
+    }
+    activator.deliver(id, from, shard, hash, entry, h[H_ACK] === '1', h[H_CHAIN] !== undefined);
     return true;
   }
 

@@ -62,14 +62,15 @@ export interface GrainCallOptions {
    */
   idempotent?: boolean;
   /**
-   * How many times the call is sent again after a failure that a retry may fix but that is not
-   * retried by default: the grain's mailbox was full (MailboxFullError), or an `idempotent`
-   * call's outcome is unknown (then the call fails with CallOutcomeUnknownError once they are
-   * spent). Failures that provably did not reach the grain (not the owner, no owner yet, the
-   * owner's endpoint not reached) are always retried inside the deadline and do not count; an
-   * error thrown by grain code is never retried.
-   * @default 0 for a full mailbox; unlimited inside the deadline for an idempotent call whose
-   *   outcome is unknown
+   * How many times the call may be sent again after OverloadedError (a bound refused it: a full
+   * mailbox, a saturated owner, ...), or after an `idempotent` call's outcome is unknown (then
+   * the call fails with CallOutcomeUnknownError once they are spent). Either kind of re-send also
+   * needs room in the member's retry budget (overload.retryBudget) and a deadline that leaves
+   * time for the backoff and another attempt; else the call fails with the error it got.
+   * Failures that provably did not reach the grain (not the owner, no owner yet, the owner's
+   * endpoint not reached) are always retried inside the deadline and do not count; an error
+   * thrown by grain code is never retried.
+   * @default unlimited (the retry budget and the deadline decide)
    */
   retries?: number;
 }

@@ -1,4 +1,5 @@
 import type { ActorSystem } from '@granary/core';
+import type { OverloadOptions } from '../overload/overload-options';
 
 /** One line of the activation log (`onActivation`). */
 export interface ActivationEvent {
@@ -33,6 +34,12 @@ export interface GrainsOptions {
    * @default undefined
    */
   onActivation?: ((event: ActivationEvent) => void) | undefined;
+  /**
+   * Bounds on the grain calls this member makes and serves, its load shedding and its retry
+   * budget (see docs/overload.md).
+   * @default DEFAULT_OVERLOAD_OPTIONS
+   */
+  overload?: OverloadOptions | undefined;
 }
 
 /** Defaults of GrainsOptions. */

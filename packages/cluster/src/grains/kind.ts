@@ -22,8 +22,10 @@ export interface KindOptions<S = unknown> {
    */
   idleTimeoutMs?: number;
   /**
-   * Mailbox bound per activation; a full mailbox fails the call with MailboxFullError.
-   * @default { capacity: Infinity }
+   * Calls queued per activation (and held while it deactivates); a call beyond fails at once with
+   * OverloadedError (`mailbox.capacity`), which the caller retries later within its retry budget.
+   * A hot grain then costs its member at most this many queued calls. `Infinity`: unbounded.
+   * @default { capacity: 1000 }
    */
   mailbox?: { capacity?: number };
   /**
@@ -88,7 +90,9 @@ export interface KindDefinition {
 /** Defaults of KindOptions. */
 export const DEFAULT_KIND_OPTIONS = {
   idleTimeoutMs: 60_000,
-  mailbox: { capacity: Infinity },
+  // 1,000 calls is a second of queue behind 1 ms turns: far more than a grain that keeps up
+  // ever holds, and ~0.5 MB for one that does not.
+  mailbox: { capacity: 1000 },
   reentrant: false,
   longTurnMs: 1000,
   turnTimeoutMs: Infinity,
@@ -131,7 +135,7 @@ export function kind<S = unknown>(
       `kind '${name}': must be > 0, got ${o.idleTimeoutMs}`,
     );
   }
-  const capacity = o.mailbox.capacity ?? Infinity;
+  const capacity = o.mailbox.capacity ?? DEFAULT_KIND_OPTIONS.mailbox.capacity;
   if (!(capacity >= 1)) {
     throw new InvalidOptionError(
       'mailbox.capacity',

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { MailboxFullError } from '@granary/core';
 import { ActivationDeniedError, MemberFencedError, NotOwnerError } from '../../src/errors';
+import { OverloadedError } from '../../src/overload/errors';
 import type { DeactivationReason, GrainContext } from '../../src/grains/grain';
 import { kind } from '../../src/grains/kind';
 import { shardOf } from '../../src/placement/shard-of';
@@ -133,14 +133,15 @@ describe('Activator', () => {
       expect(host.events('activate')).to.have.length(2);
     });
 
-    it('refuses held calls beyond the mailbox capacity with MailboxFullError', async () => {
+    it('refuses held calls beyond the mailbox capacity with OverloadedError (mailbox.capacity)', async () => {
       await host.call('full', 'bye');
       await Slow.until(1);
       const calls = Array.from({ length: 4 }, () =>
         host.call('full', 'x').catch((e: unknown) => e),
       );
       const last = await calls[3];
-      expect(last).to.be.instanceOf(MailboxFullError).with.property('target', 'slow/full');
+      expect(last).to.be.instanceOf(OverloadedError).with.property('limit', 'mailbox.capacity');
+      expect(last).to.have.property('identity', 'full');
       Slow.releases[0]!();
       await Promise.all(calls.slice(0, 3));
     });
@@ -160,6 +161,83 @@ describe('Activator', () => {
       const reasons = host.events('deactivate').map((e) => e.reason as DeactivationReason);
       expect(reasons).to.deep.equal(inShard.map(() => 'rebalance'));
       expect(host.activator.table.count).to.equal(ids.length - inShard.length);
+    });
+  });
+
+  describe('overload', () => {
+    /** Turns of 'hold' wait for the test; every turn is counted. */
+    let gates: Array<() => void>;
+    let turns: unknown[];
+
+    beforeEach(() => {
+      gates = [];
+      turns = [];
+      host = new OneKind(
+        kind('o', () => ({
+          receive: (ctx: GrainContext) => {
+            turns.push(ctx.message);
+            if (ctx.message !== 'hold') return 'done';
+            return new Promise((resolve) => gates.push(() => resolve('held')));
+          },
+        })),
+        4,
+        // No probe: the shedding test sets the state itself.
+        { maxPendingCalls: 3, loadShedding: { enabled: false } },
+      );
+    });
+
+    const held = (n: number): Promise<void> =>
+      new Promise((resolve) => {
+        const poll = (): void => (gates.length >= n ? resolve() : void setTimeout(poll, 2));
+        poll();
+      });
+
+    it('drops a call that expired in the mailbox before its turn, and counts it', async () => {
+      const first = host.call('g', 'hold');
+      await held(1);
+      const late = await host.call('g', 'late', { timeoutMs: 30 }).catch((e: unknown) => e);
+      expect(late).to.have.property('code', 'ERR_TIMEOUT');
+      gates[0]!();
+      expect(await first).to.equal('held');
+      expect(await host.call('g', 'next')).to.equal('done');
+      expect(turns).to.deep.equal(['hold', 'next']);
+      expect(host.counters.droppedInMailbox).to.equal(1);
+      expect(host.load.pending).to.equal(0);
+    });
+
+    it('sends no reply once the call’s deadline has passed during the turn', async () => {
+      const call = host.call('r', 'hold', { timeoutMs: 30 }).catch((e: unknown) => e);
+      await held(1);
+      expect(await call).to.have.property('code', 'ERR_TIMEOUT');
+      gates[0]!();
+      await host.call('r', 'after');
+      expect(host.counters.droppedReplies).to.equal(1);
+    });
+
+    it('refuses a call beyond maxPendingCalls with OverloadedError', async () => {
+      // Three pending: two turns held, one call queued behind the first.
+      const calls = [host.call('p', 'hold'), host.call('p', 'x'), host.call('q', 'hold')];
+      await held(2);
+      const err = await host.call('p', 'y').catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(OverloadedError).with.property('limit', 'maxPendingCalls');
+      expect(host.load.refused.maxPendingCalls).to.equal(1);
+      for (const open of gates) open();
+      await Promise.all(calls);
+    });
+
+    it('refuses new activations while the member sheds load, and serves live ones', async () => {
+      await host.stop();
+      // Room for a queue the shedder acts on (it leaves one shorter than 64 calls alone).
+      host = new OneKind(host.def, 4, { loadShedding: { enabled: false } });
+      expect(await host.call('live', 'x')).to.equal('done');
+      host.load.shedding = true;
+      expect(await host.call('new-1', 'x'), 'a short queue is not shed').to.equal('done');
+      host.load.pending += 1000;
+      const err = await host.call('new-2', 'x').catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(OverloadedError).with.property('limit', 'loadShedding');
+      expect(host.activator.table.count).to.equal(2);
+      host.load.pending -= 1000;
+      expect(await host.call('live', 'y')).to.equal('done');
     });
   });
 });

@@ -19,6 +19,9 @@ import {
   NotOwnerError,
 } from '../../src/errors';
 import { GrainCaller } from '../../src/grains/grain-caller';
+import { OverloadedError } from '../../src/overload/errors';
+import { resolveOverloadOptions, type OverloadOptions } from '../../src/overload/overload-options';
+import { OverloadCounters } from '../../src/overload/overload-stats';
 import type { Member, Topology } from '../../src/membership/topology';
 
 /** What a fake member answers an attempt with: a reply, or an error reply. */
@@ -100,8 +103,18 @@ describe('GrainCaller', () => {
     );
     sleeps = [];
     selfFenced = false;
-    caller = new GrainCaller({
+    caller = makeCaller();
+  });
+  afterEach(() => system.shutdown());
+
+  /** The caller under test, with overload options if given; `counters` are its counters. */
+  let counters: OverloadCounters;
+  const makeCaller = (overload?: OverloadOptions, random = () => 1 - Number.EPSILON): GrainCaller =>
+    new GrainCaller({
       system,
+      memberId: 'm1',
+      overload: resolveOverloadOptions(overload),
+      counters: (counters = new OverloadCounters()),
       defaultTimeoutMs: 2000,
       topology: () => topology,
       shardCountOf: () => 16,
@@ -116,11 +129,10 @@ describe('GrainCaller', () => {
           return SYSTEM_CLOCK.setTimer(fn, ms);
         },
       },
-      // The longest jitter: waits between attempts are 1.5 x the backoff (150 ms at most).
-      random: () => 1 - Number.EPSILON,
+      // By default the longest jitter: waits between attempts are 1.5 x the backoff (150 ms at
+      // most), and an owner's throttle never holds a call back (it draws below its odds).
+      random,
     });
-  });
-  afterEach(() => system.shutdown());
 
   const call = (options?: Parameters<GrainCaller['request']>[3]): Promise<unknown> =>
     caller.request('k', 'g-1', 'hello', options, undefined);
@@ -250,6 +262,86 @@ describe('GrainCaller', () => {
         .catch((e: unknown) => e);
       expect(err).to.be.instanceOf(UnknownKindError);
       expect(sleeps).to.deep.equal([]);
+    });
+  });
+
+  describe('overload', () => {
+    const overloaded = (): OverloadedError => OverloadedError.of('loadShedding', 'a', 'k', 'g-1');
+
+    it('fails at once with OverloadedError beyond maxOutstandingCalls, and takes calls again as they settle', async () => {
+      caller = makeCaller({ maxOutstandingCalls: 2 });
+      a.script(() => undefined); // never answers: the calls stay outstanding until their deadline
+      const first = [call({ timeoutMs: 100 }), call({ timeoutMs: 100 })].map((p) =>
+        p.catch((e: unknown) => e),
+      );
+      const refused = await call().catch((e: unknown) => e);
+      expect(refused)
+        .to.be.instanceOf(OverloadedError)
+        .with.property('limit', 'maxOutstandingCalls');
+      expect((refused as Error).stack).to.not.include('grain-caller');
+      expect(a.attempts).to.have.length(2);
+      for (const e of await Promise.all(first)) expect(e).to.be.instanceOf(DeadlineExceededError);
+      a.script(() => 'again');
+      expect(await call()).to.equal('again');
+    });
+
+    it('retries after OverloadedError with a longer backoff, within the retry budget', async () => {
+      a.script((n) => (n <= 2 ? overloaded() : 'room'));
+      expect(await call()).to.equal('room');
+      expect(a.attempts).to.have.length(3);
+      expect(sleeps[0]).to.be.at.least(25);
+      expect(sleeps[1]).to.be.above(sleeps[0]!);
+      expect(caller.budget.spent).to.equal(2);
+    });
+
+    it('does not retry when the deadline leaves no time for the backoff and another attempt', async () => {
+      a.script(() => overloaded());
+      const err = await call({ timeoutMs: 30 }).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(OverloadedError);
+      expect(a.attempts).to.have.length(1);
+      expect(sleeps).to.deep.equal([]);
+    });
+
+    it('spends no more retries than the budget allows, and counts the refusals', async () => {
+      // No ratio, 0.1 retries/s over 10 s: one retry in the window for the whole member.
+      caller = makeCaller({ retryBudget: { ratio: 0, minPerSecond: 0.1, windowMs: 10_000 } });
+      a.script(() => overloaded());
+      expect(await call().catch((e: unknown) => e)).to.be.instanceOf(OverloadedError);
+      expect(a.attempts).to.have.length(2);
+      expect(await call().catch((e: unknown) => e)).to.be.instanceOf(OverloadedError);
+      expect(a.attempts).to.have.length(3);
+      expect(caller.budget.spent).to.equal(1);
+      expect(caller.budget.refused).to.equal(2);
+    });
+
+    it('sends a call held back from an owner that sheds load through the retry loop, or fails it at once without budget', async () => {
+      // Draws of 0: the shortest jitter, and the throttle holds back whenever its odds are > 0.
+      caller = makeCaller(undefined, () => 0);
+      a.script((n) => (n === 1 ? overloaded() : 'served'));
+      // The owner refuses for its load: the throttle arms (the call itself may not retry).
+      expect(await call({ retries: 0 }).catch((e: unknown) => e)).to.be.instanceOf(OverloadedError);
+      // The next call is held back here (1 request, no accept yet: odds 1/2), then retried after
+      // a backoff, and served.
+      expect(await call()).to.equal('served');
+      expect(counters.heldBack).to.equal(1);
+      expect(a.attempts).to.have.length(2);
+      expect(sleeps[0]).to.be.at.least(12.5);
+      expect(caller.budget.spent).to.equal(1);
+
+      caller = makeCaller({ retryBudget: { ratio: 0, minPerSecond: 0 } }, () => 0);
+      a.script(() => overloaded());
+      await call({ retries: 0 }).catch(() => undefined);
+      const held = await call().catch((e: unknown) => e);
+      expect(held).to.be.instanceOf(OverloadedError).with.property('limit', 'loadShedding');
+      expect((held as Error).message).to.contain('holds calls to it back');
+      expect(a.attempts).to.have.length(3); // the held call never reached the owner
+      expect(counters.outstanding).to.equal(0);
+    });
+
+    it('counts re-sends after OverloadedError against a call’s retries', async () => {
+      a.script(() => overloaded());
+      expect(await call({ retries: 0 }).catch((e: unknown) => e)).to.be.instanceOf(OverloadedError);
+      expect(a.attempts).to.have.length(1);
     });
   });
 

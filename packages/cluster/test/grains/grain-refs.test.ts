@@ -36,20 +36,20 @@ describe('GrainRefs (a caller’s grain references)', () => {
   it('makes the PID at the owner once per owner, and one for a hint without keeping it', () => {
     const refs = new GrainRefs();
     const ref = refs.add('counter', 'c/1', 0);
-    ref.resolve(topology(1), '10.0.0.1:1');
+    ref.resolve(topology(1), '10.0.0.1:1', undefined);
     const pid = ref.pidAt('10.0.0.1:1', remoteOnly);
     expect(pid.id).to.equal('$g/counter/c/1');
     expect(ref.pidAt('10.0.0.1:1', remoteOnly)).to.equal(pid);
     expect(ref.pidAt('10.0.0.2:1', remoteOnly).address).to.equal('10.0.0.2:1');
     expect(ref.pidAt('10.0.0.1:1', remoteOnly)).to.equal(pid);
-    ref.resolve(topology(2), '10.0.0.2:1');
+    ref.resolve(topology(2), '10.0.0.2:1', undefined);
     expect(ref.pidAt('10.0.0.2:1', remoteOnly)).to.not.equal(pid);
   });
 
   it('lets go of the topology when it changes, so the next call resolves the owner again', () => {
     const refs = new GrainRefs();
     const ref = refs.add('counter', 'c-1', 0);
-    ref.resolve(topology(1), '10.0.0.1:1');
+    ref.resolve(topology(1), '10.0.0.1:1', undefined);
     refs.topologyChanged();
     expect(ref.topology).to.equal(undefined);
     expect(ref.address).to.equal('10.0.0.1:1');
@@ -74,7 +74,7 @@ describe('GrainRefs (a caller’s grain references)', () => {
       const refs = new GrainRefs();
       const local = (identity: string): PID => {
         const ref = refs.add('counter', identity, 0);
-        ref.resolve(topology(1), system.address);
+        ref.resolve(topology(1), system.address, undefined);
         return ref.pidAt(system.address, routes);
       };
       expect(local('c-1')._p).to.equal(router);

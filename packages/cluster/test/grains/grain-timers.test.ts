@@ -120,6 +120,8 @@ describe('grain timers (ctx.timers)', function () {
     await new Promise((r) => setTimeout(r, 300));
     expect(fired.get('p1')?.length ?? 0).to.equal(count); // and never after deactivation
     expect(activations('p1', 'activate')).to.equal(1); // a timer does not reactivate it
+    // Each fire counted as pending work while queued, and no longer once its turn ended.
+    expect(c.overloadStats().pending).to.equal(0);
   });
 
   it('keeps the grain active with keepAlive', async () => {

@@ -36,6 +36,8 @@ export interface TransportEvents {
   removed(endpoint: Endpoint): void;
   /** True for a request whose requester no longer waits (cancelled, or timed out here). */
   abandoned(env: OutboundEnvelope): boolean;
+  /** A request dropped unsent: its deadline passed while its link was blocked. */
+  expired(env: OutboundEnvelope): void;
 }
 
 /** @deprecated name of {@link RemoteStats}. */
@@ -260,6 +262,10 @@ export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHo
     return this.transport.abandoned(env);
   }
 
+  expired(env: OutboundEnvelope): void {
+    this.transport.expired(env);
+  }
+
   backpressure(address: string): void {
     this.events.report(
       'backpressureRejections',
@@ -277,7 +283,7 @@ export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHo
     const goodbye = encodeFrame({ goodbye: { address: this.address } });
     for (const endpoint of this.endpoints.values()) endpoint.close(goodbye);
     for (const link of this.acceptor.links) {
-      this.senders.get(link)?.flush();
+      this.senders.get(link)?.flushAll();
       link.write(goodbye);
       link.end();
     }

@@ -144,7 +144,7 @@ export class Endpoint {
   close(goodbye: Buffer | undefined): void {
     if (this.state === 'closed') return;
     if (this.state === 'connected' && this.link) {
-      this.sender!.flush();
+      this.sender!.flushAll();
       if (goodbye) this.link.write(goodbye);
       this.link.end();
     }

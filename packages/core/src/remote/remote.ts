@@ -156,6 +156,7 @@ export class Remote {
         down: (address, error) => this.endpointDown(address, error),
         removed: () => undefined,
         abandoned: (env) => this.abandoned(env),
+        expired: () => void this.system.expired.beforeSend++,
       },
       logger,
       this.system.clock,
@@ -238,6 +239,8 @@ export class Remote {
       watches: new WatchTable(),
       address,
       events,
+      clock: this.system.clock,
+      expired: this.system.expired,
     };
   }
 

@@ -67,6 +67,8 @@ function stateOf(system: ActorSystem): RemoteState {
     watches: new WatchTable(),
     address: system.address,
     events: new EventLog(system.logger, 1000),
+    clock: system.clock,
+    expired: system.expired,
   };
 }
 
@@ -115,6 +117,36 @@ describe('deliverBatch (remote inbound delivery)', () => {
     ]);
     // Sent as the time left (rounded up), counted again from the frame's arrival.
     expect(deadline).to.be.within(receivedAt + 4_999, receivedAt + 5_000);
+  });
+
+  it('drops a request whose deadline passed while its frame waited, before decoding it', async () => {
+    const letters = deadLetters(system);
+    const seen: unknown[] = [];
+    system.root.spawnNamed(
+      Props.fromFunc((ctx: Context) => {
+        if (!(ctx.message instanceof Started)) seen.push(ctx.message);
+      }),
+      'echo',
+    );
+    const now = Date.now();
+    const batch = frameOf([
+      { target: 'echo', message: 'expired', sender: PEER_ACTOR, deadline: now + 100 },
+      { target: 'echo', message: 'in time', sender: PEER_ACTOR, deadline: now + 1000 },
+      // An undecodable payload: dropped unread, so no dead letter for it either.
+      {
+        target: 'echo',
+        message: new Uint8Array([1]),
+        typeName: 'app.Unknown',
+        format: SerializationFormat.Protobuf,
+        deadline: now + 100,
+      },
+    ]);
+    // The frame arrived 500 ms ago: 100 ms left then is long gone, 1000 ms is not.
+    deliverBatch(stateOf(system), batch, PEER, now - 500);
+    await ticks(2);
+    expect(seen).to.deep.equal(['in time']);
+    expect(letters).to.deep.equal([]);
+    expect(system.expired.onArrival).to.equal(2);
   });
 
   it('completes a local request when the reply names its future', async () => {

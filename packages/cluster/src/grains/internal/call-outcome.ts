@@ -13,6 +13,7 @@ import {
   NotOwnerError,
 } from '../../errors';
 import type { CallOutcome } from '../../telemetry/attributes';
+import { OverloadedError } from '../../overload/errors';
 import type { GrainCallOptions } from '../grain';
 
 /** What the classification needs to know of a call. */
@@ -29,6 +30,9 @@ export interface CallFacts {
  * - `budget`: a retry may help but costs one of the call's `retries` (the grain's mailbox was
  *   full; an idempotent call's outcome is unknown); `error` is what the call fails with once
  *   they are spent;
+ * - `overloaded`: a bound refused the call before anything of it ran (OverloadedError): retry
+ *   later with backoff, if the member's retry budget, the call's `retries` and its deadline
+ *   allow; `error` is what the call fails with otherwise;
  * - `deadline`: the attempt ran out of the call's time (core's timeout of the request);
  * - `fail`: final, `error` goes to the caller as it is (an error of grain code, a deadlock,
  *   a denied activation, an unknown outcome of a call that is not idempotent, ...).
@@ -36,6 +40,7 @@ export interface CallFacts {
 export type Setback =
   | { readonly kind: 'retry'; readonly error: Error; readonly hint: string | undefined }
   | { readonly kind: 'budget'; readonly error: Error }
+  | { readonly kind: 'overloaded'; readonly error: Error }
   | { readonly kind: 'deadline'; readonly error: Error }
   | { readonly kind: 'fail'; readonly error: Error };
 
@@ -84,6 +89,7 @@ export function setbackOf(
       ? { kind: 'retry', error, hint: undefined }
       : { kind: 'budget', error: unknown };
   }
+  if (OverloadedError.is(error)) return { kind: 'overloaded', error };
   if (MailboxFullError.is(error)) return { kind: 'budget', error };
   if (TimeoutError.is(error)) return { kind: 'deadline', error };
   return { kind: 'fail', error };

@@ -13,6 +13,8 @@ export interface CallRetrier {
   answered(call: GrainCall): void;
   /** True once the member's actor system shuts down. */
   stopping(): boolean;
+  /** A call answered by its first attempt (the retry loop accounts for the others). */
+  ended(call: GrainCall): void;
 }
 
 /**
@@ -74,6 +76,7 @@ export class GrainCall
     const stopping = error !== undefined && this.caller.stopping();
     const setback = setbackOf(this, error, this.address, stopping);
     if (setback === undefined) {
+      this.caller.ended(this);
       if (this.observation !== undefined) this.caller.answered(this);
       this.resolve!(reply);
     } else this.caller.retry(this, setback).then(this.resolve, this.reject);

@@ -1,6 +1,7 @@
 import { PID, type ActorSystem } from '@granary/core';
 import type { LocalProcess, Process } from '@granary/core/internal';
 import type { Topology } from '../../membership/topology';
+import type { OwnerThrottle } from '../../overload/owner-throttle';
 import { grainIdOf, grainPrefixOf } from './call-headers';
 
 /**
@@ -20,6 +21,8 @@ export class GrainRef {
   topology: Topology | undefined = undefined;
   /** The owner under `topology`; undefined while no up member hosts the kind. */
   address: string | undefined = undefined;
+  /** The caller's throttle of that owner (see OwnerThrottle). */
+  throttle: OwnerThrottle | undefined = undefined;
   private pidAtOwner: PID | undefined = undefined;
 
   constructor(
@@ -41,11 +44,16 @@ export class GrainRef {
     ));
   }
 
-  /** Resolves the owner again under `topology`. */
-  resolve(topology: Topology, address: string | undefined): void {
+  /** Resolves the owner again under `topology`, with the caller's throttle of it. */
+  resolve(
+    topology: Topology,
+    address: string | undefined,
+    throttle: OwnerThrottle | undefined,
+  ): void {
     this.topology = topology;
     if (address !== this.address) this.pidAtOwner = undefined;
     this.address = address;
+    this.throttle = throttle;
   }
 }
 

@@ -1,4 +1,6 @@
 import type { ActorSystem, Logger, PID } from '@granary/core';
+import type { LoadShedder } from '../../overload/load-shedder';
+import type { OverloadCounters } from '../../overload/overload-stats';
 import type { GrainClusterHandle } from '../grain';
 import type { GrainCaller } from '../grain-caller';
 import type { ActivationEvent } from '../grains-options';
@@ -10,7 +12,7 @@ import { ClusterTelemetry } from '../../telemetry/telemetry';
 /**
  * What every kind a member hosts shares (one object per member, built with the Cluster): the
  * actor system, the caller the grains' own calls go through, the handle grains see as
- * `ctx.cluster`, logging, and whether the member still takes new activations.
+ * `ctx.cluster`, logging, whether the member still takes new activations, and its load.
  */
 export class GrainServices {
   /** False once the member leaves or stops: no new activations. */
@@ -38,6 +40,10 @@ export class GrainServices {
     readonly activationTimeoutMs: number,
     /** The activation log (GrainsOptions.onActivation). */
     readonly onActivation: ((event: ActivationEvent) => void) | undefined,
+    /** The member's pending calls, its bound and its load shedding. */
+    readonly load: LoadShedder,
+    /** The member's overload counters. */
+    readonly counters: OverloadCounters,
     /** Spans of turns, activations and deactivations. */
     readonly telemetry: ClusterTelemetry = ClusterTelemetry.DISABLED,
     /** Histograms of activations and state operations (undefined: no metrics recorded). */

@@ -32,6 +32,8 @@ export function deliverBatch(
   // One PID per distinct target in the batch: the registry caches the process on it, so a
   // stream of messages to one actor costs one lookup per frame, not one per message.
   const targets = new Array<PID | undefined>(batch.targetIds.length);
+  // Read once per frame, and only when an envelope has a deadline.
+  let now: number | undefined;
   // Deadlines arrive as time left (the peers' clocks need not agree), counted from the frame's
   // arrival: it may have waited for its turn since.
   for (const env of batch.envelopes) {
@@ -43,6 +45,11 @@ export function deliverBatch(
     if (sender !== undefined) sender._via = route;
     if (env.format === SYSTEM_FORMAT) {
       deliverSystem(state, target, payloadOf(env), from);
+      continue;
+    }
+    const deadline = env.timeoutMs > 0 ? receivedAt + env.timeoutMs : undefined;
+    if (deadline !== undefined && deadline <= (now ??= state.clock.now())) {
+      state.expired.onArrival++;
       continue;
     }
     const typeName = batch.typeNames[env.type]!;
@@ -72,7 +79,6 @@ export function deliverBatch(
       continue;
     }
     const header = env.header && Object.keys(env.header).length > 0 ? env.header : undefined;
-    const deadline = env.timeoutMs > 0 ? receivedAt + env.timeoutMs : undefined;
     sendEntry(state, target, entryOf(message, sender, header, deadline), env.urgent);
   }
 }

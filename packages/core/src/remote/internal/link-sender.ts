@@ -32,6 +32,8 @@ export interface LinkSenderHost {
   backpressure(address: string): void;
   /** True for a request whose requester no longer waits (its future is gone). */
   abandoned(env: OutboundEnvelope): boolean;
+  /** A small request was dropped unsent: its deadline passed while the link was blocked. */
+  expired(env: OutboundEnvelope): void;
 }
 
 /** A message waiting in the large queue: a large one, or a small one held behind one. */
@@ -56,7 +58,11 @@ interface Queued {
  *
  * Flow: the large queue holds up to maxLargeBytesInFlight of large messages; one that does not
  * fit waits behind them until its deadline, then fails with RemoteBackpressureError, and so
- * does one that finds as many bytes already waiting.
+ * does one that finds as many bytes already waiting. While the link is blocked (the peer reads
+ * slower than we send), small envelopes wait here unencoded, not as frames in the link: a
+ * frame's deadlines are written as the time left when it is encoded, so only a wait before
+ * encoding counts against them. A request whose deadline passes meanwhile is dropped unsent
+ * (its requester has given up; its own timer fails it), not sent for the peer to spend a turn on.
  */
 export class LinkSender implements LinkListener {
   private readonly batch: BatchBuilder;
@@ -72,6 +78,8 @@ export class LinkSender implements LinkListener {
   private chunkBytesInFlight = 0;
   private sweep: NodeJS.Timeout | undefined = undefined;
   private closed = false;
+  /** Small envelopes that came while the link was blocked, unencoded, in order. */
+  private waiting: OutboundEnvelope[] = [];
 
   constructor(
     private readonly link: StreamLink,
@@ -95,7 +103,17 @@ export class LinkSender implements LinkListener {
       this.enqueue({ env, large: 0, giveUpAt: Infinity });
       return this.pump();
     }
+    if (this.waiting.length > 0 || this.link.isBlocked) {
+      this.waiting.push(env);
+      return;
+    }
     this.addToBatch(env);
+  }
+
+  /** Writes everything that waits and the current batch now, blocked or not (an orderly end). */
+  flushAll(): void {
+    for (const env of this.waiting.splice(0)) this.addToBatch(env);
+    this.flush();
   }
 
   /** Writes the current batch now. */
@@ -104,9 +122,28 @@ export class LinkSender implements LinkListener {
     this.link.write(this.batch.take());
   }
 
-  /** The link drained: go on with the large queue. */
+  /** The link drained: what waited goes out (until it blocks again), then the large queue. */
   writable(): void {
+    this.sendWaiting();
     this.pump();
+  }
+
+  /**
+   * Batches the waiting envelopes in order until the link blocks again (the rest keep waiting),
+   * dropping the requests whose deadline passed or whose requester is gone.
+   */
+  private sendWaiting(): void {
+    const waiting = this.waiting;
+    if (waiting.length === 0) return;
+    const now = this.host.clock.now();
+    let i = 0;
+    for (; i < waiting.length && !this.link.isBlocked && !this.closed; i++) {
+      const env = waiting[i]!;
+      if (env.deadline !== undefined && env.deadline <= now) this.host.expired(env);
+      else if (!this.host.abandoned(env)) this.addToBatch(env);
+    }
+    this.waiting = i === waiting.length ? [] : waiting.slice(i);
+    if (this.waiting.length === 0) this.flush();
   }
 
   /**
@@ -120,6 +157,7 @@ export class LinkSender implements LinkListener {
     const error = cause instanceof EndpointUnavailableError ? cause : this.gone(cause);
     const address = this.link.peerAddress;
     for (const env of this.batch.discard()) this.host.reject(address, env, error);
+    for (const env of this.waiting.splice(0)) this.host.reject(address, env, error);
     const chunking = this.chunking;
     this.chunking = undefined;
     if (chunking) this.host.reject(address, chunking.item.env, error);

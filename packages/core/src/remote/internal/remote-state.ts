@@ -1,4 +1,6 @@
+import type { Clock } from '../../clock';
 import type { DeadLetters } from '../../dead-letters';
+import type { ExpiredDrops } from '../../expired-drops';
 import type { EventStream } from '../../event-stream';
 import type { Logger } from '../../logger';
 import type { ProcessRegistry } from '../../process-registry';
@@ -19,4 +21,8 @@ export interface RemoteState {
   readonly address: string;
   /** Counts and logs (throttled) wire events: refused messages among them. */
   readonly events: EventLog;
+  /** The system's clock (deadlines). */
+  readonly clock: Clock;
+  /** The system's counters of expired requests dropped. */
+  readonly expired: ExpiredDrops;
 }

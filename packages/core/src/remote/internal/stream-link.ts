@@ -59,6 +59,10 @@ const ASSEMBLY_OVERHEAD_BYTES = 64 * 1024;
  * paused (HTTP/2 flow control then holds the peer back) and resumed at half.
  */
 const MAX_QUEUED_FRAMES = 64;
+/** Frames waiting at a turn that mean the link is behind: it handles them all, for a slice. */
+const BEHIND_FRAMES = 4;
+/** How long a link that is behind may handle waiting frames in one turn. */
+const BEHIND_SLICE_MS = 1;
 /** The peer is credited at least every this many received bytes (see Credit in remote.proto). */
 const CREDIT_STEP_BYTES = 64 * 1024;
 /** ...and this long after the last frame, so a quiet link ends fully credited. */
@@ -201,7 +205,7 @@ export class StreamLink {
   }
 
   /**
-   * One frame per event-loop turn. Several frames that arrive together (one socket read) would
+   * One frame per event-loop turn (all that wait once the link is behind, see `next`). Several frames that arrive together (one socket read) would
    * otherwise be handled in one turn, and so would everything they cause: the replies and the
    * requests they release leave only at the end of it, in one wave. Two peers then take turns
    * (lockstep) instead of working at once. A frame that finds the link idle is handled at once
@@ -282,18 +286,29 @@ export class StreamLink {
   }
 
   private readonly next = (): void => {
-    const bytes = this.inbox.shift();
-    const receivedAt = this.arrivals.shift()!;
-    if (bytes === undefined || this.closed) {
+    const inbox = this.inbox;
+    if (inbox.length === 0 || this.closed) {
       this.busy = false;
       return;
     }
     setImmediate(this.next);
-    if (this.paused && this.inbox.length <= MAX_QUEUED_FRAMES / 2) {
+    // Behind (frames arrive faster than one per turn, as when the node is saturated): the
+    // waiting frames now, for up to a slice. Left here, and upstream once the stream pauses (the peer's link and
+    // HTTP/2 buffers), requests would wait where nothing sees them: their deadlines count from
+    // their arrival here, and the node's load control only sees what it was handed. Handled,
+    // they wait in mailboxes, where expired ones are dropped and the node sheds what it cannot
+    // serve in time. The slice is like the dispatcher's: a burst (a peer that was stopped, then
+    // resumed) must not hold the loop and its timers.
+    const behind = inbox.length >= BEHIND_FRAMES;
+    const clock = this.config.clock;
+    const until = behind ? clock.monotonic() + BEHIND_SLICE_MS : 0;
+    do {
+      this.handle(inbox.shift()!, this.arrivals.shift()!);
+    } while (behind && inbox.length > 0 && !this.closed && clock.monotonic() < until);
+    if (this.paused && inbox.length <= MAX_QUEUED_FRAMES / 2) {
       this.paused = false;
       this.stream.resume();
     }
-    this.handle(bytes, receivedAt);
   };
 
   private handle(bytes: Buffer, receivedAt: number): void {

@@ -1,0 +1,94 @@
+import { expect } from 'chai';
+import { performance } from 'node:perf_hooks';
+import { ActorSystem, Props } from '@granary/core';
+import { silentLogger } from '@granary/testkit';
+import { LoadShedder } from '../../src/overload/load-shedder';
+import { resolveOverloadOptions, type OverloadOptions } from '../../src/overload/overload-options';
+
+/** Spins the event loop's thread for `ms` (a turn with a fixed CPU cost). */
+function burn(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}
+
+/** Resolves once `check()` holds, polled every 5 ms; rejects after `timeoutMs`. */
+function until(check: () => boolean, timeoutMs: number): Promise<void> {
+  const start = Date.now();
+  return new Promise((resolve, reject) => {
+    const poll = (): void => {
+      if (check()) resolve();
+      else if (Date.now() - start > timeoutMs) reject(new Error(`not within ${timeoutMs} ms`));
+      else setTimeout(poll, 5);
+    };
+    poll();
+  });
+}
+
+describe('LoadShedder', () => {
+  let system: ActorSystem;
+  let shedder: LoadShedder;
+
+  const start = (overload: OverloadOptions): void => {
+    system = new ActorSystem({ name: 'shedder', logger: silentLogger });
+    shedder = new LoadShedder(system, resolveOverloadOptions(overload));
+  };
+
+  afterEach(async () => {
+    shedder.close();
+    await system.shutdown();
+  });
+
+  /** An actor whose every message burns `ms`, sent `count` messages. */
+  const flood = (count: number, ms: number): void => {
+    const pid = system.root.spawn(Props.fromFunc(() => burn(ms)));
+    for (let i = 0; i < count; i++) system.root.send(pid, i);
+  };
+
+  describe('admit', () => {
+    it('refuses every call beyond maxPendingCalls, shedding or not', () => {
+      start({ maxPendingCalls: 3 });
+      shedder.pending = 3;
+      expect(shedder.admit(true, false)).to.equal('maxPendingCalls');
+      shedder.pending = 2;
+      expect(shedder.admit(false, true)).to.equal(undefined);
+      expect(shedder.refused.maxPendingCalls).to.equal(1);
+    });
+  });
+
+  describe('shedding', () => {
+    it('starts once the run queue stays above targetMs for intervalMs; refuses new calls and activations, not chain calls', async () => {
+      start({ loadShedding: { targetMs: 20, intervalMs: 60 } });
+      flood(200, 5); // a second of work in turns of 5 ms, 64 per dispatcher turn
+      await until(() => shedder.shedding, 5000);
+      expect(shedder.episodes).to.equal(1);
+      shedder.pending = 1000; // above the cap the completion rate allows
+      expect(shedder.admit(false, false)).to.equal('loadShedding');
+      expect(shedder.admit(true, false)).to.equal(undefined);
+      expect(shedder.admit(true, true)).to.equal('loadShedding');
+      expect(shedder.refused.loadShedding).to.equal(2);
+      shedder.pending = 0;
+      // The flood drains; an interval without a refusal and under the target ends it.
+      await until(() => !shedder.shedding, 5000);
+      expect(shedder.takeMaxDelay()).to.be.at.least(20);
+    });
+
+    it('absorbs a burst shorter than intervalMs', async () => {
+      start({ loadShedding: { targetMs: 20, intervalMs: 300 } });
+      // Let the probe tick first: a tick measures how late it is against the previous one.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      flood(1, 60);
+      const end = Date.now() + 500;
+      await until(() => shedder.shedding || Date.now() > end, 2000);
+      expect(shedder.shedding).to.equal(false);
+      expect(shedder.takeMaxDelay()).to.be.at.least(20);
+    });
+
+    it('never sheds with loadShedding.enabled false', async () => {
+      start({ loadShedding: { enabled: false, targetMs: 5, intervalMs: 20 } });
+      flood(100, 5);
+      await until(() => system.dispatcher.readyCount === 0, 5000);
+      expect(shedder.shedding).to.equal(false);
+      expect(shedder.episodes).to.equal(0);
+    });
+  });
+});

@@ -1,0 +1,126 @@
+import { expect } from 'chai';
+import { SYSTEM_CLOCK, type Clock } from '../../src/clock';
+import { LinkSender, type LinkSenderHost } from '../../src/remote/internal/link-sender';
+import type { LinkListener } from '../../src/remote/internal/link-types';
+import type { OutboundEnvelope } from '../../src/remote/internal/outbound-envelope';
+import type { StreamLink } from '../../src/remote/internal/stream-link';
+import { decodeFrame } from '../../src/remote/internal/wire';
+
+/** The parts of a StreamLink a sender uses: it blocks after a write while `full` is set. */
+class FakeLink {
+  readonly peerAddress = 'peer:1';
+  isClosed = false;
+  isBlocked = false;
+  full = false;
+  readonly frames: Buffer[] = [];
+  listener: LinkListener | undefined;
+  listen(l: LinkListener): void {
+    this.listener = l;
+  }
+  write(frame: Buffer): boolean {
+    this.frames.push(frame);
+    if (this.full) this.isBlocked = true;
+    return true;
+  }
+  /** The stream drained. */
+  drain(): void {
+    this.isBlocked = false;
+    this.listener!.writable();
+  }
+  /** Target ids of each frame written, in order. */
+  sent(): string[][] {
+    return this.frames.map((bytes) => {
+      const batch = decodeFrame(bytes).batch!;
+      return batch.envelopes.map((env) => batch.targetIds[env.target]!);
+    });
+  }
+}
+
+const envelope = (targetId: string, deadline?: number): OutboundEnvelope => ({
+  targetId,
+  typeName: 't',
+  format: 0,
+  payload: new Uint8Array([1]),
+  urgent: false,
+  deadline,
+  message: targetId,
+});
+
+describe('LinkSender: a blocked link', () => {
+  let now: number;
+  let link: FakeLink;
+  let sender: LinkSender;
+  let expired: string[];
+  let rejected: string[];
+  const gone = new Set<string>();
+
+  beforeEach(() => {
+    now = 1_000_000;
+    expired = [];
+    rejected = [];
+    gone.clear();
+    const clock: Clock = { ...SYSTEM_CLOCK, now: () => now };
+    const host: LinkSenderHost = {
+      clock,
+      batchSize: 2,
+      largeMessageBytes: 1 << 20,
+      maxLargeBytesInFlight: 1 << 20,
+      reject: (_address, env) => void rejected.push(env.targetId),
+      backpressure: () => undefined,
+      abandoned: (env) => gone.has(env.targetId),
+      expired: (env) => void expired.push(env.targetId),
+    };
+    link = new FakeLink();
+    sender = new LinkSender(link as unknown as StreamLink, host);
+  });
+
+  it('holds small envelopes unencoded while blocked; on drain drops the requests whose deadline passed or whose requester is gone', () => {
+    link.full = true;
+    sender.send(envelope('a', now + 1000));
+    sender.send(envelope('b', now + 1000)); // a full batch: written, and now the link is blocked
+    sender.send(envelope('late', now + 50));
+    sender.send(envelope('cancelled', now + 1000));
+    sender.send(envelope('tell')); // no deadline: never dropped for it
+    sender.send(envelope('c', now + 1000));
+    expect(link.sent()).to.deep.equal([['a', 'b']]);
+    now += 100;
+    gone.add('cancelled');
+    link.full = false;
+    link.drain();
+    expect(link.sent()).to.deep.equal([
+      ['a', 'b'],
+      ['tell', 'c'],
+    ]);
+    expect(expired).to.deep.equal(['late']);
+    // The deadline went out as the time left when the frame was encoded, after the wait.
+    expect(decodeFrame(link.frames[1]!).batch!.envelopes[1]!.timeoutMs).to.equal(900);
+  });
+
+  it('sends what waits only until the link blocks again, in order', () => {
+    link.full = true;
+    for (const id of ['a', 'b', 'c', 'd', 'e', 'f']) sender.send(envelope(id));
+    expect(link.sent()).to.deep.equal([['a', 'b']]);
+    link.drain(); // still full: one more frame, then it waits again
+    expect(link.sent()).to.deep.equal([
+      ['a', 'b'],
+      ['c', 'd'],
+    ]);
+    link.full = false;
+    link.drain();
+    expect(link.sent()).to.deep.equal([
+      ['a', 'b'],
+      ['c', 'd'],
+      ['e', 'f'],
+    ]);
+  });
+
+  it('writes everything that waits on flushAll (an orderly end), and rejects it when the link is lost', () => {
+    link.full = true;
+    for (const id of ['a', 'b', 'c', 'd', 'e']) sender.send(envelope(id));
+    sender.flushAll();
+    expect(link.sent().flat()).to.deep.equal(['a', 'b', 'c', 'd', 'e']);
+    for (const id of ['f', 'g']) sender.send(envelope(id));
+    sender.linkClosed(new Error('lost'));
+    expect(rejected).to.deep.equal(['f', 'g']);
+  });
+});
