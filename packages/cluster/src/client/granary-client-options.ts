@@ -1,5 +1,6 @@
 import type { RemoteTlsOptions } from '@granary/core';
 import type { ClusterLogger } from '../internal/logger';
+import type { OverloadOptions } from '../overload/overload-options';
 
 /** How a GranaryClient finds the members through etcd (read and watched; no lease taken). */
 export interface GranaryClientEtcdOptions {
@@ -53,6 +54,11 @@ export interface GranaryClientOptions {
    * @default 1000
    */
   topologyRefreshMs?: number;
+  /**
+   * The client's bound on its outstanding calls (`maxOutstandingCalls`) and its retry budget
+   * (`retryBudget`), as a member's (docs/overload.md); the other fields are a host's and unused.
+   */
+  overload?: OverloadOptions | undefined;
   /**
    * Shards of each kind when members do not say (etcd: member records carry no shard counts).
    * @default 256 for every kind (the cluster default), unless a gateway told otherwise

@@ -6,6 +6,8 @@ import type { GrainCallOptions } from '../grains/grain';
 import { GrainCaller } from '../grains/grain-caller';
 import { NOOP_LOGGER, type ClusterLogger } from '../internal/logger';
 import type { Topology } from '../membership/topology';
+import { resolveOverloadOptions } from '../overload/overload-options';
+import { OverloadCounters } from '../overload/overload-stats';
 import {
   DEFAULT_GRANARY_CLIENT_OPTIONS,
   type GranaryClientOptions,
@@ -61,6 +63,10 @@ export class GranaryClient {
     const shardCounts = options.shardCounts ?? {};
     this.caller = new GrainCaller({
       system,
+      memberId: id,
+      // The client's bound on outstanding calls and its retry budget (it hosts no grains).
+      overload: resolveOverloadOptions(options.overload),
+      counters: new OverloadCounters(),
       defaultTimeoutMs: options.requestTimeoutMs,
       topology: () => source.topology(),
       shardCountOf: (kind) =>
