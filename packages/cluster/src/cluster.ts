@@ -283,7 +283,16 @@ export class Cluster implements GrainClusterHandle, HealthSource {
         merged.address ??
         (system.address === 'nonhost' ? undefined : system.address) ??
         (remote ? `${remote.advertisedHost ?? remote.host}:${remote.port}` : 'nonhost');
-      cluster = new Cluster({ id, address, system, ownsSystem, options: merged, overload, logger, ops });
+      cluster = new Cluster({
+        id,
+        address,
+        system,
+        ownsSystem,
+        options: merged,
+        overload,
+        logger,
+        ops,
+      });
       ops?.setHealth(cluster);
       await cluster.join();
       return cluster;

@@ -80,10 +80,10 @@ describe('GrainRefs (a caller’s grain references)', () => {
       expect(local('c-1')._p).to.equal(router);
       expect(local('c-2')._p).to.equal(router); // from the per-kind cache
       const other = refs.add('other', 'o-1', 0);
-      other.resolve(topology(1), system.address);
+      other.resolve(topology(1), system.address, undefined);
       expect(other.pidAt(system.address, routes)._p).to.equal(undefined); // no router for it
       const remote = refs.add('counter', 'r-1', 0);
-      remote.resolve(topology(1), '10.0.0.1:1');
+      remote.resolve(topology(1), '10.0.0.1:1', undefined);
       expect(remote.pidAt('10.0.0.1:1', routes)._p).to.equal(undefined);
     } finally {
       await system.shutdown();
