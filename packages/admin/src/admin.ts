@@ -86,7 +86,7 @@ export class Admin {
    * @throws AdminConfigError without an ops server, or on a non-loopback address without a token.
    */
   static async enable(cluster: Cluster, options: AdminOptions = {}): Promise<Admin> {
-    const mount = options.mount ?? (cluster as { ops?: AdminMount }).ops;
+    const mount: AdminMount | undefined = options.mount ?? cluster.ops;
     if (mount === undefined) {
       throw new AdminConfigError(
         'the admin API mounts on the ops server: start the cluster with an ops option ({ ops: { port } })',
