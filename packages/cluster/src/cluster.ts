@@ -531,7 +531,7 @@ export class Cluster implements GrainClusterHandle, HealthSource {
 
   /**
    * `/readyz`: healthy while the member is joined and running, its lease provably alive, and
-   * no readiness check objects. Not ready from the moment a graceful leave starts (before the
+   * no readiness check objects. Not ready while it sheds load, from the moment a graceful leave starts (before the
    * member stops taking calls), while fenced, and before the join.
    */
   readiness(): HealthReport {
@@ -553,6 +553,10 @@ export class Cluster implements GrainClusterHandle, HealthSource {
             : this.ownership.leaseValid()
               ? undefined
               : 'lease not provably alive',
+      // Shedding: it refuses new calls and activations early (docs/overload.md).
+      overload: this.load.shedding
+        ? 'shedding load: run-queue delay above loadShedding.targetMs'
+        : undefined,
     };
     for (const [name, check] of this.readinessChecks) {
       try {
