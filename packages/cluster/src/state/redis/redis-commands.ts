@@ -103,12 +103,13 @@ export class RedisCommands {
   }
 
   private mapError(kind: string, id: string, op: Operation, err: unknown): Error {
-    if (err instanceof StateStoreError) return err;
     const message = err instanceof Error ? err.message : String(err);
     const outcome = op === 'read' || op === 'open' ? '' : '; the outcome is unknown';
+    // Before the StateStoreError pass-through: a shortfall is one, and must not reach callers.
     if (err instanceof DurabilityShortfall) {
       return new StateUnavailableError(kind, id, op, `${message}${outcome}`, { cause: err });
     }
+    if (err instanceof StateStoreError) return err;
     const isReply = err instanceof Error && err.name === 'ReplyError';
     if (isReply && !TRANSIENT_REPLIES.test(message)) {
       const what = op === 'open' ? 'state store open' : `state ${op} of ${kind}/${id}`;
