@@ -586,6 +586,8 @@ export class Cluster implements GrainClusterHandle, HealthSource {
       }
       this.ownership.stop();
       this.reminderService?.stop();
+      // Fires claimed before the hand-over are delivered to the new owners, not cut off.
+      if (graceful) await this.reminderService?.settled();
       await this.hosted.deactivateAll('shutdown');
       await this.provider.leave();
     } finally {

@@ -86,6 +86,8 @@ export class ReminderService implements ReminderHost, RemindersBackend {
   private storeDown = false;
   private stopped = false;
   private readonly actor: PID;
+  /** Fires claimed and not yet answered: a graceful leave waits for them (each has its deadline). */
+  private readonly delivering = new Set<Promise<Error | undefined>>();
 
   constructor(private readonly deps: ReminderServiceDeps) {
     this.store = deps.options.store;
@@ -165,6 +167,15 @@ export class ReminderService implements ReminderHost, RemindersBackend {
     this.stopped = true;
     for (const s of [...this.shards.values()]) this.released(s.kind, s.shard);
     this.deps.system.root.stop(this.actor);
+  }
+
+  /**
+   * Resolves when every fire claimed here has been answered or failed (each within
+   * `deliveryTimeoutMs`). A graceful leave waits for this before its actor system stops: a tick
+   * is claimed once, so a delivery cut short by the shutdown would lose it.
+   */
+  async settled(): Promise<void> {
+    while (this.delivering.size > 0) await Promise.allSettled([...this.delivering]);
   }
 
   private async load(s: ShardReminders): Promise<void> {
@@ -325,7 +336,14 @@ export class ReminderService implements ReminderHost, RemindersBackend {
     }
   }
 
-  async deliver(r: LiveReminder, fire: ReminderFire): Promise<Error | undefined> {
+  deliver(r: LiveReminder, fire: ReminderFire): Promise<Error | undefined> {
+    const p = this.call(r, fire);
+    this.delivering.add(p);
+    void p.finally(() => this.delivering.delete(p));
+    return p;
+  }
+
+  private async call(r: LiveReminder, fire: ReminderFire): Promise<Error | undefined> {
     try {
       await this.deps.request(r.kind, r.id, fire, {
         timeoutMs: this.deps.options.deliveryTimeoutMs,

@@ -148,7 +148,12 @@ describe('ops server (Cluster.start({ ops }))', function () {
     const remove = c.addReadinessCheck('load', () => (shedding ? 'shedding load' : undefined));
     const r = await get(c.ops!.url + OPS_PATHS.readyz);
     expect(r.status).to.equal(503);
-    expect(r.body.checks).to.deep.equal({ member: 'ok', lease: 'ok', load: 'shedding load' });
+    expect(r.body.checks).to.deep.equal({
+      member: 'ok',
+      lease: 'ok',
+      overload: 'ok',
+      load: 'shedding load',
+    });
     shedding = false;
     expect((await get(c.ops!.url + OPS_PATHS.readyz)).status).to.equal(200);
     remove();
