@@ -22,7 +22,7 @@ export { retainRuntimeShapes } from './internal/shape-anchor';
 export { promiseSettledBy, type Settlers } from './internal/settlers';
 export { Mailbox } from './mailbox';
 export { makeReceiveChain, makeSenderChain } from './middleware';
-export type { Entry, LocalProcess, Process } from './process';
+export type { ActorProcess, Entry, LocalProcess, Process } from './process';
 export {
   FUTURE_PREFIX,
   NONHOST,

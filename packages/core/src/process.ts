@@ -45,3 +45,12 @@ export interface LocalProcess extends Process {
   /** Bound of the user lanes (Infinity when unbounded), for MailboxFullError. */
   readonly capacity: number;
 }
+
+/**
+ * A local actor's process, which knows its own PID: whoever keeps the process need not keep
+ * the PID beside it (an idle grain holds one reference fewer).
+ */
+export interface ActorProcess extends LocalProcess {
+  /** The actor's PID. */
+  readonly self: PID;
+}

@@ -11,7 +11,7 @@ import {
   type PID,
   type TimerWheel,
 } from '@granary/core';
-import { entryOf, type Entry, type LocalProcess } from '@granary/core/internal';
+import { entryOf, type ActorProcess, type Entry } from '@granary/core/internal';
 import { PersistentState } from '../state/persistent-state';
 import { context as otelContext, type Context as TraceContext } from '@opentelemetry/api';
 import {
@@ -178,9 +178,7 @@ function isPromise(v: unknown): v is Promise<unknown> {
 export class Activation implements Actor, TimerOwner {
   state: 'active' | 'deactivating' = 'active';
   /** The core actor running the grain: calls are posted into its mailbox without a lookup. */
-  proc!: LocalProcess;
-  /** That actor's PID (what `proc.post` is told it delivers to). */
-  pid!: PID;
+  proc!: ActorProcess;
   /** The grain instance (made when Started runs). */
   private grain: Grain | undefined = undefined;
   /** Messages posted to the actor and not yet finished. */
@@ -191,8 +189,11 @@ export class Activation implements Actor, TimerOwner {
   prevIdle: Activation | undefined = undefined;
   nextIdle: Activation | undefined = undefined;
   private rare: Rare | undefined = undefined;
-  /** The deadline of the call that started it (Infinity: none); onActivate answers before it. */
-  private readonly firstDeadline: number;
+  /**
+   * The deadline of the call that started it (epoch ms, undefined: none); onActivate answers
+   * before it. Cleared when activation starts.
+   */
+  private firstDeadline: number | undefined;
   /** Number part of the activation id (the string is built on first read: one less per grain). */
   private readonly seq: number;
 
@@ -206,7 +207,7 @@ export class Activation implements Actor, TimerOwner {
     firstDeadline: number | undefined,
   ) {
     this.lastActivity = now;
-    this.firstDeadline = firstDeadline ?? Infinity;
+    this.firstDeadline = firstDeadline;
     this.seq = ++idSeq;
   }
 
@@ -254,7 +255,7 @@ export class Activation implements Actor, TimerOwner {
     const load = this.host.services.load;
     this.inflight++;
     load.pending++;
-    if (proc.post(this.pid, entryOf(tick), false)) return true;
+    if (proc.post(proc.self, entryOf(tick), false)) return true;
     this.inflight--; // full mailbox: this fire is dropped, the next one tries again
     load.pending--;
     return false;
@@ -355,21 +356,22 @@ export class Activation implements Actor, TimerOwner {
       : undefined;
     const clock = services.system.clock;
     const t0 = services.timed ? clock.monotonic() : undefined;
-    const done = (err: unknown): void => {
-      host.activationDone(this, t0 === undefined ? undefined : clock.monotonic() - t0, err);
-      if (scope !== undefined) endSpan(scope.span, err);
-    };
-    const failed = (err: unknown): void => {
-      this.activationFailed(err, scope);
-      done(err);
-    };
+    const firstDeadline = this.firstDeadline;
+    // Only the first turn needs it: an idle grain keeps no boxed number.
+    this.firstDeadline = undefined;
     let grain: Grain;
     try {
       grain = this.grain = host.def.factory();
     } catch (err) {
-      return failed(err);
+      return this.activationEnded(t0, scope, err, true);
     }
-    const deadline = activationDeadline(services, this.firstDeadline);
+    // Most grains declare neither state nor onActivate: no closure, no deadline per activation.
+    if (host.def.state === undefined && grain.onActivate === undefined) {
+      return this.activationEnded(t0, scope, undefined, false);
+    }
+    const deadline = activationDeadline(services, firstDeadline ?? Infinity);
+    const done = (err: unknown): void => this.activationEnded(t0, scope, err, false);
+    const failed = (err: unknown): void => this.activationEnded(t0, scope, err, true);
     if (host.def.state !== undefined) {
       // The state read is a child of the activation's span.
       const load =
@@ -382,6 +384,19 @@ export class Activation implements Actor, TimerOwner {
       );
     }
     return this.runOnActivate(ctx, grain, deadline, scope, done, failed);
+  }
+
+  /** Activation over: `failed` when the factory, the state load or onActivate threw. */
+  private activationEnded(
+    t0: number | undefined,
+    scope: SpanScope | undefined,
+    err: unknown,
+    failed: boolean,
+  ): void {
+    if (failed) this.activationFailed(err, scope);
+    const clock = this.host.services.system.clock;
+    this.host.activationDone(this, t0 === undefined ? undefined : clock.monotonic() - t0, err);
+    if (scope !== undefined) endSpan(scope.span, err);
   }
 
   private runOnActivate(

@@ -6,7 +6,7 @@ import {
   entryOf,
   entrySender,
   type Entry,
-  type LocalProcess,
+  type ActorProcess,
   Mailbox,
 } from '@granary/core/internal';
 import {
@@ -235,11 +235,14 @@ export class Activator implements ActivationHost {
         this.stuckReply(a, senderOf(entry));
       }
     }
-    if (deactivate !== undefined) proc.post(a.pid, entryOf(deactivate), false);
+    if (deactivate !== undefined) proc.post(proc.self, entryOf(deactivate), false);
     else if (a.state === 'active') this.requestDeactivate(a, 'turn-timeout');
     else {
       const deferred = a.deferredDeactivate;
-      if (deferred !== undefined && proc.post(a.pid, entryOf(new Deactivate(deferred)), false)) {
+      if (
+        deferred !== undefined &&
+        proc.post(proc.self, entryOf(new Deactivate(deferred)), false)
+      ) {
         a.deferDeactivate(undefined);
       }
     }
@@ -251,7 +254,8 @@ export class Activator implements ActivationHost {
     a.state = 'deactivating';
     this.passivation?.remove(a);
     // A full bounded mailbox refuses it: posted again when the next turn ends (one is queued).
-    if (!a.proc.post(a.pid, entryOf(new Deactivate(reason)), false)) a.deferDeactivate(reason);
+    if (!a.proc.post(a.proc.self, entryOf(new Deactivate(reason)), false))
+      a.deferDeactivate(reason);
   }
 
   /** A turn finished. */
@@ -276,7 +280,10 @@ export class Activator implements ActivationHost {
       else a.lastActivity = now;
     }
     const deferred = a.deferredDeactivate;
-    if (deferred !== undefined && a.proc.post(a.pid, entryOf(new Deactivate(deferred)), false)) {
+    if (
+      deferred !== undefined &&
+      a.proc.post(a.proc.self, entryOf(new Deactivate(deferred)), false)
+    ) {
       a.deferDeactivate(undefined);
     }
   }
@@ -343,9 +350,8 @@ export class Activator implements ActivationHost {
     this.next = a;
     const system = this.services.system;
     const pid = system.root.spawn(this.props);
-    // Just spawned here, so the registry answers with its actor (a LocalProcess).
-    a.pid = pid;
-    a.proc = system.registry.get(pid) as LocalProcess;
+    // Just spawned here, so the registry answers with its actor (it knows its PID).
+    a.proc = system.registry.get(pid) as ActorProcess;
     this.next = undefined;
     this.passivation?.add(a);
     return a;
@@ -366,7 +372,7 @@ export class Activator implements ActivationHost {
     // A send: the grain sees its `sender` option as the sender; the caller gets ACK.
     const header = ack ? entryHeader(entry) : undefined;
     const ok = proc.post(
-      a.pid,
+      proc.self,
       ack
         ? entryOf(
             messageOf(entry),

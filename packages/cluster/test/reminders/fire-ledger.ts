@@ -71,6 +71,26 @@ export class FireLedger {
   }
 
   /**
+   * The latest reminder counters each node reported that tell why a tick went missing
+   * (undelivered, taken, fenced, storeErrors), for a failure message.
+   */
+  static why(tc: TestCluster): string {
+    const out: string[] = [];
+    for (const node of tc.nodes) {
+      const lines = node.process?.lines ?? [];
+      for (let i = lines.length - 1; i >= 0; i--) {
+        const st = lines[i]!.data.stats as Record<string, number> | undefined;
+        if (lines[i]!.data.type !== 'fires' || st === undefined) continue;
+        out.push(
+          `${node.id}: undelivered ${st.undelivered}, taken ${st.taken}, fenced ${st.fenced}, storeErrors ${st.storeErrors}`,
+        );
+        break;
+      }
+    }
+    return out.join('; ');
+  }
+
+  /**
    * Per reminder, the ticks due before `cut` that never arrived and were not reported skipped
    * (lost), and the ticks reported skipped.
    */

@@ -46,17 +46,23 @@ export function describeReminderStoreConformance(make: () => Promise<ReminderSto
   it('claims each tick once: compare-and-set on the last tick', async () => {
     const r = await store.put(kind, 1, 'g', 'r', SPEC);
     const claim = (tick: number) => ({ id: 'g', name: 'r', gen: r.gen, tick });
-    expect(await store.claim(kind, 1, 7, [claim(0), claim(0), claim(1)])).to.deep.equal([
-      'ok',
-      'taken',
-      'ok',
-    ]);
-    expect(await store.claim(kind, 1, 7, [claim(1), claim(0), claim(5)])).to.deep.equal([
-      'taken',
-      'taken',
-      'ok',
-    ]);
+    expect(await store.claim(kind, 1, 7, [claim(0), claim(1)])).to.deep.equal(['ok', 'ok']);
+    expect(await store.claim(kind, 1, 7, [claim(0), claim(5)])).to.deep.equal(['taken', 'ok']);
     expect((await store.get(kind, 1, 'g', 'r'))!.last).to.equal(5);
+    // A newer owner may not take the tick the older one claimed, only the ticks after it.
+    expect(await store.claim(kind, 1, 8, [claim(5), claim(6)])).to.deep.equal(['taken', 'ok']);
+  });
+
+  it('answers ok again when the owner repeats its claim of the last tick (its reply was lost)', async () => {
+    const r = await store.put(kind, 1, 'g', 'r', SPEC);
+    const claim = (tick: number) => ({ id: 'g', name: 'r', gen: r.gen, tick });
+    expect(await store.claim(kind, 1, 7, [claim(3)])).to.deep.equal(['ok']);
+    // The same owner (epoch 7) did not see the reply and claims tick 3 again: it delivers it.
+    expect(await store.claim(kind, 1, 7, [claim(3)])).to.deep.equal(['ok']);
+    // A replaced schedule keeps counting from the claimed tick.
+    const replaced = await store.put(kind, 1, 'g', 'r', { ...SPEC, data: { v: 2 } });
+    expect(replaced.last).to.equal(3);
+    expect((await store.get(kind, 1, 'g', 'r'))!.last).to.equal(3);
   });
 
   it('fences: a claim, load or finish with an older epoch than seen is refused', async () => {

@@ -64,7 +64,10 @@ describe('reminders on etcd + Redis, nodes as processes (acceptance)', function 
       lost += g.lost;
     }
     expect(ledger.duplicates, `${what}: ticks delivered twice`).to.equal(0);
-    expect(lost, `${what}: ticks neither delivered nor reported skipped`).to.equal(0);
+    expect(
+      lost,
+      `${what}: ticks neither delivered nor reported skipped (${FireLedger.why(tc)})`,
+    ).to.equal(0);
     return { skipped, lost };
   }
 

@@ -16,7 +16,7 @@ import {
   type TerminatedReason,
 } from '../messages';
 import type { PID } from '../pid';
-import type { Entry, LocalProcess } from '../process';
+import type { ActorProcess, Entry } from '../process';
 import type { ProcessRegistry } from '../process-registry';
 import type { Props } from '../props';
 import { CellExtras } from './cell-extras';
@@ -49,7 +49,7 @@ function keyOf(pid: PID): string {
  * of an actor in the middle of an await takes effect right after the await finishes, and a
  * receive timeout never fires into a turn that is still running.
  */
-export abstract class ActorCell extends Mailbox implements LocalProcess, Schedulable {
+export abstract class ActorCell extends Mailbox implements ActorProcess, Schedulable {
   sched = IDLE;
   /** F_* bits. */
   flags = 0;

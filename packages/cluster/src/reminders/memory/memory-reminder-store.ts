@@ -13,6 +13,8 @@ interface Row {
   gen: number;
   t0: number;
   last: number;
+  /** The epoch that claimed `last` (0: none). */
+  claimedBy: number;
 }
 
 interface ShardRows {
@@ -68,7 +70,7 @@ export class MemoryReminderStore implements ReminderStore {
   ): Promise<StoredReminder> {
     const s = this.shard(kind, shard);
     const f = field(id, name);
-    const row = s.rows.get(f) ?? { spec: undefined, gen: 0, t0: 0, last: -1 };
+    const row = s.rows.get(f) ?? { spec: undefined, gen: 0, t0: 0, last: -1, claimedBy: 0 };
     row.gen = row.spec ? row.gen + 1 : 1;
     row.spec = spec;
     row.t0 = row.last + 1;
@@ -114,8 +116,10 @@ export class MemoryReminderStore implements ReminderStore {
           const row = s.rows.get(field(c.id, c.name));
           if (!row?.spec) return 'gone';
           if (row.gen !== c.gen) return 'stale';
-          if (row.last >= c.tick) return 'taken';
+          // The same tick again under the same epoch: the owner repeating a claim whose reply it lost.
+          if (row.last > c.tick || (row.last === c.tick && row.claimedBy !== epoch)) return 'taken';
           row.last = c.tick;
+          row.claimedBy = epoch;
           return 'ok';
         }),
       );

@@ -57,9 +57,9 @@ export const DEFAULT_REDIS_REMINDER_STORE_OPTIONS = {
 /** Versioned command names (a shared client may carry another version's scripts). */
 const C = {
   load: 'granaryRemLoadV1',
-  put: 'granaryRemPutV1',
+  put: 'granaryRemPutV2',
   remove: 'granaryRemRemoveV1',
-  claim: 'granaryRemClaimV1',
+  claim: 'granaryRemClaimV2',
   finish: 'granaryRemFinishV1',
 } as const;
 
@@ -289,6 +289,6 @@ function parse(f: string, raw: string, last: string | undefined): StoredReminder
     gen: Number(raw.slice(0, a)),
     t0: Number(raw.slice(a + 1, b)),
     spec: JSON.parse(raw.slice(b + 1)) as ReminderSpec,
-    last: last === undefined ? -1 : Number(last),
+    last: last === undefined ? -1 : parseInt(last, 10), // `<tick> <epoch>`
   };
 }

@@ -1,7 +1,8 @@
 /**
  * Lua scripts of RedisReminderStore. One shard's reminders are one hash, `<prefix>{<kind>/<shard>}`
  * (the hash tag keeps a shard's keys in one Redis Cluster slot): field `s<f>` holds the schedule
- * as `<gen> <t0> <json spec>`, field `t<f>` the last tick claimed, where `<f>` is
+ * as `<gen> <t0> <json spec>`, field `t<f>` the last tick claimed and the epoch that claimed it
+ * (`<tick> <epoch>`; a bare `<tick>` from version 1 reads as claimed by no epoch), where `<f>` is
  * `<id length>:<id><name>`. Beside it, `...}:e` holds the highest epoch seen for the shard (the
  * fence) and `...}:o` the outcomes of finished jobs.
  *
@@ -18,6 +19,15 @@ local function fence(key, epoch)
 end
 `;
 
+/** The tick of a `t<f>` value (`<tick> <epoch>` or `<tick>`), -1 when absent. */
+const LAST = `
+local function lastOf(v)
+  if not v then return -1, nil end
+  local tick, epoch = string.match(v, '^(-?%d+) ?(.*)$')
+  return tonumber(tick), epoch
+end
+`;
+
 /** KEYS: hash, fence. ARGV: epoch. → {-1, stored} or {0, HGETALL...}. */
 export const LOAD_SCRIPT = `${FENCE}
 local stored = fence(KEYS[2], tonumber(ARGV[1]))
@@ -29,9 +39,9 @@ return {0, redis.call('HGETALL', KEYS[1])}
  * KEYS: hash, outcomes. ARGV: field, json spec. A new schedule: its generation is bumped, its
  * first tick is the one after the last claimed, a previous job outcome goes. → {gen, t0, last}.
  */
-export const PUT_SCRIPT = `
+export const PUT_SCRIPT = `${LAST}
 local sf = 's' .. ARGV[1]
-local last = tonumber(redis.call('HGET', KEYS[1], 't' .. ARGV[1]) or '-1')
+local last = lastOf(redis.call('HGET', KEYS[1], 't' .. ARGV[1]))
 local old = redis.call('HGET', KEYS[1], sf)
 local gen = 1
 if old then gen = tonumber(string.match(old, '^(%d+)')) + 1 end
@@ -50,8 +60,10 @@ return n + redis.call('HDEL', KEYS[2], ARGV[1])
 /**
  * KEYS: hash, fence. ARGV: epoch, then per claim: field, gen, tick. → {-1, stored} or
  * {0, code...}: 0 ok (claimed), 1 taken (that tick or a later one was claimed), 2 gone, 3 stale.
+ * The same tick claimed again under the same epoch is ok again: only the owner that claimed it
+ * repeats it, after the reply to its claim was lost (it has not delivered the tick).
  */
-export const CLAIM_SCRIPT = `${FENCE}
+export const CLAIM_SCRIPT = `${FENCE}${LAST}
 local stored = fence(KEYS[2], tonumber(ARGV[1]))
 if stored then return {-1, string.format('%.17g', stored)} end
 local out = {0}
@@ -63,8 +75,9 @@ for i = 2, #ARGV, 3 do
   elseif tonumber(string.match(spec, '^(%d+)')) ~= tonumber(ARGV[i + 1]) then code = 3
   else
     local tick = tonumber(ARGV[i + 2])
-    local last = tonumber(redis.call('HGET', KEYS[1], 't' .. f) or '-1')
-    if last >= tick then code = 1 else redis.call('HSET', KEYS[1], 't' .. f, tick) end
+    local last, by = lastOf(redis.call('HGET', KEYS[1], 't' .. f))
+    if last > tick or (last == tick and by ~= ARGV[1]) then code = 1
+    elseif last < tick then redis.call('HSET', KEYS[1], 't' .. f, tick .. ' ' .. ARGV[1]) end
   end
   out[#out + 1] = code
 end
