@@ -23,9 +23,19 @@ export const H_REPLY_TO = 'g.r';
 /** Prefix of every grain id: the grains of kind K are `$g/K/<identity>`. */
 const GRAIN_ID_PREFIX = '$g/';
 
+/** Prefixes by kind, made once: a call to a new identity builds one string, not three. */
+const prefixes = new Map<string, string>();
+/** Kinds are few; a caller naming more (bad input) only stops caching. */
+const MAX_CACHED_PREFIXES = 1024;
+
 /** The prefix of the grain ids of `kind`, which the owner's registry routes to its router. */
 export function grainPrefixOf(kind: string): string {
-  return `${GRAIN_ID_PREFIX}${kind}/`;
+  let prefix = prefixes.get(kind);
+  if (prefix === undefined) {
+    prefix = `${GRAIN_ID_PREFIX}${kind}/`;
+    if (prefixes.size < MAX_CACHED_PREFIXES) prefixes.set(kind, prefix);
+  }
+  return prefix;
 }
 
 /** A grain's id at its owner: `$g/<kind>/<identity>` (a kind never contains '/'). */
