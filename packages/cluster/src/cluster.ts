@@ -21,7 +21,7 @@ import { HostedGrains, type TurnStats } from './grains/hosted-grains';
 import { GrainServices } from './grains/internal/grain-services';
 import { isKindDefinition } from './grains/kind';
 import type { ClusterLogger } from './internal/logger';
-import { LoadShedder } from './overload/load-shedder';
+import { LoadShedder, type DelayReader } from './overload/load-shedder';
 import { resolveOverloadOptions, type ResolvedOverloadOptions } from './overload/overload-options';
 import { OverloadCounters, type OverloadStats } from './overload/overload-stats';
 import { TypedEvents } from './internal/typed-events';
@@ -389,6 +389,11 @@ export class Cluster implements GrainClusterHandle, HealthSource {
    * it sheds load, refusals by limit, expired work dropped by stage, retries (docs/overload.md).
    */
   overloadStats(): OverloadStats {
+    return this.overloadFigures('stats');
+  }
+
+  /** overloadStats for one reader of the run-queue delay maximum (each resets its own). */
+  private overloadFigures(reader: DelayReader): OverloadStats {
     const c = this.counters;
     const load = this.load;
     const expired = this.system.expired;
@@ -397,7 +402,7 @@ export class Cluster implements GrainClusterHandle, HealthSource {
       pending: load.pending,
       shedding: load.shedding,
       sheddingEpisodes: load.episodes,
-      runQueueDelayMs: load.takeMaxDelay(),
+      runQueueDelayMs: load.takeMaxDelay(reader),
       refused: { maxOutstandingCalls: c.refusedOutstanding, ...load.refused },
       heldBack: c.heldBack,
       drops: {
@@ -696,6 +701,7 @@ export class Cluster implements GrainClusterHandle, HealthSource {
       deadLetters: () => this.system.deadLetters.byReason,
       endpoints: () => this.system.remote?.endpointCount,
       traffic: () => this.system.remote?.traffic,
+      overload: () => this.overloadFigures('metrics'),
     };
   }
 

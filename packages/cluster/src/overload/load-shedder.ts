@@ -3,6 +3,9 @@ import { IDLE, type Schedulable } from '@granary/core/internal';
 import type { OverloadLimit } from './errors';
 import type { ResolvedOverloadOptions } from './overload-options';
 
+/** Who reads the run-queue delay maximum: `Cluster.overloadStats()`, or the metrics. */
+export type DelayReader = 'stats' | 'metrics';
+
 /** Probes per interval: enough samples for "above target for a whole interval". */
 const PROBES_PER_INTERVAL = 10;
 /** Weight of the newest completion rate in its moving average (per probe). */
@@ -91,8 +94,8 @@ export class LoadShedder {
   episodes = 0;
   /** Refused calls, by the limit that refused them. */
   readonly refused = { maxPendingCalls: 0, 'mailbox.capacity': 0, loadShedding: 0 };
-  /** The largest run-queue delay measured since the last read of `takeMaxDelay`. */
-  private maxDelay = 0;
+  /** The largest run-queue delay measured since each reader's last `takeMaxDelay`. */
+  private readonly maxDelay: Record<DelayReader, number> = { stats: 0, metrics: 0 };
   private readonly probe: RunQueueProbe;
   private timer: NodeJS.Timeout | undefined = undefined;
   /** clock.monotonic() of the first probe of the current run above target; 0: none. */
@@ -143,10 +146,13 @@ export class LoadShedder {
     return undefined;
   }
 
-  /** The largest run-queue delay since the last call, ms. */
-  takeMaxDelay(): number {
-    const d = this.maxDelay;
-    this.maxDelay = 0;
+  /**
+   * The largest run-queue delay since this reader's last call, ms. Each reader (overloadStats,
+   * the metrics' collections) has its own maximum, so neither resets what the other reports.
+   */
+  takeMaxDelay(reader: DelayReader): number {
+    const d = this.maxDelay[reader];
+    this.maxDelay[reader] = 0;
     return d;
   }
 
@@ -190,7 +196,9 @@ export class LoadShedder {
   }
 
   private decide(delay: number, now: number): void {
-    if (delay > this.maxDelay) this.maxDelay = delay;
+    const max = this.maxDelay;
+    if (delay > max.stats) max.stats = delay;
+    if (delay > max.metrics) max.metrics = delay;
     const above = delay >= this.targetMs;
     if (!this.shedding) {
       if (!above) this.aboveSince = 0;

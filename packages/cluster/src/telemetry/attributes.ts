@@ -42,6 +42,10 @@ export const ATTR_STATE_OPERATION = 'granary.state.operation';
 export const ATTR_MEMBER_STATUS = 'granary.member.status';
 /** Direction of remote traffic: in, out. */
 export const ATTR_DIRECTION = 'granary.direction';
+/** The bound that refused a call with OverloadedError (its `limit`). */
+export const ATTR_OVERLOAD_LIMIT = 'granary.overload.limit';
+/** Where expired work was dropped: send, arrival, mailbox, reply. */
+export const ATTR_OVERLOAD_STAGE = 'granary.overload.stage';
 
 /** The value of `rpc.system.name`. */
 export const RPC_SYSTEM = 'granary';

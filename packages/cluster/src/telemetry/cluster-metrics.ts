@@ -9,6 +9,8 @@ import {
 } from './attributes';
 import { CallMetrics } from './call-metrics';
 import { GrainMetrics } from './grain-metrics';
+import { OverloadMetrics } from './overload-metrics';
+import type { OverloadStats } from '../overload/overload-stats';
 
 /** Buckets of the duration histograms (s): 0.5 ms to 10 s, a grain call's range. */
 const DURATION_BUCKETS = [
@@ -56,6 +58,8 @@ export interface MetricSources {
   /** Remote endpoints this member keeps (undefined without a remote). */
   endpoints(): number | undefined;
   traffic(): TrafficCounters | undefined;
+  /** The member's overload figures (its run-queue delay maximum is the metrics' own). */
+  overload(): OverloadStats;
 }
 
 /**
@@ -67,6 +71,7 @@ export interface MetricSources {
 export class ClusterMetrics {
   readonly calls: CallMetrics;
   readonly grains: GrainMetrics;
+  private readonly overload: OverloadMetrics;
   private readonly loopDelay: IntervalHistogram;
   private readonly observables: Record<string, Observable>;
   private readonly callback: (result: BatchObservableResult) => void;
@@ -200,15 +205,21 @@ export class ClusterMetrics {
       histogram('granary.state.duration', 'Duration of state store operations, by outcome'),
       o.stateOperations!,
     );
+    this.overload = new OverloadMetrics(meter);
     this.loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
     this.loopDelay.enable();
     this.callback = (result) => this.observe(result);
-    meter.addBatchObservableCallback(this.callback, Object.values(o));
+    meter.addBatchObservableCallback(this.callback, this.instruments());
+  }
+
+  /** Every observable instrument the batch callback reports. */
+  private instruments(): Observable[] {
+    return [...Object.values(this.observables), ...this.overload.instruments];
   }
 
   /** Stops observing (the member shut down). */
   close(): void {
-    this.meter.removeBatchObservableCallback(this.callback, Object.values(this.observables));
+    this.meter.removeBatchObservableCallback(this.callback, this.instruments());
     this.loopDelay.disable();
   }
 
@@ -217,6 +228,7 @@ export class ClusterMetrics {
     const s = this.sources;
     this.calls.observe(result);
     this.grains.observe(result);
+    this.overload.observe(result, s.overload());
     for (const [kind, k] of s.kinds()) {
       const a = { [ATTR_GRAIN_KIND]: kind };
       result.observe(o.activations!, k.active, a);
