@@ -78,8 +78,13 @@ export class LinkSender implements LinkListener {
   private chunkBytesInFlight = 0;
   private sweep: NodeJS.Timeout | undefined = undefined;
   private closed = false;
-  /** Small envelopes that came while the link was blocked, unencoded, in order. */
+  /** Small envelopes that came while the link was blocked, unencoded, in order, from `head`. */
   private waiting: OutboundEnvelope[] = [];
+  /**
+   * The first waiting envelope not yet sent. A drain sends a few and blocks again, so cutting
+   * the sent ones off the array each time (a copy of the rest) made a long backlog quadratic.
+   */
+  private head = 0;
 
   constructor(
     private readonly link: StreamLink,
@@ -103,7 +108,7 @@ export class LinkSender implements LinkListener {
       this.enqueue({ env, large: 0, giveUpAt: Infinity });
       return this.pump();
     }
-    if (this.waiting.length > 0 || this.link.isBlocked) {
+    if (this.head < this.waiting.length || this.link.isBlocked) {
       this.waiting.push(env);
       return;
     }
@@ -112,7 +117,7 @@ export class LinkSender implements LinkListener {
 
   /** Writes everything that waits and the current batch now, blocked or not (an orderly end). */
   flushAll(): void {
-    for (const env of this.waiting.splice(0)) this.addToBatch(env);
+    for (const env of this.takeWaiting()) this.addToBatch(env);
     this.flush();
   }
 
@@ -134,16 +139,24 @@ export class LinkSender implements LinkListener {
    */
   private sendWaiting(): void {
     const waiting = this.waiting;
-    if (waiting.length === 0) return;
+    let i = this.head;
+    if (i === waiting.length) return;
     const now = this.host.clock.now();
-    let i = 0;
     for (; i < waiting.length && !this.link.isBlocked && !this.closed; i++) {
       const env = waiting[i]!;
+      waiting[i] = undefined as never; // sent: not kept alive by the backlog
       if (env.deadline !== undefined && env.deadline <= now) this.host.expired(env);
       else if (!this.host.abandoned(env)) this.addToBatch(env);
     }
-    this.waiting = i === waiting.length ? [] : waiting.slice(i);
-    if (this.waiting.length === 0) this.flush();
+    if (i === waiting.length) {
+      this.waiting = [];
+      this.head = 0;
+      this.flush();
+    } else if (i > 4096 && i > waiting.length >>> 1) {
+      // Compact once the sent part is most of the array: amortized O(1) per envelope.
+      this.waiting = waiting.slice(i);
+      this.head = 0;
+    } else this.head = i;
   }
 
   /**
@@ -157,13 +170,21 @@ export class LinkSender implements LinkListener {
     const error = cause instanceof EndpointUnavailableError ? cause : this.gone(cause);
     const address = this.link.peerAddress;
     for (const env of this.batch.discard()) this.host.reject(address, env, error);
-    for (const env of this.waiting.splice(0)) this.host.reject(address, env, error);
+    for (const env of this.takeWaiting()) this.host.reject(address, env, error);
     const chunking = this.chunking;
     this.chunking = undefined;
     if (chunking) this.host.reject(address, chunking.item.env, error);
     for (const item of this.queue.splice(0)) this.host.reject(address, item.env, error);
     this.held.clear();
     this.queuedLarge = 0;
+  }
+
+  /** Every envelope still waiting, in order; the backlog is empty afterwards. */
+  private takeWaiting(): OutboundEnvelope[] {
+    const rest = this.head === 0 ? this.waiting : this.waiting.slice(this.head);
+    this.waiting = [];
+    this.head = 0;
+    return rest;
   }
 
   private addToBatch(env: OutboundEnvelope): void {
