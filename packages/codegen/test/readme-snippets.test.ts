@@ -5,10 +5,24 @@ import * as ts from 'typescript';
 import { GOLDEN_DIR, PACKAGE_DIR } from './helpers/paths';
 import { scratchDir } from './helpers/type-check';
 
-/** Every ```ts compile block of a README. */
+/**
+ * Every ```ts compile block of a README, each after its context: the body of an HTML comment
+ * `<!-- compile-context ... -->` right before the block (invisible on the rendered page), for
+ * what a fragment takes from the text around it (a `cluster` started above, a logger).
+ */
 function snippets(readme: string): string[] {
   const text = readFileSync(readme, 'utf8');
-  return [...text.matchAll(/```ts compile\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  return [
+    ...text.matchAll(/(?:<!-- compile-context\n([\s\S]*?)-->\n\s*)?```ts compile\n([\s\S]*?)```/g),
+  ].map((m) => `${m[1] ?? ''}${m[2]!}`);
+}
+
+/** The TypeScript blocks of a README that no test compiles (```ts without `compile`). */
+function uncompiled(readme: string): string[] {
+  const text = readFileSync(readme, 'utf8');
+  return [...text.matchAll(/```(?:ts|typescript)\n([\s\S]*?)```/g)].map(
+    (m) => m[1]!.split('\n', 1)[0]!,
+  );
 }
 
 /**
@@ -46,16 +60,20 @@ function check(code: string[]): string {
   });
 }
 
-describe('README snippets (state, client, gateway) compile', function () {
+describe('README snippets compile', function () {
   this.timeout(60_000);
   for (const [name, readme] of [
     ['codegen', join(PACKAGE_DIR, 'README.md')],
     ['cluster', join(PACKAGE_DIR, '..', 'cluster', 'README.md')],
     ['ping-pong example', join(PACKAGE_DIR, '..', '..', 'examples', 'ping-pong', 'README.md')],
   ] as const) {
-    it(`every compiled snippet of the ${name} README type-checks`, () => {
+    it(`every TypeScript snippet of the ${name} README type-checks`, () => {
       const code = snippets(readme);
       if (name !== 'ping-pong example') expect(code).to.have.length.greaterThan(0);
+      expect(
+        uncompiled(readme),
+        'blocks marked ```ts instead of ```ts compile (first lines)',
+      ).to.deep.equal([]);
       expect(check(code)).to.equal('');
     });
   }

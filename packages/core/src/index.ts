@@ -49,6 +49,8 @@ export {
   BAGGAGE_HEADER,
   TRACEPARENT_HEADER,
   TRACESTATE_HEADER,
+  incomingTraceContext,
+  injectSpanContext,
   injectTraceContext,
   parseTraceparent,
   traceContextOf,

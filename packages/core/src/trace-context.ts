@@ -1,4 +1,6 @@
 import {
+  INVALID_SPANID,
+  INVALID_TRACEID,
   ROOT_CONTEXT,
   TraceFlags,
   baggageEntryMetadataFromString,
@@ -45,7 +47,8 @@ export function hasTraceContext(ctx: Context): boolean {
 
 /** The `traceparent` value of a span context. */
 export function traceparentOf(sc: SpanContext): string {
-  const flags = (sc.traceFlags & 0xff).toString(16).padStart(2, '0');
+  const f = sc.traceFlags & 0xff;
+  const flags = f === 1 ? '01' : f === 0 ? '00' : f.toString(16).padStart(2, '0');
   return `00-${sc.traceId}-${sc.spanId}-${flags}`;
 }
 
@@ -64,6 +67,36 @@ export function injectTraceContext(ctx: Context, header: Record<string, string>)
     wrote = true;
   }
   const baggage = propagation.getBaggage(ctx);
+  if (baggage !== undefined) {
+    const value = serializeBaggage(baggage.getAllEntries());
+    if (value !== '') {
+      header[BAGGAGE_HEADER] = value;
+      wrote = true;
+    }
+  }
+  return wrote;
+}
+
+/**
+ * Writes the context of a span this process just started (`sc`: ids from the SDK, well formed)
+ * as `traceparent`/`tracestate`, and the baggage of `ctx`, into `header`. Cheaper than
+ * {@link injectTraceContext} of a context holding the span: no context is made and the ids are
+ * not re-validated (the invalid context of a suppressed span is skipped). Returns false when
+ * it wrote nothing.
+ */
+export function injectSpanContext(
+  sc: SpanContext,
+  ctx: Context,
+  header: Record<string, string>,
+): boolean {
+  let wrote = false;
+  if (sc.traceId !== INVALID_TRACEID && sc.spanId !== INVALID_SPANID) {
+    header[TRACEPARENT_HEADER] = traceparentOf(sc);
+    const state = sc.traceState?.serialize();
+    if (state) header[TRACESTATE_HEADER] = state;
+    wrote = true;
+  }
+  const baggage = ctx === ROOT_CONTEXT ? undefined : propagation.getBaggage(ctx);
   if (baggage !== undefined) {
     const value = serializeBaggage(baggage.getAllEntries());
     if (value !== '') {
@@ -120,6 +153,21 @@ export function traceContextOf(
   return ctx;
 }
 
+/**
+ * The trace context to give a call that arrived from outside with `header` (a gateway's
+ * incoming metadata): undefined when the active context already has a span or baggage (an
+ * instrumentation's server span joined the sender's trace; the call then joins it by default),
+ * else the context `header` carries, or undefined when it carries none.
+ */
+export function incomingTraceContext(
+  header: Readonly<Record<string, string>>,
+): Context | undefined {
+  const active = context.active();
+  if (hasTraceContext(active)) return undefined;
+  const ctx = traceContextOf(header, active);
+  return ctx === active ? undefined : ctx;
+}
+
 /** The remote span context of a `traceparent` value, or undefined when malformed. */
 export function parseTraceparent(value: string, state?: string): SpanContext | undefined {
   const m = TRACEPARENT.exec(value.trim());
@@ -133,7 +181,8 @@ export function parseTraceparent(value: string, state?: string): SpanContext | u
     traceFlags: parseInt(flags!, 16) & TraceFlags.SAMPLED,
     isRemote: true,
   };
-  if (!isSpanContextValid(sc)) return undefined;
+  // The pattern checked the hex digits; an all-zero id is the only invalid one left.
+  if (sc.traceId === INVALID_TRACEID || sc.spanId === INVALID_SPANID) return undefined;
   if (state !== undefined && state.length > 0) sc.traceState = createTraceState(state);
   return sc;
 }

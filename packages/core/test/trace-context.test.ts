@@ -1,4 +1,5 @@
 import {
+  INVALID_SPAN_CONTEXT,
   ROOT_CONTEXT,
   TraceFlags,
   context,
@@ -14,6 +15,8 @@ import {
   Props,
   TRACEPARENT_HEADER,
   TRACESTATE_HEADER,
+  incomingTraceContext,
+  injectSpanContext,
   injectTraceContext,
   parseTraceparent,
   traceContextOf,
@@ -93,6 +96,55 @@ describe('trace context in headers (W3C)', () => {
     });
   });
 
+  describe('injectSpanContext', () => {
+    it('writes what injectTraceContext writes for the context holding the span', () => {
+      const ctx = propagation.setBaggage(
+        spanContext(),
+        propagation.createBaggage({ user: { value: 'a b,c' } }),
+      );
+      const viaContext: Record<string, string> = {};
+      injectTraceContext(ctx, viaContext);
+      const direct: Record<string, string> = { keep: '1' };
+      expect(injectSpanContext(trace.getSpanContext(ctx)!, ctx, direct)).to.equal(true);
+      expect(direct).to.deep.equal({ keep: '1', ...viaContext });
+      expect(Object.keys(viaContext).sort()).to.deep.equal([
+        BAGGAGE_HEADER,
+        TRACEPARENT_HEADER,
+        TRACESTATE_HEADER,
+      ]);
+    });
+
+    it('skips the invalid context of a suppressed span (baggage still travels)', () => {
+      const none: Record<string, string> = {};
+      expect(injectSpanContext(INVALID_SPAN_CONTEXT, ROOT_CONTEXT, none)).to.equal(false);
+      expect(none).to.deep.equal({});
+      const ctx = propagation.setBaggage(
+        ROOT_CONTEXT,
+        propagation.createBaggage({ tenant: { value: 't1' } }),
+      );
+      const header: Record<string, string> = {};
+      expect(injectSpanContext(INVALID_SPAN_CONTEXT, ctx, header)).to.equal(true);
+      expect(header).to.deep.equal({ [BAGGAGE_HEADER]: 'tenant=t1' });
+    });
+  });
+
+  describe('incomingTraceContext', () => {
+    it('is the context the header carries, undefined when it carries none or garbage', () => {
+      const ctx = incomingTraceContext({
+        [TRACEPARENT_HEADER]: `00-${TRACE_ID}-${SPAN_ID}-01`,
+        [BAGGAGE_HEADER]: 'tenant=t1',
+      });
+      expect(trace.getSpanContext(ctx!)).to.include({
+        traceId: TRACE_ID,
+        spanId: SPAN_ID,
+        isRemote: true,
+      });
+      expect(propagation.getBaggage(ctx!)?.getEntry('tenant')?.value).to.equal('t1');
+      expect(incomingTraceContext({})).to.equal(undefined);
+      expect(incomingTraceContext({ [TRACEPARENT_HEADER]: 'garbage' })).to.equal(undefined);
+    });
+  });
+
   describe('traceContextOf', () => {
     it('reads back what inject wrote: span context (remote) and baggage', () => {
       const header: Record<string, string> = {};
@@ -157,6 +209,14 @@ describe('trace context in headers (W3C)', () => {
       expect(outside).to.equal('none');
       expect(inside).to.equal(`00-${TRACE_ID}-${SPAN_ID}-01`);
       await system.shutdown();
+    });
+
+    it('incomingTraceContext leaves a call to the active span (an instrumentation made one)', () => {
+      const header = { [TRACEPARENT_HEADER]: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01` };
+      context.with(spanContext(), () => {
+        expect(incomingTraceContext(header)).to.equal(undefined);
+      });
+      expect(trace.getSpanContext(incomingTraceContext(header)!)?.traceId).to.equal('1'.repeat(32));
     });
 
     it('withTraceIds adds trace_id and span_id to lines written inside a span', () => {

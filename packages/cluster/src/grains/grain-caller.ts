@@ -25,7 +25,7 @@ import type { ParentCall } from './deadlock-detection';
 import type { GrainCallOptions } from './grain';
 import type { CallTelemetry } from '../telemetry/call-telemetry';
 import { outcomeOf, setbackOf, type Setback } from './internal/call-outcome';
-import { callHeader } from './internal/call-headers';
+import { callHeader, withTraceContext } from './internal/call-headers';
 import { GrainCall, type CallRetrier } from './internal/grain-call';
 import { GrainRefs, LocalRoutes, type GrainRef } from './internal/grain-refs';
 import { KindHosts } from './internal/kind-hosts';
@@ -254,7 +254,9 @@ export class GrainCaller implements CallRetrier {
       callHeader(parent?.chainId, parent?.path, ack, replyTo),
     );
     const calls = this.deps.calls;
-    if (calls !== undefined && calls.on) calls.begin(call, parent?.trace);
+    const trace = parent?.trace ?? options?.traceContext;
+    if (calls !== undefined && calls.on) calls.begin(call, trace);
+    else if (trace !== undefined) call.header = withTraceContext(call.header, trace);
     return call;
   }
 

@@ -1,3 +1,4 @@
+import type { Context as TraceContext } from '@opentelemetry/api';
 import type { Context, PID } from '@granary/core';
 import type { GrainReminders } from '../reminders/reminder';
 
@@ -73,6 +74,14 @@ export interface GrainCallOptions {
    * @default unlimited (the retry budget and the deadline decide)
    */
   retries?: number;
+  /**
+   * The OpenTelemetry context the call joins: its client span's parent, and the W3C trace
+   * context (`traceparent`, `tracestate`, baggage) its messages carry to the grain. For a caller
+   * that received a trace context from elsewhere (a gateway, a queue consumer) and has no span
+   * of its own to make active; a call made inside a grain turn always joins the turn's span.
+   * @default the active context (`context.active()`)
+   */
+  traceContext?: TraceContext;
 }
 
 /**

@@ -1,5 +1,5 @@
-import { SpanKind, context, trace, type Context, type Span } from '@opentelemetry/api';
-import { injectTraceContext } from '@granary/core';
+import { SpanKind, context, type Context, type Span } from '@opentelemetry/api';
+import { injectSpanContext } from '@granary/core';
 import {
   ATTR_ATTEMPT,
   ATTR_DEADLINE_REMAINING_MS,
@@ -82,9 +82,7 @@ export class CallTelemetry {
         base,
       );
       const header: Record<string, string> = { ...call.header };
-      if (injectTraceContext(trace.setSpan(base, span), header)) {
-        call.header = header;
-      }
+      if (injectSpanContext(span.spanContext(), base, header)) call.header = header;
     }
     call.observation = new CallObservation(
       method,
@@ -122,8 +120,21 @@ export class CallTelemetry {
   }
 }
 
-/** `server.address` and `server.port` of a member address `host:port`. */
-function addressAttributes(address: string): Record<string, string | number> {
+/** Addresses parsed so far (members come and go: emptied when it grows past the bound). */
+const addresses = new Map<string, Readonly<Record<string, string | number>>>();
+const MAX_ADDRESSES = 1024;
+
+/** `server.address` and `server.port` of a member address `host:port` (parsed once). */
+function addressAttributes(address: string): Readonly<Record<string, string | number>> {
+  let a = addresses.get(address);
+  if (a === undefined) {
+    if (addresses.size >= MAX_ADDRESSES) addresses.clear();
+    addresses.set(address, (a = parseAddress(address)));
+  }
+  return a;
+}
+
+function parseAddress(address: string): Record<string, string | number> {
   const colon = address.lastIndexOf(':');
   if (colon < 0) return { [ATTR_SERVER_ADDRESS]: address };
   const port = Number(address.slice(colon + 1));

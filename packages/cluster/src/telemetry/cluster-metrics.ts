@@ -219,6 +219,7 @@ export class ClusterMetrics {
 
   /** Stops observing (the member shut down). */
   close(): void {
+    this.calls.flush();
     this.meter.removeBatchObservableCallback(this.callback, this.instruments());
     this.loopDelay.disable();
   }

@@ -1,5 +1,12 @@
 import * as grpc from '@grpc/grpc-js';
-import { InvalidArgumentError, InvalidOptionError } from '@granary/core';
+import {
+  BAGGAGE_HEADER,
+  InvalidArgumentError,
+  InvalidOptionError,
+  TRACEPARENT_HEADER,
+  TRACESTATE_HEADER,
+  incomingTraceContext,
+} from '@granary/core';
 import type { ClusterLike } from '../runtime/cluster-like';
 import { grainInvoke, isGrainInvokeResult, payloadOf } from '../runtime/grain-invoke';
 import { definedServices, type ServiceDefinition } from '../runtime/service';
@@ -71,7 +78,8 @@ const passThrough = (bytes: Buffer): Buffer => bytes;
  * The deadline comes from `grpc-timeout`; cancelling the call aborts the grain call. Request
  * and response bytes pass through untouched (the grain decodes and encodes them); a Granary
  * error becomes a gRPC status (`grpcStatusOf`), with the error code first in the details and in
- * the `granary-error-code` trailer.
+ * the `granary-error-code` trailer. A W3C `traceparent` (`tracestate`, `baggage`) in the
+ * metadata makes the grain call join the caller's trace.
  *
  * @example
  * const gateway = await GrpcGateway.start({ cluster, port: 50051 });
@@ -215,14 +223,22 @@ function unaryHandler(
     const due = deadline instanceof Date ? deadline.getTime() : deadline;
     const timeoutMs = Number.isFinite(due) ? Math.max(1, due - Date.now()) : defaultTimeoutMs;
     const abort = new AbortController();
-    call.on('cancelled', () => abort.abort(new Error('the gRPC client cancelled the call')));
+    // grpc-js emits 'cancelled' after every call too, once its status is sent: only a call
+    // still running is aborted (else each call paid for an Error, its stack and an abort).
+    let running = true;
+    call.on('cancelled', () => {
+      if (running) abort.abort(new Error('the gRPC client cancelled the call'));
+    });
+    const traceContext = traceContextOfMetadata(call.metadata);
     cluster
       .request<unknown>(kind, identity, grainInvoke(path, call.request), {
         ...(timeoutMs === undefined ? {} : { timeoutMs }),
+        ...(traceContext === undefined ? {} : { traceContext }),
         signal: abort.signal,
       })
       .then(
         (reply) => {
+          running = false;
           const payload = isGrainInvokeResult(reply) ? payloadOf(reply) : undefined;
           if (payload === undefined) {
             return callback({
@@ -232,9 +248,29 @@ function unaryHandler(
           }
           callback(null, Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength));
         },
-        (err: unknown) => callback(toServiceError(err)),
+        (err: unknown) => {
+          running = false;
+          callback(toServiceError(err));
+        },
       );
   };
+}
+
+/** The W3C trace context fields a gRPC client sent as metadata. */
+const TRACE_HEADERS = [TRACEPARENT_HEADER, TRACESTATE_HEADER, BAGGAGE_HEADER] as const;
+
+/**
+ * The trace context the grain call joins: the caller's (`traceparent`, `tracestate` and
+ * `baggage` in the metadata, as OpenTelemetry's gRPC propagation sends them), unless a span is
+ * active already (an instrumentation of the gRPC server made one under the caller's).
+ */
+function traceContextOfMetadata(metadata: grpc.Metadata): ReturnType<typeof incomingTraceContext> {
+  let header: Record<string, string> | undefined;
+  for (const name of TRACE_HEADERS) {
+    const value = metadata.get(name)[0];
+    if (typeof value === 'string' && value !== '') (header ??= {})[name] = value;
+  }
+  return header === undefined ? undefined : incomingTraceContext(header);
 }
 
 function toServiceError(err: unknown): Partial<grpc.StatusObject> {

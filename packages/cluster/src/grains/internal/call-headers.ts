@@ -1,4 +1,5 @@
-import { PID } from '@granary/core';
+import type { Context as TraceContext } from '@opentelemetry/api';
+import { PID, injectTraceContext } from '@granary/core';
 
 /**
  * How a grain call travels. A call is the user's own message sent as a core request to the
@@ -77,4 +78,16 @@ export function replyToOf(
   // make this node dial an address it wrote in a header).
   pid._via = sender?._via;
   return pid;
+}
+
+/**
+ * `header` plus the W3C trace context of `trace` (a call not observed here: no SDK in this
+ * caller, or a GranaryClient), or `header` itself when `trace` carries nothing.
+ */
+export function withTraceContext(
+  header: Record<string, string> | undefined,
+  trace: TraceContext,
+): Record<string, string> | undefined {
+  const out: Record<string, string> = { ...header };
+  return injectTraceContext(trace, out) ? out : header;
 }
