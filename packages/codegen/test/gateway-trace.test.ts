@@ -10,7 +10,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { Cluster, GranaryClient, MemoryClusterTable, MemoryProvider } from '@granary/cluster';
 import type { GrainContext } from '@granary/cluster';
-import { freePort, silentLogger } from '@granary/testkit';
+import { freePort, silentLogger, waitUntil } from '@granary/testkit';
 import { GrpcGateway } from '../src/gateway';
 import { CalculatorGrain, calculatorKind } from './golden/e2e/calculator.granary';
 import type { DivideReply, DivideRequest } from './golden/e2e/calculator.granary';
@@ -119,6 +119,25 @@ describe('GrpcGateway: a call joins the trace of the gRPC caller (W3C traceparen
         }),
       );
     }
+    // The calls below must reach grains on both members: wait for the hand-over of shards.
+    const [a, b] = members as [Cluster, Cluster];
+    const kindName = CalculatorGrain.kindName;
+    await waitUntil(
+      () =>
+        a.topology.members.length === 2 &&
+        a.heldShards(kindName).length > 0 &&
+        b.heldShards(kindName).length > 0 &&
+        a.heldShards(kindName).length + b.heldShards(kindName).length === 8,
+      'both members hold shards of the kind and the gateway member sees both',
+      {
+        on: [
+          (l) => a.on('shard-acquired', l),
+          (l) => b.on('shard-acquired', l),
+          (l) => a.on('topology', l),
+        ],
+        timeoutMs: 20_000,
+      },
+    );
   });
 
   after(async () => {
@@ -140,7 +159,7 @@ describe('GrpcGateway: a call joins the trace of the gRPC caller (W3C traceparen
   it('over a traced member: the call span is a child of the caller span, the grain turn a child of the call span, for grains on either member', async () => {
     const client = await gatewayOver(members[0]!);
     const owners = new Set<string>();
-    for (let i = 0; i < 8; i++) {
+    for (let i = 0; i < 16; i++) {
       const traceId = randomId(16);
       const parentId = randomId(8);
       const md = new grpc.Metadata();
@@ -168,7 +187,7 @@ describe('GrpcGateway: a call joins the trace of the gRPC caller (W3C traceparen
       expect(turn.attributes['granary.grain.key']).to.equal(`m${i}`);
     }
     // Grains of both members were called: the trace crossed the wire too.
-    expect([...owners].sort()).to.deep.equal(['gt-a', 'gt-b']);
+    expect([...owners].sort(), 'members that served the 16 calls').to.deep.equal(['gt-a', 'gt-b']);
   });
 
   it('over a GranaryClient (no telemetry of its own): the grain turn is a child of the caller span', async () => {
