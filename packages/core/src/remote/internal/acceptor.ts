@@ -2,7 +2,7 @@ import type { PeerCertificate } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import type { ConnectionGuard } from './connection-guard';
 import type { EventLog } from './event-log';
-import { setCallReceiveLimit } from './grpc-options';
+import { LINK_WINDOW_BYTES, setCallReceiveLimit, setCallWindow } from './grpc-options';
 import { pingCall } from './path-probe';
 import type { ResolvedRemoteOptions } from './resolve-options';
 import type { HandshakeOutcome, ServerHandshakeHost } from './server-handshake';
@@ -113,6 +113,7 @@ export class Acceptor {
           if (step.outcome.kind === 'refused') return this.refuse(l, step.outcome);
           open = true;
           setCallReceiveLimit(call, limits.maxFrameBytes, tooLarge('limits.maxFrameBytes'));
+          setCallWindow(call, LINK_WINDOW_BYTES);
           this.opened(l, peer, step.outcome.address, step.outcome.memberId);
         },
         onClose: (l, error) => {

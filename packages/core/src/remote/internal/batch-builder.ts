@@ -44,12 +44,16 @@ export class BatchBuilder {
   /** clock.now() at the first deadline encoded in this batch. */
   private now: number | undefined = undefined;
   private capacity = INITIAL_CAPACITY;
-  private writer = new ByteWriter(this.capacity, FRAME_HEADROOM);
+  private writer: ByteWriter;
 
   constructor(
     /** Deadlines go as the time left on this clock (the system's). */
     private readonly clock: Clock = SYSTEM_CLOCK,
-  ) {}
+    /** The first frame's buffer: bytes to allocate, or memory to write into. */
+    first: number | Buffer = INITIAL_CAPACITY,
+  ) {
+    this.writer = new ByteWriter(first, FRAME_HEADROOM);
+  }
 
   /** Envelopes in the current batch. */
   get count(): number {
@@ -168,8 +172,11 @@ export class BatchBuilder {
     return sources;
   }
 
-  /** Encodes the batch as one frame and starts an empty one. */
-  take(): Buffer {
+  /**
+   * Encodes the batch as one frame and starts an empty one (`again`: false for a builder of one
+   * frame, which allocates nothing more and must not be used after).
+   */
+  take(again = true): Buffer {
     const w = this.writer;
     writeTable(w, BATCH_TYPE_NAMES, this.typeNames.values);
     writeTable(w, BATCH_TARGET_IDS, this.targetIds.values);
@@ -185,7 +192,7 @@ export class BatchBuilder {
     prefix[i] = v;
     this.capacity = Math.max(INITIAL_CAPACITY, w.length + FRAME_HEADROOM);
     const frame = w.finish(prefix);
-    this.reset();
+    if (again) this.reset();
     return frame;
   }
 

@@ -8,10 +8,16 @@ export class ByteWriter {
   private pos: number;
 
   constructor(
-    capacity: number,
+    /** Bytes to allocate, or memory to write into (its old contents are overwritten). */
+    capacity: number | Buffer,
     private readonly headroom: number,
   ) {
-    this.buf = Buffer.allocUnsafe(Math.max(capacity, headroom + 64));
+    this.buf =
+      typeof capacity === 'number'
+        ? Buffer.allocUnsafe(Math.max(capacity, headroom + 64))
+        : capacity.byteLength >= headroom + 64
+          ? capacity
+          : Buffer.allocUnsafe(headroom + 64);
     this.pos = headroom;
   }
 

@@ -9,6 +9,17 @@ const KEEPALIVE_TIME_MS = 20_000;
 const KEEPALIVE_TIMEOUT_MS = 10_000;
 
 /**
+ * HTTP/2 receive window of an authenticated link, per stream and per connection: what a peer
+ * may have sent that this node has not read yet. HTTP/2's default (64 KiB less one byte) is
+ * smaller than one chunk of a large message with its headers, so every chunk waited for a
+ * WINDOW_UPDATE from the reader's event loop (a round trip through a busy loop per 64 KiB),
+ * and the small batches queued behind it waited too. 1 MiB keeps the bytes a peer can push
+ * into this process bounded (see docs/architecture.md) while a loaded loop no longer paces
+ * the link.
+ */
+export const LINK_WINDOW_BYTES = 1024 * 1024;
+
+/**
  * grpc-js server options matching the limits: the frame bound is enforced by its decoder
  * (before a frame is buffered), streams and header lists per connection by HTTP/2. What we
  * send is bounded by our own frames (chunks and batches), not by grpc-js.
@@ -41,6 +52,8 @@ export function channelOptions(
     'grpc.use_local_subchannel_pool': 1,
     'grpc.keepalive_time_ms': KEEPALIVE_TIME_MS,
     'grpc.keepalive_timeout_ms': KEEPALIVE_TIMEOUT_MS,
+    // The server we dialled is the peer we chose: its stream may use the larger window at once.
+    'grpc-node.flow_control_window': LINK_WINDOW_BYTES,
     ...(serverNameOverride ? { 'grpc.ssl_target_name_override': serverNameOverride } : {}),
   };
 }
@@ -79,6 +92,34 @@ export function setCallReceiveLimit(
     decoder.onTooLarge = onTooLarge;
   }
   return true;
+}
+
+/**
+ * Raises the HTTP/2 receive windows of an accepted call's connection (the stream's and the
+ * connection's) to `bytes`, once its peer authenticated: before that, HTTP/2's default small
+ * window holds what an unknown peer can push. grpc-js has no server option for it, so this
+ * reaches its HTTP/2 stream (1.14). Returns false if the stream is not where it is expected
+ * (the link then works with the default window, only slower for large messages).
+ */
+export function setCallWindow(
+  call: grpc.ServerDuplexStream<Buffer, Buffer>,
+  bytes: number,
+): boolean {
+  const inner = (call as unknown as { call?: { stream?: { session?: Http2Session } } }).call;
+  const session = inner?.stream?.session;
+  if (session === undefined || typeof session.setLocalWindowSize !== 'function') return false;
+  try {
+    session.settings({ initialWindowSize: bytes });
+    session.setLocalWindowSize(bytes);
+    return true;
+  } catch {
+    return false; // a session closing meanwhile: the link ends anyway
+  }
+}
+
+interface Http2Session {
+  settings(settings: { initialWindowSize: number }): void;
+  setLocalWindowSize(bytes: number): void;
 }
 
 interface Decoder {

@@ -1,6 +1,7 @@
 import { EndpointUnavailableError, RemoteBackpressureError } from '../../errors';
 import type { Clock } from '../../clock';
 import { BatchBuilder } from './batch-builder';
+import { encodeLargeFrame, recycleLargeFrame } from './large-frame';
 import { encodeChunk } from './link-frames';
 import type { OutboundEnvelope } from './outbound-envelope';
 import type { LinkListener } from './link-types';
@@ -66,7 +67,6 @@ interface Queued {
  */
 export class LinkSender implements LinkListener {
   private readonly batch: BatchBuilder;
-  private readonly largeFrames: BatchBuilder;
   private flushScheduled = false;
   private readonly queue: Queued[] = [];
   private queuedLarge = 0;
@@ -91,7 +91,6 @@ export class LinkSender implements LinkListener {
     private readonly host: LinkSenderHost,
   ) {
     this.batch = new BatchBuilder(host.clock);
-    this.largeFrames = new BatchBuilder(host.clock);
     link.listen(this);
   }
 
@@ -266,8 +265,8 @@ export class LinkSender implements LinkListener {
       }
       // What was batched before this message goes before its first chunk.
       this.flush();
-      this.largeFrames.add(item.env);
-      this.chunking = { frame: this.largeFrames.take(), offset: 0, item };
+      const frame = encodeLargeFrame(item.env, this.host.clock, item.large);
+      this.chunking = { frame, offset: 0, item };
     }
   }
 
@@ -279,6 +278,7 @@ export class LinkSender implements LinkListener {
     if (c.offset === c.frame.byteLength) {
       this.chunking = undefined;
       this.release(c.item);
+      recycleLargeFrame(c.frame); // every byte of it is in chunks now
     }
     this.chunkBytesInFlight += chunk.byteLength;
     this.link.write(chunk, () => {
