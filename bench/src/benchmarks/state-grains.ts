@@ -88,11 +88,11 @@ async function startServers(
   };
   const used = new Set(levels.map((level) => level.durability));
   urls.set('none', (await start({ appendonly: false })).url);
-  if (used.has('restart')) urls.set('restart', (await start({ appendfsync: 'everysec' })).url);
+  if (used.has('restart')) urls.set('restart', (await start({ appendfsync: 'no' })).url);
   if (used.has('fsync')) urls.set('fsync', (await start({ appendfsync: 'always' })).url);
   if (!used.has('replicated')) return urls;
-  const primary = await start({ appendfsync: 'everysec' });
-  await start({ appendfsync: 'everysec', replicaOf: primary });
+  const primary = await start({ appendfsync: 'no' });
+  await start({ appendfsync: 'no', replicaOf: primary });
   const probe = new Redis(primary.url);
   try {
     // Online, and past the append-only rewrite that follows its first sync.
@@ -163,7 +163,7 @@ async function pairedWithToday(kindName: string): Promise<number> {
 export const benchmark = defineBenchmark({
   name: 'state-grains',
   description:
-    "write-through grain calls between 2 members (in one process, gRPC over loopback, Redis state), 1,000 in flight, every call to a grain on the other member; baseline raw ioredis GET+SET at the same concurrency; then per durability level (restart: AOF everysec; fsync: appendfsync always; replicated: WAIT 1 per batch to a replica) against today's write-through (no persistence, durability none)",
+    "write-through grain calls between 2 members (in one process, gRPC over loopback, Redis state), 1,000 in flight, every call to a grain on the other member; baseline raw ioredis GET+SET at the same concurrency; then per durability level (restart: AOF written before each reply, appendfsync no; fsync: appendfsync always; replicated: WAIT 1 per batch to a replica) against today's write-through (no persistence, durability none)",
   async setup() {
     const levels = levelsInUse();
     const urls = await startServers(levels);

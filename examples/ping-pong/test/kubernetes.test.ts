@@ -1,7 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
-import { DEFAULT_GRAINS_OPTIONS, OPS_PATHS } from '@granary/cluster';
+import {
+  checkServerPersistence,
+  DEFAULT_GRAINS_OPTIONS,
+  DEFAULT_REDIS_STATE_STORE_OPTIONS,
+  OPS_PATHS,
+} from '@granary/cluster';
+import { redisPersistence } from './helpers/compose';
 import { ENV_VARS, readConfig, type EnvVar, type NodeRole } from '../src/config';
 import { envVarsReadBySources } from './helpers/env-vars';
 import { KUBERNETES_MANIFEST, REPO_ROOT } from './helpers/paths';
@@ -171,12 +177,33 @@ describe('deploy/kubernetes/granary-ping-pong.yaml', () => {
     expect(pdb.spec.maxUnavailable).to.be.below(ponger.spec.replicas);
   });
 
+  it("keeps Redis' files (--dir) on a persistent volume claimed per pod", () => {
+    const set = named('StatefulSet', 'redis');
+    const redis = set.spec.template.spec.containers[0] as Container & {
+      volumeMounts: Array<{ name: string; mountPath: string }>;
+    };
+    const dir = redis.command[redis.command.indexOf('--dir') + 1];
+    const mount = redis.volumeMounts.find((m) => m.mountPath === dir);
+    expect(mount, `a volume mounted at --dir ${dir}`).to.not.equal(undefined);
+    const claims = (set.spec.volumeClaimTemplates as Array<{ metadata: { name: string } }>).map(
+      (c) => c.metadata.name,
+    );
+    expect(claims, 'the mount comes from a volumeClaimTemplate (not an emptyDir)').to.include(
+      mount!.name,
+    );
+  });
+
   it('points the nodes at the etcd and redis services, with redis on its append-only file', () => {
     const etcd = named('StatefulSet', 'etcd').spec.template.spec.containers[0] as Container;
     const etcdPort = etcd.ports.find((p) => p.name === 'client')!.containerPort;
     const redis = named('StatefulSet', 'redis').spec.template.spec.containers[0] as Container;
     const args = redis.command;
     expect(args[args.indexOf('--appendonly') + 1]).to.equal('yes');
+    const level = DEFAULT_REDIS_STATE_STORE_OPTIONS.durability;
+    const shortfall = checkServerPersistence(level, redisPersistence(args));
+    expect(shortfall?.message, `the store would refuse this Redis at '${level}'`).to.equal(
+      undefined,
+    );
     const redisPort = Number(args[args.indexOf('--port') + 1]);
     for (const { container, role } of nodes) {
       const config = readConfig(

@@ -82,6 +82,7 @@ export type { RedisStateStoreOptions } from './state/redis/redis-state-store-opt
 export { DURABILITY_LEVELS } from './state/durability';
 export type { Durability, StateLostPolicy } from './state/durability';
 export type { ServerPersistence } from './state/redis/server-facts';
+export { checkServerPersistence } from './state/redis/durability-plan';
 export type { LostGrain, StateLossReport, StateLossTarget } from './state/redis/state-loss-admin';
 export type { StoreLoss } from './state/redis/store-identity';
 export type { StateLossCounts } from './state/redis/loss-ledger';

@@ -20,7 +20,7 @@ export interface RedisSentinelOptions {
   sentinels?: number;
   /**
    * Persistence of every data server (primary and replicas).
-   * @default startRedis' defaults (appendonly yes, appendfsync everysec)
+   * @default startRedis' defaults (appendonly yes, appendfsync no)
    */
   server?: Pick<RedisOptions, 'appendonly' | 'appendfsync' | 'binary'>;
   /**

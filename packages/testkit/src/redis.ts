@@ -10,16 +10,20 @@ export interface RedisOptions {
    */
   binary?: string;
   /**
-   * Redis' append-only file (`appendonly yes`): every write is in the file before Redis
-   * replies, so `kill({ keepData: true })` then `restart()` loses nothing acknowledged. This is
+   * Redis' append-only file (`appendonly yes`): with `appendfsync` `no` (the default here) or
+   * `always` every write is in the file before Redis replies, so `kill({ keepData: true })`
+   * then `restart()` loses nothing acknowledged. This is
    * what RedisStateStore's default durability (`'restart'`) requires. `false` keeps nothing
    * across a restart (no AOF, no RDB snapshots).
    * @default true
    */
   appendonly?: boolean;
   /**
-   * When the append-only file is fsynced (`always`: before every reply).
-   * @default 'everysec'
+   * When the append-only file is fsynced (`always`: before every reply). `no` and `always` make
+   * Redis write every command to the file before it replies, which RedisStateStore's default
+   * durability (`'restart'`) requires; `everysec` may hold writes in memory while a background
+   * fsync runs (a killed Redis loses them), so the default level refuses it.
+   * @default 'no' (the cheapest setting the default durability accepts)
    */
   appendfsync?: 'always' | 'everysec' | 'no';
   /**
@@ -94,7 +98,7 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisHandl
       '--appendonly',
       appendonly ? 'yes' : 'no',
       '--appendfsync',
-      options.appendfsync ?? 'everysec',
+      options.appendfsync ?? 'no',
       ...(replica ? ['--replicaof', replica.host, String(replica.port)] : []),
       // A replica's full sync starts at once instead of after the default 5 s gathering delay.
       '--repl-diskless-sync-delay',

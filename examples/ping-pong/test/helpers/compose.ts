@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import type { ServerPersistence } from '@granary/cluster';
 import { COMPOSE_FILE } from './paths';
 
 /** The parts of a compose service the tests look at. */
@@ -28,6 +29,18 @@ export function loadCompose(): {
 export function argOf(command: readonly string[], name: string): string | undefined {
   const i = command.indexOf(`--${name}`);
   return i < 0 ? undefined : command[i + 1];
+}
+
+/**
+ * How a redis-server command line persists (`--appendonly`, `--appendfsync`), with Redis'
+ * own defaults where an argument is missing (appendonly no, appendfsync everysec).
+ */
+export function redisPersistence(command: readonly string[]): ServerPersistence {
+  const fsync = argOf(command, 'appendfsync') ?? 'everysec';
+  if (fsync !== 'always' && fsync !== 'everysec' && fsync !== 'no') {
+    throw new Error(`redis-server --appendfsync ${fsync}: not a Redis setting`);
+  }
+  return { appendonly: argOf(command, 'appendonly') === 'yes', appendfsync: fsync };
 }
 
 /** A service's environment as a name → string map (both compose forms). */

@@ -5,14 +5,16 @@
  *   acknowledged write (the loss is still detected, see StateLostError). Say it explicitly, as
  *   `insecure` is said for the transport.
  * - `'restart'` (the default): a Redis process crash or restart. The server must run with its
- *   append-only file (`appendonly yes`): Redis writes each command to it before it replies, so a
- *   killed process loses nothing acknowledged; a host crash may lose up to `appendfsync`'s
- *   window (about a second with `everysec`).
+ *   append-only file (`appendonly yes`) and write each command to it before it replies:
+ *   `appendfsync always` or `no`. Not `everysec` (Redis' default): while a background fsync is
+ *   still running, Redis holds new writes in memory up to 2 s and replies anyway, so a killed
+ *   process loses them. A host crash may lose what the kernel had not yet written to disk (up
+ *   to about 30 s with `no`, nothing with `always`).
  * - `'fsync'`: a host crash or power loss. The server fsyncs before it replies
  *   (`appendfsync always`), or, from Redis 7.2, the store awaits `WAITAOF 1 0` once per write
  *   batch.
  * - `'replicated'`: the loss of the primary (a failover). The store awaits `WAIT <replicas>`
- *   once per write batch, on top of `'restart'` (a primary restarting empty would empty its
+ *   once per write batch, on top of `'restart'` (and its `appendfsync`) (a primary restarting empty would empty its
  *   replicas too).
  */
 export type Durability = 'none' | 'restart' | 'fsync' | 'replicated';

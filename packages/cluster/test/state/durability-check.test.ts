@@ -66,6 +66,17 @@ describe('RedisStateStore durability check (real Redis)', function () {
       await failure(store.write('k', 'a', Uint8Array.of(1), first));
     });
 
+    it("refuses appendfsync everysec (Redis' default) at start, naming appendfsync; opens on no and always", async () => {
+      const err = await failure(storeOn(await redis({ appendfsync: 'everysec' })).open());
+      expect([err.durability, err.setting]).to.deep.equal(['restart', 'appendfsync']);
+      expect(err.message)
+        .to.contain("durability 'restart' (option durability, the default)")
+        .and.contain('appendfsync everysec')
+        .and.contain('before it replies');
+      await storeOn(await redis({ appendfsync: 'no' })).open();
+      await storeOn(await redis({ appendfsync: 'always' })).open();
+    });
+
     it('Cluster.start with a persistent kind fails at start; nothing joins', async () => {
       const server = await redis({ appendonly: false });
       const store = storeOn(server);
@@ -113,7 +124,9 @@ describe('RedisStateStore durability check (real Redis)', function () {
       } else {
         const err = await failure(store.open());
         expect(err.setting).to.equal('appendfsync');
-        expect(err.message).to.contain('appendfsync everysec').and.contain('WAITAOF');
+        expect(err.message)
+          .to.contain('appendfsync everysec')
+          .and.contain(`Redis ${version} has no WAITAOF`);
       }
       const always = storeOn(await redis({ appendfsync: 'always' }), { durability: 'fsync' });
       expect(await always.write('k', 'a', Uint8Array.of(1), first)).to.equal(1);
@@ -176,8 +189,14 @@ describe('RedisStateStore durability check (real Redis)', function () {
       const err = await failure(storeOn(managed).open());
       expect(err.setting).to.equal('serverPersistence');
       expect(err.message).to.contain('CONFIG GET failed').and.contain('serverPersistence');
-      const declared = storeOn(managed, { serverPersistence: { appendonly: true } });
+      const declared = storeOn(managed, {
+        serverPersistence: { appendonly: true, appendfsync: 'always' },
+      });
       expect(await declared.write('k', 'a', Uint8Array.of(1), first)).to.equal(1);
+      const everysec = storeOn(managed, {
+        serverPersistence: { appendonly: true, appendfsync: 'everysec' },
+      });
+      expect((await failure(everysec.open())).setting).to.equal('appendfsync');
       const wrong = storeOn(managed, { serverPersistence: { appendonly: false } });
       expect((await failure(wrong.open())).message).to.contain('declared in serverPersistence');
     });

@@ -39,7 +39,7 @@ describe('durability under load: Redis SIGKILL (in-process members, real Redis)'
   });
 
   it("default durability ('restart', append-only file): 3 SIGKILLs under load lose 0 acknowledged operations", async () => {
-    redis = await startRedis(); // appendonly yes, appendfsync everysec
+    redis = await startRedis(); // appendonly yes, appendfsync no (written before each reply)
     admin = new Redis(redis.url);
     admin.on('error', () => {});
     store = new RedisStateStore({ url: redis.url, commandTimeoutMs: COMMAND_TIMEOUT_MS });

@@ -56,6 +56,8 @@ describe('RedisStateStore on Redis Cluster', () => {
         '',
         '--appendonly',
         'yes',
+        '--appendfsync',
+        'no', // written before each reply, as the default durability needs
         '--dir',
         dir,
         '--cluster-enabled',

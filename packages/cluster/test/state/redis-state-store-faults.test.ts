@@ -156,7 +156,8 @@ describe('RedisStateStore faults', () => {
         expect(elapsed).to.be.below(FAIL_FAST_BOUND_MS);
       }
       await redis.restart();
-      // Redis runs with its append-only file (the default durability needs it): nothing lost.
+      // Redis writes its append-only file before each reply (testkit's appendfsync no; the
+      // default durability refuses everysec, which may hold writes in memory): nothing lost.
       const record = await eventually(() => store.read('k', 'seed'));
       expect([record?.version, Array.from(record?.state ?? [])]).to.deep.equal([1, [1]]);
       expect(logged).to.deep.equal([

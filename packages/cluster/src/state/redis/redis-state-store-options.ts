@@ -49,7 +49,7 @@ export interface RedisStateStoreOptions {
   writeBatchSize?: number;
   /**
    * What an acknowledged write survives (docs/durability.md): `'restart'` a Redis crash or
-   * restart (needs `appendonly yes`), `'fsync'` a host crash (`appendfsync always`, or WAITAOF
+   * restart (needs `appendonly yes` with `appendfsync always` or `no`), `'fsync'` a host crash (`appendfsync always`, or WAITAOF
    * per batch on Redis 7.2+), `'replicated'` the loss of the primary (WAIT `replicas` per
    * batch). `'none'` checks nothing: say it where losing acknowledged writes is acceptable.
    * Checked by open() (Cluster.start opens the stores in `stateStores`) and again on every
