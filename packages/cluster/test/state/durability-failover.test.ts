@@ -112,8 +112,11 @@ describe('durability under load: Sentinel failover (in-process members, real Red
         ).then(() => 'ok', errorCode);
       let code = await probe();
       // Unavailable is not lost: a replica still catching up (a loaded machine) makes a write
-      // wait past its timeout for a while. Ask again until it answers or says lost.
-      for (let i = 0; i < 20 && code === 'ERR_STATE_UNAVAILABLE'; i++) {
+      // wait past its timeout for a while, and when that write did land on the primary the
+      // activation's next write conflicts and reloads (ERR_INCONSISTENT_STATE, rule 6 of
+      // PersistentState). Ask again until it answers or says lost.
+      const unknown = ['ERR_STATE_UNAVAILABLE', 'ERR_INCONSISTENT_STATE', 'ERR_TIMEOUT'];
+      for (let i = 0; i < 40 && unknown.includes(code); i++) {
         await new Promise((resolve) => setTimeout(resolve, 250));
         code = await probe();
       }
