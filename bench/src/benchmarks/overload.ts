@@ -28,7 +28,8 @@ interface ReportLike {
   capacity: number;
   idle: { nodes: Memory[]; generators: Memory[] };
   phases: PhaseLike[];
-  recovery: { recoveredAfterMs: number; baselineP99: number } | undefined;
+  recovery:
+    { recoveredAfterMs: number; goodputRecoveredAfterMs: number; baselineP99: number } | undefined;
 }
 
 type Scenario = 'node-bound' | 'caller-bound';
@@ -120,5 +121,6 @@ export const benchmark = defineBenchmark({
     figure(s, 'node-rss-growth', 'MiB', (r) => growth(r, 'nodes', 'rss')),
     figure(s, 'caller-heap-growth', 'MiB', (r) => growth(r, 'generators', 'heapUsed')),
     figure(s, 'recovery', 'ms', (r) => r.recovery?.recoveredAfterMs ?? NaN),
+    figure(s, 'recovery-goodput', 'ms', (r) => r.recovery?.goodputRecoveredAfterMs ?? NaN),
   ]),
 });
