@@ -189,7 +189,7 @@ export class FutureProcess<T = unknown>
 
   /** @internal the timeout elapsed. */
   onTimer(): void {
-    this.fail(new TimeoutError(this.target.toString(), this.timeoutMs));
+    this.fail(TimeoutError.of(this.target.toString(), this.timeoutMs));
   }
 
   /** Settles with a reply; an Error instance rejects. */

@@ -60,6 +60,17 @@ describe('FutureProcess (requests)', () => {
         .and.contain('timeoutMs');
     });
 
+    it('makes its TimeoutError without a stack (the timer wheel is all it would show)', async () => {
+      const pid = system.root.spawnNamed(silent, 'quiet');
+      const err = (await system.root
+        .request(pid, 'ping', { timeoutMs: 20 })
+        .catch((e: unknown) => e)) as TimeoutError;
+      expect(err).to.be.instanceOf(TimeoutError);
+      expect(err.stack).to.equal(`TimeoutError: ${err.message}`);
+      // Only the timer's error: a TimeoutError made elsewhere still captures its stack.
+      expect(new TimeoutError('a/b', 1).stack).to.contain('\n    at ');
+    });
+
     it('sends a reply that arrives after the timeout to dead letters', async () => {
       const late = deferred<DeadLetterEvent>();
       system.eventStream.subscribe(DeadLetterEvent, (e) => late.resolve(e));

@@ -16,6 +16,7 @@ import {
 } from '../errors';
 import type { Topology } from '../membership/topology';
 import { CallerLoad } from '../overload/caller-load';
+import type { OverloadedError } from '../overload/errors';
 import type { ResolvedOverloadOptions } from '../overload/overload-options';
 import type { OverloadCounters } from '../overload/overload-stats';
 import type { RetryBudget } from '../overload/retry-budget';
@@ -169,6 +170,16 @@ export class GrainCaller implements CallRetrier {
   /** A call's first attempt did not end with the grain's answer (CallRetrier). */
   retry(call: GrainCall, first: Setback): Promise<unknown> {
     this.load.outcome(call.address, first.error, this.deps.clock.now());
+    if (first.kind === 'deadline') {
+      // Final (as in the retry loop), and frequent under overload: failed without the loop's
+      // async frame.
+      this.deps.counters.outstanding--;
+      const { kind, identity } = call;
+      const error = DeadlineExceededError.of(kind, identity, call.deadline - call.start, 1, {
+        cause: first.error,
+      });
+      return this.observed(call, Promise.reject(error));
+    }
     return this.observed(call, this.loop(call, first));
   }
 
@@ -270,6 +281,13 @@ export class GrainCaller implements CallRetrier {
     return this.ownerOf(call.ref);
   }
 
+  /** The throttle of `address` holds this retry back: the error, else undefined. */
+  private heldBackRetry(ref: GrainRef, address: string, now: number): OverloadedError | undefined {
+    const throttle = address === ref.address ? ref.throttle : this.load.throttleOf(address);
+    if (throttle === undefined) return undefined;
+    return this.load.heldBack(throttle, address, ref.kind, ref.identity, now);
+  }
+
   /** The grain's owner under the current topology (resolved once per topology and grain). */
   private ownerOf(ref: GrainRef): string | undefined {
     const topology = this.deps.topology();
@@ -346,14 +364,18 @@ export class GrainCaller implements CallRetrier {
               { cause: last },
             );
           }
-          throw new DeadlineExceededError(kind, identity, deadline - start, attempts, {
+          throw DeadlineExceededError.of(kind, identity, deadline - start, attempts, {
             cause: last,
           });
         }
         const address = hint ?? this.ownerOf(ref);
         hint = undefined;
         noHost = address === undefined;
-        if (address !== undefined) {
+        // A retry to an owner that sheds load goes through its throttle like a first attempt:
+        // the throttle counts every attempt sent there, and refusing here costs the owner nothing.
+        const held = address === undefined ? undefined : this.heldBackRetry(ref, address, now);
+        if (held !== undefined) setback = { kind: 'overloaded', error: held };
+        else if (address !== undefined) {
           attempts++;
           call.address = address;
           attemptStart = now;
@@ -379,7 +401,7 @@ export class GrainCaller implements CallRetrier {
           case 'fail':
             throw setback.error;
           case 'deadline':
-            throw new DeadlineExceededError(kind, identity, deadline - start, attempts, {
+            throw DeadlineExceededError.of(kind, identity, deadline - start, attempts, {
               cause: setback.error,
             });
           case 'budget':

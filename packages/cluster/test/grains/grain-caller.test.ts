@@ -6,6 +6,7 @@ import {
   InvalidArgumentError,
   MailboxFullError,
   SYSTEM_CLOCK,
+  TimeoutError,
   UnknownKindError,
   type PID,
 } from '@granary/core';
@@ -204,6 +205,19 @@ describe('GrainCaller', () => {
     expect(err.cause).to.be.instanceOf(NotOwnerError);
   });
 
+  it('fails a first attempt that timed out with DeadlineExceededError at once, without stacks', async () => {
+    a.script(() => undefined); // never answers
+    const err = (await call({ timeoutMs: 50 }).catch((e: unknown) => e)) as DeadlineExceededError;
+    expect(err).to.be.instanceOf(DeadlineExceededError);
+    expect(err.attempts).to.equal(1);
+    expect(a.attempts).to.have.length(1);
+    expect(err.cause).to.be.instanceOf(TimeoutError);
+    // Made once per expired call under overload: no capture, for the error or its cause.
+    expect(err.stack).to.equal(`DeadlineExceededError: ${err.message}`);
+    expect((err.cause as Error).stack).to.equal(`TimeoutError: ${(err.cause as Error).message}`);
+    expect(counters.outstanding).to.equal(0);
+  });
+
   it('wakes a call waiting between attempts when the topology changes', async () => {
     a.script(() => new NotOwnerError('k', 'g-1', undefined));
     const pending = call({ timeoutMs: 5000 });
@@ -315,8 +329,10 @@ describe('GrainCaller', () => {
     });
 
     it('sends a call held back from an owner that sheds load through the retry loop, or fails it at once without budget', async () => {
-      // Draws of 0: the shortest jitter, and the throttle holds back whenever its odds are > 0.
-      caller = makeCaller(undefined, () => 0);
+      // A first draw of 0: the throttle holds the call back (its odds are > 0); then the longest
+      // draws: the retry's jitter, and the throttle lets the retry through.
+      const draws = [0];
+      caller = makeCaller(undefined, () => draws.shift() ?? 1 - Number.EPSILON);
       a.script((n) => (n === 1 ? overloaded() : 'served'));
       // The owner refuses for its load: the throttle arms (the call itself may not retry).
       expect(await call({ retries: 0 }).catch((e: unknown) => e)).to.be.instanceOf(OverloadedError);
@@ -335,6 +351,20 @@ describe('GrainCaller', () => {
       expect(held).to.be.instanceOf(OverloadedError).with.property('limit', 'loadShedding');
       expect((held as Error).message).to.contain('holds calls to it back');
       expect(a.attempts).to.have.length(3); // the held call never reached the owner
+      expect(counters.outstanding).to.equal(0);
+    });
+
+    it('holds a retry back too while the owner sheds load, without sending it', async () => {
+      // Draws of 0: the shortest jitter, and the throttle holds back whenever its odds are > 0.
+      caller = makeCaller(undefined, () => 0);
+      a.script(() => overloaded());
+      const err = await call({ retries: 2 }).catch((e: unknown) => e);
+      // The first attempt reached the owner and armed the throttle; both retries were held here.
+      expect(err).to.be.instanceOf(OverloadedError).with.property('limit', 'loadShedding');
+      expect((err as Error).message).to.contain('holds calls to it back');
+      expect(a.attempts).to.have.length(1);
+      expect(counters.heldBack).to.equal(2);
+      expect(caller.budget.spent).to.equal(2);
       expect(counters.outstanding).to.equal(0);
     });
 
