@@ -15,9 +15,19 @@ export interface ReminderHost {
   now(): number;
   /** Runs `r.onTimer()` `delayMs` from now (the system's timer wheel). */
   schedule(delayMs: number, r: LiveReminder): TimerHandle;
+  /**
+   * Takes one of the member's fire slots (maxFiresInFlight), held until the claim fails or the
+   * fire's delivery ends. False: none free; the host calls `r.resume()` when one is.
+   */
+  admit(r: LiveReminder): boolean;
+  /** Gives back a slot taken by `admit` whose claim did not lead to a delivery. */
+  release(): void;
   /** Claims one tick (batched with the shard's other claims of this turn). */
   claim(r: LiveReminder, tick: number): Promise<ClaimResult>;
-  /** Calls the grain; resolves with undefined when its turn ended without throwing. */
+  /**
+   * Calls the grain; resolves with undefined when its turn ended without throwing. Gives back
+   * the fire's slot when the call ends.
+   */
   deliver(r: LiveReminder, fire: ReminderFire): Promise<Error | undefined>;
   /** Records a job's outcome (fenced); resolves false when the job was replaced meanwhile. */
   finish(r: LiveReminder, outcome: JobOutcome): Promise<boolean>;
@@ -89,7 +99,10 @@ export class LiveReminder {
     return 'waitUntil' in fire ? fire.waitUntil : fire.dueAt;
   }
 
-  /** Plans the next fire: now if due, else a timer. */
+  /**
+   * Plans the next fire: now if due and a fire slot is free, else a timer (not due) or a place
+   * in the host's queue (no slot: the fire is planned again, late, when one frees).
+   */
   plan(): void {
     if (this.stopped) return;
     this.timer?.cancel();
@@ -99,16 +112,21 @@ export class LiveReminder {
     if (this.job) {
       const due = Math.max(s.spec.dueAt, this.retryAt);
       if (due > now) this.timer = this.host.schedule(due - now, this);
-      else void this.attempt(due, now);
+      else if (this.host.admit(this)) void this.attempt(due, now);
       return;
     }
     const fire = nextFire(s.spec, s.t0, s.last, now);
     if ('waitUntil' in fire) this.timer = this.host.schedule(fire.waitUntil - now, this);
-    else void this.tick(fire.tick, fire.dueAt, fire.skipped);
+    else if (this.host.admit(this)) void this.tick(fire.tick, fire.dueAt, fire.skipped);
   }
 
   onTimer(): void {
     this.timer = undefined;
+    if (!this.busy) this.plan();
+  }
+
+  /** A fire slot is free: plan again (the tick due now, the catch-up policy applied). */
+  resume(): void {
     if (!this.busy) this.plan();
   }
 
@@ -132,7 +150,7 @@ export class LiveReminder {
         ...(this.stored.spec.data === undefined ? {} : { data: this.stored.spec.data }),
       };
       void host.deliver(this, fire); // counted by the host; a tick is never fired again
-    }
+    } else host.release();
     this.busy = false;
     this.after(result, tick);
   }
@@ -144,6 +162,7 @@ export class LiveReminder {
     const tick = s.last + 1;
     const result = await this.claim(tick);
     if (result !== 'ok') {
+      host.release();
       this.busy = false;
       return this.after(result, tick);
     }

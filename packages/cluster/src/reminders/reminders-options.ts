@@ -14,10 +14,22 @@ export interface RemindersOptions {
    * @default 5000
    */
   deliveryTimeoutMs?: number;
+  /**
+   * Most fires claimed and not yet answered by their grain at once. A reminder due while the
+   * member is at this bound waits (late, its catch-up policy applied when it goes) instead of
+   * claiming a tick the member cannot deliver: a claimed tick is never fired again, and a call
+   * refused by the member's load shedding would lose it. Overload turns into tardiness and
+   * reported skips, not lost ticks.
+   * @default 1000
+   */
+  maxFiresInFlight?: number;
 }
 
 /** Defaults of RemindersOptions. */
-export const DEFAULT_REMINDERS_OPTIONS = { deliveryTimeoutMs: 5000 } as const;
+export const DEFAULT_REMINDERS_OPTIONS = {
+  deliveryTimeoutMs: 5000,
+  maxFiresInFlight: 1000,
+} as const;
 
 /** Shortest period of a periodic reminder (ms). */
 export const MIN_PERIOD_MS = 100;
