@@ -1,7 +1,11 @@
-import { PID, Props, type ActorSystem, type TimerHandle } from '@granary/core';
+import { context } from '@opentelemetry/api';
+import { InvalidOptionError, PID, Props, type ActorSystem, type TimerHandle } from '@granary/core';
 import { GrainError } from '../errors';
 import type { GrainCallOptions } from '../grains/grain';
 import type { ClusterLogger } from '../internal/logger';
+import { ReminderMetrics } from '../telemetry/reminder-metrics';
+import { activeTraceparent, startFireSpan } from '../telemetry/reminder-spans';
+import { endSpan, type ClusterTelemetry } from '../telemetry/telemetry';
 import type { Member } from '../membership/topology';
 import { ReminderFencedError } from './errors';
 import { GrainRemindersHandle, type RemindersBackend } from './grain-reminders';
@@ -30,6 +34,8 @@ export interface ReminderServiceDeps {
   readonly options: Required<RemindersOptions>;
   readonly selfId: string;
   readonly logger: ClusterLogger;
+  /** Spans per fire when tracing; the reminder instruments when a meter is registered. */
+  readonly telemetry: ClusterTelemetry;
   shardOf(kind: string, id: string): number;
   /** The shard's desired owner under the member's topology. */
   ownerOf(kind: string, shard: number): Member | undefined;
@@ -88,9 +94,26 @@ export class ReminderService implements ReminderHost, RemindersBackend {
   private readonly actor: PID;
   /** Fires claimed and not yet answered: a graceful leave waits for them (each has its deadline). */
   private readonly delivering = new Set<Promise<Error | undefined>>();
+  /** Fire slots taken (admit) and not given back: claims in flight and fires in delivery. */
+  private inFlight = 0;
+  /** Reminders due while every slot was taken, in the order they came due. */
+  private readonly waiting = new Set<LiveReminder>();
+  private readonly metrics: ReminderMetrics | undefined;
 
   constructor(private readonly deps: ReminderServiceDeps) {
+    const max = deps.options.maxFiresInFlight;
+    if (!(Number.isSafeInteger(max) && max >= 1)) {
+      throw new InvalidOptionError(
+        'reminders.maxFiresInFlight',
+        `must be an integer >= 1, got ${max}`,
+      );
+    }
     this.store = deps.options.store;
+    const meter = deps.telemetry.meter;
+    if (meter !== undefined) {
+      this.metrics = new ReminderMetrics(meter, this);
+      this.counters.histogram = this.metrics.tardiness;
+    }
     this.actor = deps.system.root.spawnNamed(
       Props.fromFunc((ctx) => {
         const m = ctx.message as RefreshMessage | undefined;
@@ -113,6 +136,20 @@ export class ReminderService implements ReminderHost, RemindersBackend {
     let loaded = 0;
     for (const s of this.shards.values()) loaded += s.live.size;
     return this.counters.snapshot(loaded);
+  }
+
+  /** Per kind, the periodic reminders and the jobs loaded here (the metrics' source). */
+  loadedByKind(): Map<string, { reminders: number; jobs: number }> {
+    const byKind = new Map<string, { reminders: number; jobs: number }>();
+    for (const s of this.shards.values()) {
+      let k = byKind.get(s.kind);
+      if (k === undefined) byKind.set(s.kind, (k = { reminders: 0, jobs: 0 }));
+      for (const r of s.live.values()) {
+        if (r.job) k.jobs++;
+        else k.reminders++;
+      }
+    }
+    return byKind;
   }
 
   /** Per kind: the reminders and jobs loaded here and the earliest next due (epoch ms). */
@@ -165,6 +202,8 @@ export class ReminderService implements ReminderHost, RemindersBackend {
   /** Stops every reminder (the member shuts down). */
   stop(): void {
     this.stopped = true;
+    this.waiting.clear();
+    this.metrics?.close();
     for (const s of [...this.shards.values()]) this.released(s.kind, s.shard);
     this.deps.system.root.stop(this.actor);
   }
@@ -277,6 +316,9 @@ export class ReminderService implements ReminderHost, RemindersBackend {
   }
 
   async put(kind: string, shard: number, id: string, name: string, spec: ReminderSpec) {
+    // Each fire's span links to the span that set the schedule.
+    const trace = this.deps.telemetry.tracing ? activeTraceparent() : undefined;
+    if (trace !== undefined) spec = { ...spec, trace };
     const stored = await this.store.put(kind, shard, id, name, spec);
     await this.notify(kind, shard, id, name, stored);
   }
@@ -303,6 +345,27 @@ export class ReminderService implements ReminderHost, RemindersBackend {
 
   sleep(ms: number): Promise<void> {
     return new Promise((resolve) => this.deps.system.timers.schedule(ms, resolve));
+  }
+
+  admit(r: LiveReminder): boolean {
+    if (this.inFlight < this.deps.options.maxFiresInFlight) {
+      this.inFlight++;
+      return true;
+    }
+    this.waiting.add(r);
+    return false;
+  }
+
+  release(): void {
+    this.inFlight--;
+    // The reminders that waited go in the order they came due; each takes a slot again in plan
+    // (or waits again, or, when no longer due, sets its timer).
+    const max = this.deps.options.maxFiresInFlight;
+    for (const r of this.waiting) {
+      if (this.inFlight >= max) break;
+      this.waiting.delete(r);
+      r.resume();
+    }
   }
 
   claim(r: LiveReminder, tick: number): Promise<ClaimResult> {
@@ -339,20 +402,34 @@ export class ReminderService implements ReminderHost, RemindersBackend {
   deliver(r: LiveReminder, fire: ReminderFire): Promise<Error | undefined> {
     const p = this.call(r, fire);
     this.delivering.add(p);
-    void p.finally(() => this.delivering.delete(p));
+    void p.finally(() => {
+      this.delivering.delete(p);
+      this.release();
+    });
     return p;
   }
 
   private async call(r: LiveReminder, fire: ReminderFire): Promise<Error | undefined> {
+    const options = {
+      timeoutMs: this.deps.options.deliveryTimeoutMs,
+      idempotent: fire.job, // a job is at least once; a tick at most once
+    };
+    const telemetry = this.deps.telemetry;
+    const scope = telemetry.tracing
+      ? startFireSpan(telemetry, r.kind, r.id, fire, r.stored.spec.trace)
+      : undefined;
     try {
-      await this.deps.request(r.kind, r.id, fire, {
-        timeoutMs: this.deps.options.deliveryTimeoutMs,
-        idempotent: fire.job, // a job is at least once; a tick at most once
-      });
+      if (scope === undefined) await this.deps.request(r.kind, r.id, fire, options);
+      else {
+        // The call runs in the fire span's context: the call and the turn are its children.
+        await context.with(scope.context, () => this.deps.request(r.kind, r.id, fire, options));
+        endSpan(scope.span);
+      }
       this.counters.delivered++;
       return undefined;
     } catch (err) {
       const e = err instanceof Error ? err : new Error(String(err));
+      if (scope !== undefined) endSpan(scope.span, e);
       if (GrainError.is(e)) this.counters.grainErrors++;
       else this.counters.undelivered++;
       this.deps.logger.debug(

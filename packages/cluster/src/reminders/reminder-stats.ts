@@ -1,3 +1,5 @@
+import type { Histogram } from '@opentelemetry/api';
+
 /** Counters of a member's reminders since start (`cluster.reminderStats()`). */
 export interface ReminderStats {
   /** Reminders and jobs this member has loaded now (for the shards it owns). */
@@ -31,6 +33,8 @@ const TARDINESS_BUCKETS = 10_000;
 
 /** The mutable counters behind ReminderStats. */
 export class ReminderCounters {
+  /** The tardiness instrument (seconds) when the member records metrics. */
+  histogram: Histogram | undefined = undefined;
   fired = 0;
   delivered = 0;
   grainErrors = 0;
@@ -52,6 +56,7 @@ export class ReminderCounters {
     this.late[b]!++;
     this.lateCount++;
     if (ms > this.lateMax) this.lateMax = ms;
+    this.histogram?.record(ms / 1000);
   }
 
   snapshot(loaded: number): ReminderStats {

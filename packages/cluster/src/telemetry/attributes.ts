@@ -46,6 +46,16 @@ export const ATTR_DIRECTION = 'granary.direction';
 export const ATTR_OVERLOAD_LIMIT = 'granary.overload.limit';
 /** Where expired work was dropped: send, arrival, mailbox, reply. */
 export const ATTR_OVERLOAD_STAGE = 'granary.overload.stage';
+/** What a loaded reminder is: reminder (periodic), job (one-off). */
+export const ATTR_REMINDER_TYPE = 'granary.reminder.type';
+/** The reminder's name (per grain). */
+export const ATTR_REMINDER_NAME = 'granary.reminder.name';
+/** The tick a reminder fire delivers (a job: its attempt's tick). */
+export const ATTR_REMINDER_TICK = 'granary.reminder.tick';
+/** A job attempt's number (1 the first). */
+export const ATTR_REMINDER_ATTEMPT = 'granary.reminder.attempt';
+/** How late a fire was claimed (firedAt - dueAt), ms. */
+export const ATTR_REMINDER_TARDINESS_MS = 'granary.reminder.tardiness_ms';
 
 /** The value of `rpc.system.name`. */
 export const RPC_SYSTEM = 'granary';
