@@ -224,6 +224,7 @@ export class Cluster implements GrainClusterHandle, HealthSource {
         options: { ...DEFAULT_REMINDERS_OPTIONS, ...options.reminders },
         selfId: init.id,
         logger,
+        telemetry: this.telemetry,
         shardOf: (kind, id) => this.shardOf(kind, id),
         ownerOf: (kind, shard) => this.ownerOf(kind, shard),
         request: (kind, id, message, o) => this.caller.request(kind, id, message, o, undefined),
@@ -261,12 +262,15 @@ export class Cluster implements GrainClusterHandle, HealthSource {
     const logger = withTraceIds(base).child({ node: id });
     // A store that cannot keep what it promises (durability) stops the member before it joins.
     const stateLogger = logger.child({ component: 'state' });
-    await Promise.all(
-      (merged.stateStores ?? []).map((store) => {
+    const reminderStore = merged.reminders?.store;
+    reminderStore?.useLogger?.(logger.child({ component: 'reminders' }));
+    await Promise.all([
+      ...(merged.stateStores ?? []).map((store) => {
         store.useLogger?.(stateLogger);
         return store.open?.();
       }),
-    );
+      reminderStore?.open?.(),
+    ]);
     const ops =
       merged.ops === undefined
         ? undefined

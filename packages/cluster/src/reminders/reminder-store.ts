@@ -1,3 +1,4 @@
+import type { Logger } from '@granary/core';
 import type { CatchUp, JobOutcome } from './reminder';
 
 /** What is stored of a reminder's schedule (set by `reminders.set`, never by a fire). */
@@ -10,6 +11,11 @@ export interface ReminderSpec {
   readonly maxAttempts: number;
   readonly backoffMs: number;
   readonly data?: unknown;
+  /**
+   * The W3C `traceparent` of the span that set it, when tracing was on: each fire's span links
+   * to it.
+   */
+  readonly trace?: string;
 }
 
 /** One stored reminder. */
@@ -50,6 +56,13 @@ export type ClaimResult = 'ok' | 'taken' | 'gone' | 'stale';
  * is claimed twice whatever the epochs.
  */
 export interface ReminderStore {
+  /**
+   * Connects and checks what the store promises (RedisReminderStore: its durability level);
+   * Cluster.start awaits it before the member joins. Optional: a store without a check omits it.
+   */
+  open?(): Promise<void>;
+  /** Takes the member's logger (Cluster.start), for a store that logs. */
+  useLogger?(logger: Logger): void;
   /**
    * Fences the shard at `epoch` (later writes with a lower epoch are refused) and returns every
    * reminder of it. @throws ReminderFencedError when a higher epoch was seen.

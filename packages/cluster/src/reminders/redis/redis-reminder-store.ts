@@ -1,5 +1,7 @@
-import { InvalidOptionError } from '@granary/core';
 import { Redis, type Cluster, type RedisOptions } from 'ioredis';
+import { NOOP_LOGGER, type ClusterLogger } from '../../internal/logger';
+import { StateDurabilityError } from '../../state/errors';
+import { DurabilityShortfall } from '../../state/redis/durable-ack';
 import { reconnectDelayMs } from '../../state/redis/redis-state-store-options';
 import { ReminderError, ReminderFencedError, ReminderStoreUnavailableError } from '../errors';
 import type { JobOutcome } from '../reminder';
@@ -17,42 +19,16 @@ import {
   PUT_SCRIPT,
   REMOVE_SCRIPT,
 } from './reminder-scripts';
+import { ReminderDurability } from './reminder-durability';
+import {
+  resolveReminderStoreOptions,
+  type RedisReminderStoreOptions,
+} from './redis-reminder-store-options';
 
-/** Options of {@link RedisReminderStore}. Give `url` or `client`, not both. */
-export interface RedisReminderStoreOptions {
-  /**
-   * Redis URL of the client the store creates (and closes in `close()`).
-   * @default 'redis://127.0.0.1:6379'
-   */
-  url?: string;
-  /**
-   * An existing ioredis client (plain, Sentinel or Cluster); the store never closes it. Give it
-   * `enableOfflineQueue: false` so a timed-out claim is never replayed later.
-   * @default undefined
-   */
-  client?: Redis | Cluster;
-  /**
-   * Prefix of every key; a shard's keys are `<prefix>{<kind>/<shard>}...` (one hash tag per
-   * shard, so Redis Cluster works and a shard's scripts touch one slot).
-   * @default 'granary:reminders:'
-   */
-  keyPrefix?: string;
-  /**
-   * Longest wait for one operation before it fails with ReminderStoreUnavailableError.
-   * @default 2000
-   */
-  commandTimeoutMs?: number;
-  /** Extra ioredis options for the client created from `url`. @default {} */
-  redisOptions?: RedisOptions;
-}
-
-/** Defaults of {@link RedisReminderStoreOptions}. */
-export const DEFAULT_REDIS_REMINDER_STORE_OPTIONS = {
-  url: 'redis://127.0.0.1:6379',
-  keyPrefix: 'granary:reminders:',
-  commandTimeoutMs: 2000,
-  redisOptions: {} as RedisOptions,
-};
+export {
+  DEFAULT_REDIS_REMINDER_STORE_OPTIONS,
+  type RedisReminderStoreOptions,
+} from './redis-reminder-store-options';
 
 /** Versioned command names (a shared client may carry another version's scripts). */
 const C = {
@@ -95,17 +71,13 @@ export class RedisReminderStore implements ReminderStore {
   private readonly prefix: string;
   private readonly timeoutMs: number;
   private readyWait: Promise<void> | undefined;
+  private readonly durability: ReminderDurability;
+  private memberLogger: ClusterLogger | undefined;
   /** Redis calls made (for the commands-per-fire figure). */
   commands = 0;
 
   constructor(options: RedisReminderStoreOptions = {}) {
-    if (options.url !== undefined && options.client !== undefined) {
-      throw new InvalidOptionError('client', 'RedisReminderStore takes url or client, not both');
-    }
-    const o = { ...DEFAULT_REDIS_REMINDER_STORE_OPTIONS, ...options };
-    if (!(o.commandTimeoutMs > 0)) {
-      throw new InvalidOptionError('commandTimeoutMs', `must be > 0, got ${o.commandTimeoutMs}`);
-    }
+    const o = resolveReminderStoreOptions(options);
     this.prefix = o.keyPrefix;
     this.timeoutMs = o.commandTimeoutMs;
     this.ownsClient = options.client === undefined;
@@ -127,6 +99,31 @@ export class RedisReminderStore implements ReminderStore {
     client.defineCommand(C.claim, { numberOfKeys: 2, lua: CLAIM_SCRIPT });
     client.defineCommand(C.finish, { numberOfKeys: 3, lua: FINISH_SCRIPT });
     this.client = client as Client;
+    const logger = options.logger;
+    this.durability = new ReminderDurability(
+      client,
+      o,
+      options.durability === undefined,
+      (command) => this.exec(command),
+      () => logger ?? this.memberLogger ?? NOOP_LOGGER,
+    );
+  }
+
+  /**
+   * Connects and checks that the server gives the declared `durability` (CONFIG GET append*,
+   * INFO replication, WAITAOF support), as RedisStateStore.open. Idempotent; every operation
+   * awaits it first; Cluster.start awaits it for `reminders.store` before the member joins.
+   * @throws StateDurabilityError naming the option and the Redis setting that falls short (the
+   *   store then fails every operation with it); ReminderStoreUnavailableError when Redis
+   *   cannot be reached within `commandTimeoutMs` (a later call tries again).
+   */
+  open(): Promise<void> {
+    return this.durability.open();
+  }
+
+  /** Takes the member's logger (Cluster.start), unless the store was given its own. */
+  useLogger(logger: ClusterLogger): void {
+    this.memberLogger ??= logger;
   }
 
   /** The key of a shard's hash (its fence and outcomes add `:e` and `:o`). */
@@ -136,7 +133,7 @@ export class RedisReminderStore implements ReminderStore {
 
   async load(kind: string, shard: number, epoch: number): Promise<StoredReminder[]> {
     const key = this.keyOf(kind, shard);
-    const reply = await this.run(() => this.client[C.load]!(key, `${key}:e`, String(epoch)));
+    const reply = await this.write(() => this.client[C.load]!(key, `${key}:e`, String(epoch)));
     this.fenced(reply, kind, shard, epoch);
     const flat = reply[1] as string[];
     const specs = new Map<string, string>();
@@ -153,7 +150,7 @@ export class RedisReminderStore implements ReminderStore {
   async put(kind: string, shard: number, id: string, name: string, spec: ReminderSpec) {
     const key = this.keyOf(kind, shard);
     const json = JSON.stringify(spec);
-    const [gen, t0, last] = await this.run(() =>
+    const [gen, t0, last] = await this.write(() =>
       this.client[C.put]!(key, `${key}:o`, fieldOf(id, name), json),
     );
     return { id, name, spec, gen: Number(gen), t0: Number(t0), last: Number(last) };
@@ -169,7 +166,7 @@ export class RedisReminderStore implements ReminderStore {
 
   async remove(kind: string, shard: number, id: string, name: string): Promise<boolean> {
     const key = this.keyOf(kind, shard);
-    const n = await this.run(() => this.client[C.remove]!(key, `${key}:o`, fieldOf(id, name)));
+    const n = await this.write(() => this.client[C.remove]!(key, `${key}:o`, fieldOf(id, name)));
     return Number(n) > 0;
   }
 
@@ -194,7 +191,7 @@ export class RedisReminderStore implements ReminderStore {
     const key = this.keyOf(kind, shard);
     const args: Array<string | number> = [key, `${key}:e`, String(epoch)];
     for (const c of claims) args.push(fieldOf(c.id, c.name), c.gen, c.tick);
-    const reply = await this.run(() => this.client[C.claim]!(...args));
+    const reply = await this.write(() => this.client[C.claim]!(...args));
     this.fenced(reply, kind, shard, epoch);
     return claims.map((_, i) => CLAIM_CODES[Number(reply[i + 1])]!);
   }
@@ -209,7 +206,7 @@ export class RedisReminderStore implements ReminderStore {
     outcome: JobOutcome,
   ): Promise<boolean> {
     const key = this.keyOf(kind, shard);
-    const reply = await this.run(() =>
+    const reply = await this.write(() =>
       this.client[C.finish]!(
         key,
         `${key}:e`,
@@ -252,8 +249,28 @@ export class RedisReminderStore implements ReminderStore {
     }
   }
 
-  /** One call, bounded by commandTimeoutMs, errors mapped. */
+  /** A read: once the store is open. */
   private async run<T>(command: () => Promise<T>): Promise<T> {
+    await this.durability.before(false);
+    return this.exec(command);
+  }
+
+  /**
+   * A write: refused while the server does not give the level (a check after a reconnection
+   * failed), and acknowledged once durable as the level asks (WAIT or WAITAOF on the
+   * connection that carried it).
+   */
+  private async write<T>(command: () => Promise<T>): Promise<T> {
+    await this.durability.before(true);
+    const reply = await this.exec(command);
+    const durable = this.durability.after(this.durability.connection);
+    if (durable !== undefined)
+      await durable.catch((err: unknown) => Promise.reject(this.mapped(err)));
+    return reply;
+  }
+
+  /** One call, bounded by commandTimeoutMs, errors mapped. */
+  private async exec<T>(command: () => Promise<T>): Promise<T> {
     this.commands++;
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -263,17 +280,29 @@ export class RedisReminderStore implements ReminderStore {
       if (this.client.status !== 'ready') await Promise.race([this.ready(), timeout]);
       return await Promise.race([command(), timeout]);
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      if (err instanceof Error && err.name === 'ReplyError' && !TRANSIENT.test(message)) {
-        throw new ReminderError(`reminder store: Redis replied ${message}`, { cause: err });
-      }
-      throw new ReminderStoreUnavailableError(
-        `reminder store: Redis unavailable within ${this.timeoutMs} ms (commandTimeoutMs): ${message}`,
-        { cause: err },
-      );
+      throw this.mapped(err);
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** A failed call's error as the store reports it. */
+  private mapped(err: unknown): Error {
+    if (StateDurabilityError.is(err) || ReminderError.is(err)) return err as Error;
+    const message = err instanceof Error ? err.message : String(err);
+    if (err instanceof DurabilityShortfall) {
+      return new ReminderStoreUnavailableError(
+        `reminder store: ${message}; the write's outcome is unknown`,
+        { cause: err },
+      );
+    }
+    if (err instanceof Error && err.name === 'ReplyError' && !TRANSIENT.test(message)) {
+      return new ReminderError(`reminder store: Redis replied ${message}`, { cause: err });
+    }
+    return new ReminderStoreUnavailableError(
+      `reminder store: Redis unavailable within ${this.timeoutMs} ms (commandTimeoutMs): ${message}`,
+      { cause: err },
+    );
   }
 }
 
