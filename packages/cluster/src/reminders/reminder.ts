@@ -7,7 +7,14 @@
  *   skipped (`ReminderFire.skipped`), and the schedule goes on.
  * - `'once'`: one fire for the missed ticks (the latest missed tick, carrying how many before
  *   it were skipped), then the current tick.
- * - `'all'`: every missed tick fires, in order, as fast as they are claimed; none is lost.
+ * - `'all'`: every missed tick fires, in order, as fast as they are claimed; no tick that was
+ *   never claimed is lost.
+ *
+ * Under every policy a tick is delivered at most once: a tick claimed by an owner that then
+ * died, or whose call failed or threw, is not fired again, `'all'` included (the claim is what
+ * makes a second owner's fire impossible). So a tick claimed in a dying owner's last
+ * milliseconds, before its call reached the grain, is lost; it is counted as `undelivered` when
+ * the owner lives to see the call fail. Work that must happen at least once is a job.
  */
 export type CatchUp = 'skip' | 'once' | 'all';
 
