@@ -75,7 +75,8 @@ export interface NodeConfig {
   etcd: string[];
   /**
    * Redis URL (`GRANARY_REDIS`): when set, each ponger grain keeps how many pings it answered
-   * in Redis, so the count survives a failover.
+   * in Redis, so the count survives a failover, and ponger nodes keep durable reminders there
+   * (the digest grain's, src/digest.ts).
    * @default undefined (in memory, lost when the grain moves)
    */
   redis: string | undefined;

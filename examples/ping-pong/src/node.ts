@@ -1,9 +1,15 @@
 import { readFileSync } from 'node:fs';
-import { Cluster, RedisStateStore, type ClusterRemoteOptions } from '@granary/cluster';
+import {
+  Cluster,
+  RedisReminderStore,
+  RedisStateStore,
+  type ClusterRemoteOptions,
+} from '@granary/cluster';
 import { ActorSystem, Props } from '@granary/core';
 import { GrpcGateway } from '@granary/codegen/gateway';
 import type { Logger } from '@granary/core';
 import type { NodeConfig } from './config';
+import { digestKind, scheduleDigest } from './digest';
 import { pongerKind } from './gen/protos.granary';
 import { Pinger } from './pinger';
 import { Ponger, pongerState } from './ponger';
@@ -37,6 +43,16 @@ export async function startNode(
     config.role === 'ponger' && config.redis !== undefined
       ? new RedisStateStore({ url: config.redis })
       : undefined;
+  // With Redis, ponger nodes also keep durable reminders: a digest grain per ponger id wakes
+  // every 4 s, passivated between fires (src/digest.ts).
+  const reminderStore =
+    config.role === 'ponger' && config.redis !== undefined
+      ? new RedisReminderStore({ url: config.redis })
+      : undefined;
+  const closeStores = async (): Promise<void> => {
+    await store?.close();
+    await reminderStore?.close();
+  };
   const kinds =
     config.role === 'ponger'
       ? [
@@ -44,6 +60,7 @@ export async function startNode(
             idleTimeoutMs: config.idleTimeoutMs,
             state: store && pongerState(store),
           }),
+          ...(reminderStore ? [digestKind(log)] : []),
         ]
       : [];
   let cluster: Cluster;
@@ -55,6 +72,8 @@ export async function startNode(
       kinds,
       // The store checks at start that Redis keeps acknowledged writes (durability 'restart').
       stateStores: store ? [store] : [],
+      // The reminders' store is checked the same way (durability 'restart').
+      reminders: reminderStore && { store: reminderStore },
       system,
       remote: remoteOptions(config),
       logger: libraryLog,
@@ -65,9 +84,15 @@ export async function startNode(
     });
   } catch (err) {
     await system.shutdown();
-    await store?.close();
+    await closeStores();
     await telemetry.shutdown();
     throw err;
+  }
+  if (reminderStore) {
+    // Every ponger node asks; the first sets it, the others find it (a restart keeps its ticks).
+    await scheduleDigest(cluster, config.pongerId).catch((err: unknown) =>
+      log.warn({ err }, 'could not set the digest reminder'),
+    );
   }
   let gateway: GrpcGateway | undefined;
   if (config.role === 'ponger' && config.gatewayPort !== undefined) {
@@ -82,7 +107,7 @@ export async function startNode(
     } catch (err) {
       await cluster.shutdown({ graceful: false });
       await system.shutdown();
-      await store?.close();
+      await closeStores();
       throw err;
     }
   }
@@ -110,7 +135,7 @@ export async function startNode(
         await cluster.shutdown({ graceful: true });
       } finally {
         await system.shutdown();
-        await store?.close();
+        await closeStores();
         await telemetry.shutdown();
       }
     },

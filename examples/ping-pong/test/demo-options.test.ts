@@ -19,6 +19,7 @@ describe('parseDemoOptions', () => {
       seconds: 20,
       provider: 'seed',
       killAfter: undefined,
+      redis: 'auto',
     });
   });
 
@@ -38,13 +39,19 @@ describe('parseDemoOptions', () => {
       killAfter: 5,
       provider: 'etcd',
       etcd: ['http://127.0.0.1:2379'],
+      redis: 'auto',
     });
+    expect(parseDemoOptions(['--redis', 'off']).redis).to.equal('off');
+    expect(parseDemoOptions(['--redis=redis://10.0.0.1:6379']).redis).to.equal(
+      'redis://10.0.0.1:6379',
+    );
   });
 
   it('names the option at fault', () => {
     expect(optionError(['--seconds', '-1']).option).to.equal('--seconds');
     expect(optionError(['--seconds']).option).to.equal('--seconds');
     expect(optionError(['--provider', 'consul']).option).to.equal('--provider');
+    expect(optionError(['--redis', 'localhost:6379']).option).to.equal('--redis');
     expect(optionError(['--provider', 'etcd']).option).to.equal('--etcd');
     expect(optionError(['--etcd', 'http://x:2379']).option).to.equal('--etcd');
     expect(optionError(['--kill-after', '25']).option).to.equal('--kill-after');

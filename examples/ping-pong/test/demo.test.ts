@@ -65,6 +65,34 @@ describe('the demo (npm run demo)', function () {
     expect(output).to.match(/\[ponger-b\]\s.* ready role=ponger/);
   });
 
+  it('a durable reminder wakes the passivated digest grain every 4 s (private Redis from PATH)', async function () {
+    const output = await runToEnd(['--seconds', '16'], 16, 4);
+    if (/no Redis for this run/.test(output)) {
+      console.log(
+        `      skipped: the demo found no redis-server (${/no Redis for this run \(([^)]*)\)/.exec(output)?.[1]})`,
+      );
+      this.skip();
+    }
+    expect(output).to.match(/\[demo\]\s+started redis-server at redis:\/\/127\.0\.0\.1:\d+/);
+    const ticks = [
+      ...output.matchAll(/\[ponger-[ab]\]\s.*\breminder fired grain=digest\/ponger-1 tick=(\d+)/g),
+    ].map((m) => Number(m[1]));
+    expect(ticks.length, output).to.be.at.least(2);
+    expect(ticks, 'each tick once, in order').to.deep.equal(
+      [...new Set(ticks)].sort((a, b) => a - b),
+    );
+    // Woken each time: an activation per fire, and a passivation (idle) between fires.
+    const activated = output.match(/\bdigest activated grain=digest\/ponger-1\b/g)?.length ?? 0;
+    const passivated = output.match(/\bdigest passivated\b.*\breason=idle\b/g)?.length ?? 0;
+    expect(activated, output).to.be.at.least(ticks.length);
+    expect(passivated, output).to.be.at.least(ticks.length - 1);
+    expect(output).to.match(
+      new RegExp(
+        `\\[demo\\]\\s+${ticks.length} reminder fires of digest/ponger-1 \\(ticks ${ticks.join(', ')}\\)`,
+      ),
+    );
+  });
+
   it('--kill-after: SIGKILLs the node hosting ponger-1, pongs resume from the other one, the pause is printed', async () => {
     demo = new DemoProcess(['--seconds', '16', '--kill-after', '5']);
     const exit = await demo.waitForExit(16);

@@ -24,6 +24,13 @@ export interface DemoOptions {
    * @default []
    */
   etcd: string[];
+  /**
+   * Redis for the ponger nodes (their grains' state and the durable reminders of the digest
+   * grain): `auto` starts a private `redis-server` from PATH for the run (reminders are off,
+   * said once, when there is none), `off` runs without Redis, else a `redis://` URL to use.
+   * @default 'auto'
+   */
+  redis: string;
 }
 
 /** Defaults of DemoOptions. */
@@ -32,15 +39,18 @@ export const DEFAULT_DEMO_OPTIONS: DemoOptions = {
   killAfter: undefined,
   provider: 'seed',
   etcd: [],
+  redis: 'auto',
 };
 
 /** The runner's usage text, printed with `--help` and with every option error. */
-export const DEMO_USAGE = `usage: npm run demo -- [--seconds <s>] [--kill-after <s>] [--provider seed|etcd] [--etcd <url,...>]
+export const DEMO_USAGE = `usage: npm run demo -- [--seconds <s>] [--kill-after <s>] [--provider seed|etcd] [--etcd <url,...>] [--redis auto|off|<url>]
 
   --seconds <s>        stop every node gracefully after <s> seconds (default 20; Ctrl-C stops earlier)
   --kill-after <s>     SIGKILL the ponger node hosting ponger-1 after <s> seconds and print the pause
   --provider <name>    membership: seed (default, no dependencies) or etcd
   --etcd <url,...>     etcd endpoints for --provider etcd, e.g. http://127.0.0.1:2379
+  --redis <r>          Redis of the ponger nodes (grain state, durable reminders): auto (default,
+                       a private redis-server from PATH for the run), off, or a redis:// URL
 `;
 
 /** Parses the runner's arguments; throws DemoOptionError naming the bad option. */
@@ -77,6 +87,12 @@ export function parseDemoOptions(argv: readonly string[]): DemoOptions {
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean);
+    } else if (flag === '--redis') {
+      const r = value();
+      if (r !== 'auto' && r !== 'off' && !/^rediss?:\/\//.test(r)) {
+        throw new DemoOptionError(flag, `--redis must be auto, off or a redis:// URL, got '${r}'`);
+      }
+      options.redis = r;
     } else throw new DemoOptionError(flag, `unknown option ${flag}\n${DEMO_USAGE}`);
   }
   if (options.provider === 'etcd' && options.etcd.length === 0) {

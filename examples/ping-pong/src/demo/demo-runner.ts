@@ -5,6 +5,7 @@ import { ChildNode } from './child-node';
 import type { NodeLine } from './child-node';
 import type { DemoOptions } from './demo-options';
 import { freePort } from './internal/free-port';
+import { startPrivateRedis, type PrivateRedis } from './private-redis';
 import { PongTracker } from './pong-tracker';
 import type { FailoverReport } from './pong-tracker';
 
@@ -33,6 +34,8 @@ export interface DemoResult {
   failover: FailoverReport | undefined;
   /** Process ids of every node started, for the caller's leak check. */
   pids: number[];
+  /** Tick numbers of the digest reminder's fires, in the order the nodes printed them. */
+  reminderTicks: number[];
 }
 
 /**
@@ -51,6 +54,9 @@ export class DemoRunner {
   /** Set once the run is over (timer, interrupt, failure): no more nodes are started. */
   private ending = false;
   private readonly lineWaiters = new Set<(line: NodeLine) => void>();
+  private redis: PrivateRedis | undefined;
+  /** Digest reminder fires seen, and the digest grain's activations and passivations. */
+  private readonly reminders = { ticks: [] as number[], activated: 0, passivated: 0 };
 
   constructor(
     private readonly options: DemoOptions,
@@ -110,6 +116,9 @@ export class DemoRunner {
       GRANARY_SECRET: randomBytes(24).toString('base64url'),
     };
     if (this.options.provider === 'etcd') base.GRANARY_ETCD = this.options.etcd.join(',');
+    const redis = await this.redisUrl();
+    if (this.ending) return;
+    if (redis !== undefined) base.GRANARY_REDIS = redis;
     if (this.options.provider === 'seed') {
       const seedPort = await freePort();
       if (this.ending) return;
@@ -127,6 +136,25 @@ export class DemoRunner {
       if (this.ending) return;
       this.spawn(name, role, { ...base, GRANARY_PORT: String(port) });
     }
+  }
+
+  /** The Redis of the ponger nodes (--redis), starting a private one for `auto`. */
+  private async redisUrl(): Promise<string | undefined> {
+    const r = this.options.redis;
+    if (r === 'off') return undefined;
+    if (r !== 'auto') {
+      this.say(`ponger nodes use Redis at ${r} (grain state, durable reminders)`);
+      return r;
+    }
+    this.redis = await startPrivateRedis(this.exampleDir, (why) =>
+      this.say(`no Redis for this run (${why}): reminders are off; give --redis <url>`),
+    );
+    if (this.redis === undefined) return undefined;
+    this.say(
+      `started redis-server at ${this.redis.url} (pid ${this.redis.pid ?? '?'}) for the grain ` +
+        `state and the durable reminders of digest/${PONGER_ID}; --redis off runs without`,
+    );
+    return this.redis.url;
   }
 
   private spawn(name: string, role: NodeRole, env: Record<string, string>): ChildNode {
@@ -150,6 +178,7 @@ export class DemoRunner {
   private onLine(line: NodeLine): void {
     this.out.line(`${`[${line.node.name}]`.padEnd(PREFIX_WIDTH + 2)} ${line.text}`);
     for (const waiter of this.lineWaiters) waiter(line);
+    this.observeReminder(line.text);
     const pong = this.tracker.observe(line.node.name, line.text, line.at);
     if (pong !== undefined && this.tracker.pongs.length === 1) {
       this.say(`first pong ${this.elapsed(pong.at)} after start, answered by ${pong.node}`);
@@ -161,6 +190,18 @@ export class DemoRunner {
           `(since ${failover.lastPongBefore !== undefined ? `the last pong, from ${failover.lastPongBefore.node}` : 'the kill'})`,
       );
     }
+  }
+
+  /** The digest grain's lines: reminder fires, and its activations and passivations. */
+  private observeReminder(text: string): void {
+    const r = this.reminders;
+    const fire = /\breminder fired\b.*\btick=(\d+)/.exec(text);
+    if (fire !== null) {
+      r.ticks.push(Number(fire[1]));
+      if (r.ticks.length === 1)
+        this.say('first reminder fire: it woke the passivated digest grain');
+    } else if (/\bdigest activated\b/.test(text)) r.activated++;
+    else if (/\bdigest passivated\b/.test(text)) r.passivated++;
   }
 
   private killPongerHost(retry = false): void {
@@ -225,6 +266,7 @@ export class DemoRunner {
         });
       }
       this.say(`all ${this.nodes.length} nodes stopped`);
+      await this.redis?.stop();
     })();
     return this.stopping;
   }
@@ -248,6 +290,14 @@ export class DemoRunner {
           : `failover: ${failover.killed} killed at ${this.elapsed(failover.killedAt)}, pongs did not resume before the end`,
       );
     }
+    const r = this.reminders;
+    if (r.ticks.length > 0) {
+      this.say(
+        `${r.ticks.length} reminder fires of digest/${PONGER_ID} (ticks ${r.ticks.join(', ')}); ` +
+          `the grain was activated ${r.activated} times and passivated ${r.passivated} times ` +
+          'between them',
+      );
+    }
     const ok = !this.failed && pongs.length > 0;
     if (pongs.length === 0) this.say('demo failed: no pong was answered');
     return {
@@ -257,6 +307,7 @@ export class DemoRunner {
       nodes,
       failover,
       pids: this.nodes.map((n) => n.pid).filter((p): p is number => p !== undefined),
+      reminderTicks: [...r.ticks],
     };
   }
 
