@@ -53,6 +53,8 @@ export async function startPrivateRedis(
     url: `redis://127.0.0.1:${port}`,
     pid: child.pid,
     stop: async () => {
+      // Waited for again: without the reference the runner would end before it exits.
+      child.ref();
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;
       cleanup();

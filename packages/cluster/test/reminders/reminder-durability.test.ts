@@ -142,8 +142,11 @@ describe('RedisReminderStore durability levels (the state store check, real Redi
     } finally {
       replica.resume();
     }
-    // The claim reached the primary: asking again says taken, so the tick is never fired.
-    expect(await store.claim('k', 3, 1, [{ ...claim, tick: 1 }])).to.deep.equal(['taken']);
+    // The claim reached the primary: the same owner asking again (its retry) gets it again,
+    // acknowledged this time; another owner (a higher epoch) would be told taken.
+    expect(await store.claim('k', 3, 1, [{ ...claim, tick: 1 }])).to.deep.equal(['ok']);
+    await store.load('k', 3, 2);
+    expect(await store.claim('k', 3, 2, [{ ...claim, tick: 1 }])).to.deep.equal(['taken']);
   });
 
   it('checks again after a reconnection: writes are refused while the server has no append-only file', async () => {
