@@ -97,10 +97,17 @@ export async function measure(benchmark: Benchmark): Promise<BenchResult> {
     return values;
   };
   // BENCH_NO_PEERS=1 measures only our own cases (an old-vs-new comparison needs no peers).
-  // BENCH_CASES=a,b runs only those cases (an A/B run of one case fits in a short quiet slot).
-  const only = process.env.BENCH_CASES?.split(',').filter((id) => id !== '');
+  // BENCH_CASES=a,b runs only those cases (an A/B run of one case fits in a short quiet slot);
+  // BENCH_CASES=/<regex>/ the cases whose id matches (ids that hold commas; a long benchmark
+  // split into several short runs).
+  const spec = process.env.BENCH_CASES ?? '';
+  const pattern = /^\/(.+)\/$/.exec(spec)?.[1];
+  const match = pattern === undefined ? undefined : new RegExp(pattern);
+  const only = spec.split(',').filter((id) => id !== '');
   const cases = benchmark.cases.filter(
-    (c) => !(process.env.BENCH_NO_PEERS && c.peer) && (!only?.length || only.includes(c.id)),
+    (c) =>
+      !(process.env.BENCH_NO_PEERS && c.peer) &&
+      (match ? match.test(c.id) : !only.length || only.includes(c.id)),
   );
   try {
     for (const c of cases) {

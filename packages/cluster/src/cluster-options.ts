@@ -2,6 +2,7 @@ import type { RemoteOptions } from '@granary/core';
 import type { ClusterLogger } from './internal/logger';
 import type { OpsOptions } from './ops/ops-options';
 import type { TelemetryOptions } from './telemetry/telemetry';
+import { DEFAULT_CLAIM_RANGES } from './placement/kind-ranges';
 import type { ClusterProvider } from './providers/cluster-provider';
 import type { StateStore } from './state/state-store';
 import type { RemindersOptions } from './reminders/reminders-options';
@@ -63,10 +64,20 @@ export interface ClusterOptions {
    */
   remote?: ClusterRemoteOptions | undefined;
   /**
-   * Shards per kind for kinds that do not set their own `shardCount`.
-   * @default 256
+   * Shards per kind for kinds that do not set their own `shardCount`: identities hash into this
+   * many shards. Every host of a kind must use the same count (a member that disagrees is refused
+   * at join). The default spreads a kind evenly over ~1,600 members; see docs/scaling.md.
+   * @default 16384
    */
   shardCount?: number;
+  /**
+   * At most this many claim ranges per kind: a kind's shards are cut into min(shardCount,
+   * claimRanges) contiguous ranges, and placement and claims work per range, so a membership
+   * change costs etcd writes in proportion to the ranges moved, whatever the shard count. Every
+   * member must use the same value. Past ~1,600 members per kind raise it (and shardCount).
+   * @default 16384
+   */
+  claimRanges?: number;
   /**
    * How often shards still held by another member are tried again, in case an event was missed.
    * @default 1000
@@ -108,9 +119,10 @@ export interface ClusterOptions {
 
 /** Defaults of ClusterOptions. */
 export const DEFAULT_CLUSTER_OPTIONS: Readonly<
-  Required<Pick<ClusterOptions, 'kinds' | 'shardCount' | 'claimRetryMs'>>
+  Required<Pick<ClusterOptions, 'kinds' | 'shardCount' | 'claimRanges' | 'claimRetryMs'>>
 > = {
   kinds: [],
-  shardCount: 256,
+  shardCount: DEFAULT_CLAIM_RANGES,
+  claimRanges: DEFAULT_CLAIM_RANGES,
   claimRetryMs: 1000,
 };

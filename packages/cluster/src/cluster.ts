@@ -13,7 +13,7 @@ import {
 } from '@granary/core';
 import { ClusterIntrospection } from './cluster-introspection';
 import { DEFAULT_CLUSTER_OPTIONS, type ClusterOptions } from './cluster-options';
-import { ClusterStoppedError } from './errors';
+import { ClusterStoppedError, JoinRefusedError } from './errors';
 import type { GrainCallOptions, GrainClusterHandle, GrainSendOptions } from './grains/grain';
 import { GrainCaller } from './grains/grain-caller';
 import { DEFAULT_GRAINS_OPTIONS, type GrainsOptions } from './grains/grains-options';
@@ -25,12 +25,14 @@ import { LoadShedder, type DelayReader } from './overload/load-shedder';
 import { resolveOverloadOptions, type ResolvedOverloadOptions } from './overload/overload-options';
 import { OverloadCounters, type OverloadStats } from './overload/overload-stats';
 import { TypedEvents } from './internal/typed-events';
+import { shardConflict } from './internal/shard-conflict';
 import { validateKinds } from './internal/validate-kinds';
 import type { ClusterEvents } from './membership/cluster-events';
 import { ShardOwnership, type BeforeReleaseHook } from './membership/shard-ownership';
 import { startTopologyService } from './membership/topology-service';
 import { diffTopology } from './membership/topology-diff';
 import { EMPTY_TOPOLOGY, type Member, type Topology } from './membership/topology';
+import type { KindShards } from './placement/kind-ranges';
 import { ownerOf } from './placement/owner-of';
 import { shardOf } from './placement/shard-of';
 import type { ClusterProvider } from './providers/cluster-provider';
@@ -94,6 +96,8 @@ export class Cluster implements GrainClusterHandle, HealthSource {
   private readonly events: TypedEvents<ClusterEvents>;
   private readonly ownership: ShardOwnership;
   private readonly shardCounts: Map<string, number>;
+  /** How each hosted kind is cut into shards and claim ranges (told to the provider at join). */
+  private readonly kindShards: Record<string, KindShards>;
   /** The grain calls of this member and of the grains it hosts. */
   private readonly caller: GrainCaller;
   /** The kinds this member hosts: routers, activators, activations. */
@@ -139,8 +143,9 @@ export class Cluster implements GrainClusterHandle, HealthSource {
     this.metrics =
       meter === undefined ? undefined : new ClusterMetrics(meter, this.metricSources());
     this.sendFailures = new LogThrottle(this.logger, 1000, system.clock);
-    const kinds = validateKinds(options.kinds, options.shardCount);
-    this.shardCounts = new Map(kinds.map((k) => [k.name, k.shardCount]));
+    const kinds = validateKinds(options.kinds, options.shardCount, options.claimRanges);
+    this.shardCounts = new Map(kinds.map((k) => [k.name, k.shards.shardCount]));
+    this.kindShards = Object.fromEntries(kinds.map((k) => [k.name, k.shards]));
     this.events = new TypedEvents((err) =>
       this.logger.error({ err }, 'cluster event listener threw'),
     );
@@ -237,9 +242,11 @@ export class Cluster implements GrainClusterHandle, HealthSource {
 
   /** Validates the options, joins the cluster and starts claiming shards. */
   static async start(options: StartOptions): Promise<Cluster> {
+    // An option given as undefined takes its default, as if it were left out.
+    const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
     const merged = {
       ...DEFAULT_CLUSTER_OPTIONS,
-      ...options,
+      ...(given as StartOptions),
       requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_GRAINS_OPTIONS.requestTimeoutMs,
     };
     if (typeof merged.name !== 'string' || merged.name.length === 0 || merged.name.includes('/')) {
@@ -466,7 +473,14 @@ export class Cluster implements GrainClusterHandle, HealthSource {
 
   /** Shard count of a kind (its own, else the cluster default). */
   shardCountOf(kind: string): number {
-    return this.shardCounts.get(kind) ?? this.options.shardCount;
+    const own = this.shardCounts.get(kind);
+    if (own !== undefined) return own;
+    // A kind hosted elsewhere: its hosts say how many shards it has.
+    for (const m of this.current.members) {
+      const k = m.kindShards?.[kind];
+      if (k) return k.shardCount;
+    }
+    return this.options.shardCount;
   }
 
   /** The shard of a grain identity. */
@@ -633,9 +647,17 @@ export class Cluster implements GrainClusterHandle, HealthSource {
         id: this.id,
         address: this.address,
         kinds: [...this.shardCounts.keys()],
+        kindShards: this.kindShards,
         system: this.system,
         logger: this.rootLogger,
       });
+      // Providers that cannot check atomically (etcd does, in its registration) are checked
+      // here, against the members listed at join.
+      const conflict = shardConflict(this.id, this.kindShards, this.provider.topology().members);
+      if (conflict) {
+        await this.provider.leave().catch(() => undefined);
+        throw new JoinRefusedError(conflict);
+      }
     } catch (err) {
       for (const off of this.unsubscribe) off();
       this.state = 'stopped';

@@ -4,8 +4,9 @@ import { TestkitError } from './errors';
 export type Subscribe = (listener: () => void) => () => void;
 
 /**
- * Resolves once `check()` holds: checked at once, then again after each event of `on` (on the
- * next turn, so every listener of the event has run), never by polling. Rejects with a
+ * Resolves once `check()` holds: checked at once, then again after events of `on` (on the
+ * next turn, so every listener of the event has run; once for events of the same turn), never
+ * by polling. Rejects with a
  * TestkitError naming `what` after `timeoutMs`.
  *
  * @example
@@ -37,7 +38,17 @@ export function waitUntil(
     const recheck = (): void => {
       if (!settled && check()) done();
     };
-    for (const subscribe of options.on) offs.push(subscribe(() => setImmediate(recheck)));
+    // Events often come in bursts (one per shard of a rebalance): one check per burst.
+    let scheduled = false;
+    const soon = (): void => {
+      if (scheduled) return;
+      scheduled = true;
+      setImmediate(() => {
+        scheduled = false;
+        recheck();
+      });
+    };
+    for (const subscribe of options.on) offs.push(subscribe(soon));
     recheck();
   });
 }

@@ -1,16 +1,28 @@
 import { InvalidOptionError } from '@granary/core';
 import type { KindSpec } from '../cluster-options';
+import { MAX_SHARD_COUNT, type KindShards } from '../placement/kind-ranges';
 
 /**
- * Normalises the kinds option; throws on a bare name (the string form hosts nothing), a bad
- * shardCount or a duplicate name.
+ * Normalises the kinds option: each kind's shard count and claim ranges (min(shardCount,
+ * claimRanges)); throws on a bare name (the string form hosts nothing), a bad shardCount, a bad
+ * claimRanges or a duplicate name.
  */
 export function validateKinds(
   kinds: ReadonlyArray<KindSpec>,
   defaultShardCount: number,
-): Array<{ name: string; shardCount: number }> {
-  if (!Number.isInteger(defaultShardCount) || defaultShardCount < 1) {
-    throw new InvalidOptionError('shardCount', `must be an integer >= 1, got ${defaultShardCount}`);
+  claimRanges: number,
+): Array<{ name: string; shards: KindShards }> {
+  if (!validCount(defaultShardCount)) {
+    throw new InvalidOptionError(
+      'shardCount',
+      `must be an integer in [1, ${MAX_SHARD_COUNT}], got ${defaultShardCount}`,
+    );
+  }
+  if (!validCount(claimRanges)) {
+    throw new InvalidOptionError(
+      'claimRanges',
+      `must be an integer in [1, ${MAX_SHARD_COUNT}], got ${claimRanges}`,
+    );
   }
   const seen = new Set<string>();
   return kinds.map((spec) => {
@@ -31,12 +43,16 @@ export function validateKinds(
     if (seen.has(name)) throw new InvalidOptionError('kinds', `duplicate kind name '${name}'`);
     seen.add(name);
     const shardCount = spec.shardCount ?? defaultShardCount;
-    if (!Number.isInteger(shardCount) || shardCount < 1) {
+    if (!validCount(shardCount)) {
       throw new InvalidOptionError(
         'shardCount',
-        `kind '${name}': must be an integer >= 1, got ${shardCount}`,
+        `kind '${name}': must be an integer in [1, ${MAX_SHARD_COUNT}], got ${shardCount}`,
       );
     }
-    return { name, shardCount };
+    return { name, shards: { shardCount, ranges: Math.min(shardCount, claimRanges) } };
   });
+}
+
+function validCount(n: number): boolean {
+  return Number.isInteger(n) && n >= 1 && n <= MAX_SHARD_COUNT;
 }

@@ -1,4 +1,5 @@
 import { ownerOf } from '../placement/owner-of';
+import type { KindClaims } from './kind-claims';
 import type { Topology } from './topology';
 
 /**
@@ -33,22 +34,36 @@ export interface FencedMember {
   leaseValid(): boolean;
 }
 
-/** The ShardGate of one kind over the epochs of its held claims. */
+/**
+ * The ShardGate of one kind over the epochs of its held claims. A claim covers a range of
+ * shards (one shard by default, when ranges === shardCount: then the shard is the index).
+ */
 export class ClaimGate implements ShardGate {
+  private readonly kind: string;
+  /** Epoch of the held claim per range; 0 = not held (owned by shard ownership). */
+  private readonly epochs: Float64Array;
+  private readonly oneShardPerRange: boolean;
+
   constructor(
-    private readonly kind: string,
-    /** Epoch of the held claim per shard; 0 = not held (owned by shard ownership). */
-    private readonly epochs: Float64Array,
+    private readonly claims: KindClaims,
     private readonly member: FencedMember,
-  ) {}
+  ) {
+    this.kind = claims.name;
+    this.epochs = claims.epochs;
+    this.oneShardPerRange = claims.shards.ranges === claims.shards.shardCount;
+  }
+
+  private range(shard: number): number {
+    return this.oneShardPerRange ? shard : (this.claims.rangeOf(shard) ?? -1);
+  }
 
   canServe(shard: number): boolean {
     const member = this.member;
-    return this.epochs[shard]! > 0 && !member.fenced && member.leaseValid();
+    return this.epochs[this.range(shard)]! > 0 && !member.fenced && member.leaseValid();
   }
 
   epochOf(shard: number): number {
-    return this.epochs[shard] ?? 0;
+    return this.epochs[this.range(shard)] ?? 0;
   }
 
   ownerOf(shard: number): string | undefined {

@@ -1,3 +1,4 @@
+import { MAX_SHARD_COUNT } from '../placement/kind-ranges';
 import type { Member } from './topology';
 
 /** Longest id, address or kind name a member record may hold. */
@@ -35,6 +36,35 @@ export function kindsProblem(value: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * Why `value` is not a member's kindShards (optional: undefined is fine): per kind name, a
+ * shardCount in [1, MAX_SHARD_COUNT] and ranges in [1, shardCount]. Placement divides by these.
+ */
+export function kindShardsProblem(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return 'kindShards must be an object';
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length > MAX_MEMBER_KINDS) return `kindShards has over ${MAX_MEMBER_KINDS} entries`;
+  for (const [kind, v] of entries) {
+    const k = v as { shardCount?: unknown; ranges?: unknown } | null;
+    const count = k?.shardCount;
+    const ranges = k?.ranges;
+    if (
+      shortStringProblem(kind, 'a kind name') !== undefined ||
+      !Number.isInteger(count) ||
+      (count as number) < 1 ||
+      (count as number) > MAX_SHARD_COUNT ||
+      !Number.isInteger(ranges) ||
+      (ranges as number) < 1 ||
+      (ranges as number) > (count as number)
+    ) {
+      return `kindShards of ${JSON.stringify(kind).slice(0, 64)} must be {shardCount, ranges <= shardCount}`;
+    }
+  }
+  return undefined;
+}
+
 /** Why `value` is not a member status (undefined when it is). */
 export function statusProblem(value: unknown): string | undefined {
   return typeof value === 'string' && STATUSES.has(value)
@@ -54,6 +84,7 @@ export function memberProblem(value: unknown): string | undefined {
     shortStringProblem(m.id, 'id') ??
     addressProblem(m.address) ??
     kindsProblem(m.kinds) ??
+    kindShardsProblem(m.kindShards) ??
     statusProblem(m.status) ??
     (Number.isSafeInteger(m.incarnation) && m.incarnation! >= 0
       ? undefined

@@ -1,13 +1,19 @@
 import { SYSTEM_CLOCK, type Clock } from '@granary/core';
 import { LeaseLostError } from '../errors';
 import type { ClusterLogger } from '../internal/logger';
-import { ownerOf } from '../placement/owner-of';
+import { firstShardOf, rangePositions, type KindShards } from '../placement/kind-ranges';
+import { placementOf } from '../placement/owner-of';
 import type { ClaimReleased, ClusterProvider } from '../providers/cluster-provider';
+import { auditClaims } from './claim-audit';
 import type { ShardAcquired, ShardReleased, ShardReleaseReason } from './cluster-events';
 import { ClaimGate, type FencedMember, type ShardGate } from './fencing';
+import { KindClaims, type ClaimStats, type Holder } from './kind-claims';
+import { PassScheduler } from './pass-scheduler';
 import { EMPTY_TOPOLOGY, type Topology } from './topology';
+import { WorkQueue } from './work-queue';
 import { ROOT_CONTEXT, type Span } from '@opentelemetry/api';
 import {
+  ATTR_CLAIM_RANGE,
   ATTR_GRAIN_KIND,
   ATTR_OUTCOME,
   ATTR_REASON,
@@ -20,45 +26,8 @@ import { ClusterTelemetry, endSpan } from '../telemetry/telemetry';
 const SPAN_CLAIM = 'granary.shard.claim';
 const SPAN_RELEASE = 'granary.shard.release';
 
-/** Claims of one kind by outcome, since start (the claims metric). */
-export interface ClaimStats {
-  /** Claims granted. */
-  acquired: number;
-  /** Claims refused: another member held the shard. */
-  conflicts: number;
-  /** Claims that failed in the store (retried). */
-  failed: number;
-}
-
 /** Runs before this member releases a shard on rebalance or graceful shutdown (drain grains). */
 export type BeforeReleaseHook = (kind: string, shard: number) => void | Promise<void>;
-
-/** A kind this member hosts and the claim state of each of its shards. */
-interface KindState {
-  name: string;
-  shardCount: number;
-  /** Epoch of the held claim per shard; 0 = not held. Float64: etcd revisions pass 2^31. */
-  epochs: Float64Array;
-  /** 1 while a claim or release of the shard is in flight: one operation per shard at a time. */
-  busy: Uint8Array;
-  /** 1 if the shard must be looked at again when its operation ends. */
-  again: Uint8Array;
-  /** Shards this member should own but another member still holds, with whom it waits on. */
-  waiting: Map<number, Holder>;
-  /** The kind's view for grain delivery. */
-  gate: ShardGate;
-  /** Claim outcomes so far. */
-  stats: ClaimStats;
-}
-
-/** Who holds a shard a member waits for, as its last claim attempt found. */
-interface Holder {
-  member: string;
-  /** Epoch of the holder's claim, if the provider said. */
-  epoch: number | undefined;
-  /** Retry ticks in a row that found this same claim. */
-  seen: number;
-}
 
 /**
  * Retry ticks a claim must linger (same holder, same epoch) before the waiting member asks its
@@ -74,11 +43,17 @@ export interface ShardOwnershipEvents {
   released(e: ShardReleased): void;
 }
 
+/** A kind this member hosts, as ShardOwnership needs it. */
+export interface OwnedKind {
+  name: string;
+  shards: KindShards;
+}
+
 /**
- * Eager claiming: after every topology change, claim each shard this member is now the desired
- * owner of, release (after the drain hooks) each shard it holds but no longer should, and wait
- * for shards another member still holds (claim again when the provider reports the claim gone,
- * or at the latest on the next retry tick).
+ * Eager claiming, per claim range: after a topology change, claim each range this member is now
+ * the desired owner of, release (after the drain hooks) each range it holds but no longer should,
+ * and wait for ranges another member still holds (claim again when the provider reports the
+ * claim gone or its holder leaves, or at the latest on the next retry tick).
  *
  * ```
  *   none ──claim ok──▶ held ──desired owner changed──▶ (hooks) ──release──▶ none
@@ -87,13 +62,22 @@ export interface ShardOwnershipEvents {
  *    └──heldBy──▶ waiting│
  *                        └──lease lost──▶ none (fenced until lease-restored)
  * ```
+ *
+ * Cost per membership change: topology events arriving close together are coalesced into one
+ * placement pass (PassScheduler); the pass compares this member's desired ranges under the new
+ * placement with the last one and queues only the ranges that changed; the queue is worked in
+ * turns of at most TURN_BUDGET_MS.
  */
 export class ShardOwnership implements FencedMember {
-  private readonly kinds = new Map<string, KindState>();
+  private readonly kinds = new Map<string, KindClaims>();
+  private readonly list: KindClaims[];
+  private readonly gates = new Map<string, ShardGate>();
   private readonly hooks = new Set<BeforeReleaseHook>();
   private readonly inflight = new Set<Promise<void>>();
   /** Releases that failed in the store; retried so the claim does not linger until lease expiry. */
-  private readonly orphans = new Map<string, { kind: string; shard: number; epoch: number }>();
+  private readonly orphans = new Map<string, { kind: string; range: number; epoch: number }>();
+  private readonly queue: WorkQueue;
+  private readonly passes: PassScheduler;
   /** The topology claims follow (FencedMember). */
   topology: Topology = EMPTY_TOPOLOGY;
   /** Whether `topology` lists this member (see reconcile). */
@@ -109,37 +93,39 @@ export class ShardOwnership implements FencedMember {
   private ticks = 0;
   private auditing = false;
   private auditAgain = false;
+  /**
+   * Failed claims and releases since the last retry tick, logged once per tick: with thousands
+   * of ranges, one line per range would bury the log when the store is unreachable.
+   */
+  private readonly failures = new Map<string, { count: number; last: Record<string, unknown> }>();
 
   constructor(
     private readonly provider: ClusterProvider,
     private readonly selfId: string,
-    kinds: ReadonlyArray<{ name: string; shardCount: number }>,
+    kinds: ReadonlyArray<OwnedKind>,
     private readonly events: ShardOwnershipEvents,
     private readonly logger: ClusterLogger,
     private readonly claimRetryMs: number,
-    /** The member's clock: the retry tick runs on it. */
+    /** The member's clock: the retry tick and the coalescing of placement passes run on it. */
     private readonly clock: Clock = SYSTEM_CLOCK,
     /** Spans of claims and releases. */
     private readonly telemetry: ClusterTelemetry = ClusterTelemetry.DISABLED,
   ) {
-    for (const k of kinds) {
-      const epochs = new Float64Array(k.shardCount);
-      this.kinds.set(k.name, {
-        name: k.name,
-        shardCount: k.shardCount,
-        epochs,
-        busy: new Uint8Array(k.shardCount),
-        again: new Uint8Array(k.shardCount),
-        waiting: new Map(),
-        gate: new ClaimGate(k.name, epochs, this),
-        stats: { acquired: 0, conflicts: 0, failed: 0 },
-      });
+    this.list = kinds.map((k) => new KindClaims(k.name, k.shards));
+    for (const k of this.list) {
+      this.kinds.set(k.name, k);
+      this.gates.set(k.name, new ClaimGate(k, this));
     }
+    this.queue = new WorkQueue(
+      this.list.map((k) => k.ranges),
+      (i, r) => this.reconcile(this.list[i], r),
+    );
+    this.passes = new PassScheduler((t) => this.applyPlacement(t), clock);
   }
 
   /** The delivery gate of a kind this member hosts (undefined for any other kind). */
   gate(kind: string): ShardGate | undefined {
-    return this.kinds.get(kind)?.gate;
+    return this.gates.get(kind);
   }
 
   /** Whether the provider can prove the lease is alive right now (FencedMember). */
@@ -149,13 +135,15 @@ export class ShardOwnership implements FencedMember {
 
   /** O(1): true while this member holds the shard's claim and is not fenced. */
   canServe(kind: string, shard: number): boolean {
-    const k = this.kinds.get(kind);
-    return k !== undefined && k.gate.canServe(shard);
+    const gate = this.gates.get(kind);
+    return gate !== undefined && gate.canServe(shard);
   }
 
-  /** Epoch of the held claim, or undefined. */
+  /** Epoch of the held claim covering the shard, or undefined. */
   epochOf(kind: string, shard: number): number | undefined {
-    const epoch = this.kinds.get(kind)?.epochs[shard];
+    const k = this.kinds.get(kind);
+    const r = k?.rangeOf(shard);
+    const epoch = r === undefined ? 0 : k!.epochs[r];
     return epoch ? epoch : undefined;
   }
 
@@ -168,7 +156,8 @@ export class ShardOwnership implements FencedMember {
   heldShards(kind: string): number[] {
     const k = this.kinds.get(kind);
     const out: number[] = [];
-    if (k) for (let s = 0; s < k.shardCount; s++) if (k.epochs[s] > 0) out.push(s);
+    if (k)
+      for (let r = 0; r < k.ranges; r++) if (k.epochs[r] > 0) k.forEachShard(r, (s) => out.push(s));
     return out;
   }
 
@@ -181,41 +170,48 @@ export class ShardOwnership implements FencedMember {
   /** Starts claiming under `topology` (after join). */
   start(topology: Topology): void {
     this.fenced = false;
-    this.setTopology(topology);
     this.scheduleRetry();
-    this.reconcileAll();
+    this.applyPlacement(topology);
+    this.queue.pushAll();
   }
 
-  /** A new topology: claim and release to match it. */
+  /** A new topology: claim and release to match it (coalesced with others close in time). */
   topologyChanged(topology: Topology): void {
-    this.setTopology(topology);
-    this.reconcileAll();
+    this.passes.request(topology);
   }
 
-  private setTopology(topology: Topology): void {
-    this.topology = topology;
-    this.selfListed = topology.members.some((m) => m.id === this.selfId);
-  }
-
-  /** A claim disappeared in the store. */
+  /** A claim this member may wait for disappeared in the store. */
   claimReleased(e: ClaimReleased): void {
     const k = this.kinds.get(e.kind);
-    if (!k || e.shard >= k.shardCount) return;
+    if (!k || e.shard >= k.ranges) return;
     if (k.epochs[e.shard] === e.epoch && !k.busy[e.shard]) {
       // Ours, and we did not release it: it vanished (e.g. deleted by an operator).
-      this.logger.warn({ kind: e.kind, shard: e.shard, epoch: e.epoch }, 'shard claim vanished');
+      this.logger.warn({ kind: e.kind, range: e.shard, epoch: e.epoch }, 'shard claim vanished');
       this.drop(k, e.shard, 'vanished');
     }
     this.reconcile(k, e.shard);
+  }
+
+  /** A member left: the ranges waited on it are claimed again now (its claims went with it). */
+  memberLeft(member: string): void {
+    for (const k of this.list) {
+      for (const [r, h] of k.waiting) if (h.member === member) this.reconcile(k, r);
+    }
+  }
+
+  /** Another member asked this one to check its claims (it waits on one this member holds). */
+  letGoAsked(): void {
+    void this.audit();
   }
 
   /** Fence: every claim is treated as gone at once; nothing is claimed until leaseRestored(). */
   leaseLost(): void {
     this.fenced = true;
     this.generation++;
-    for (const k of this.kinds.values()) {
+    this.queue.clear();
+    for (const k of this.list) {
       k.waiting.clear();
-      for (let s = 0; s < k.shardCount; s++) if (k.epochs[s] > 0) this.drop(k, s, 'lease-lost');
+      for (let r = 0; r < k.ranges; r++) if (k.epochs[r] > 0) this.drop(k, r, 'lease-lost');
     }
     this.orphans.clear();
   }
@@ -223,16 +219,18 @@ export class ShardOwnership implements FencedMember {
   /** Re-registered: claim again under the current topology. */
   leaseRestored(): void {
     this.fenced = false;
-    this.reconcileAll();
+    this.queue.pushAll();
   }
 
-  /** Graceful shutdown: stop claiming, drain and release every held shard, wait for all of it. */
+  /** Graceful shutdown: stop claiming, drain and release every held range, wait for all of it. */
   async releaseAll(): Promise<void> {
     this.leaving = true;
-    this.reconcileAll();
+    this.passes.flush();
+    this.queue.pushAll();
+    await this.queue.idle();
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
-    for (const k of this.kinds.values()) {
-      for (let s = 0; s < k.shardCount; s++) if (k.epochs[s] > 0) this.drop(k, s, 'shutdown');
+    for (const k of this.list) {
+      for (let r = 0; r < k.ranges; r++) if (k.epochs[r] > 0) this.drop(k, r, 'shutdown');
     }
   }
 
@@ -242,57 +240,19 @@ export class ShardOwnership implements FencedMember {
     this.fenced = true;
     this.clock.clearTimer(this.retryTimer);
     this.retryTimer = undefined;
-    for (const k of this.kinds.values()) {
-      for (let s = 0; s < k.shardCount; s++) if (k.epochs[s] > 0) this.drop(k, s, 'shutdown');
+    this.passes.stop();
+    this.queue.clear();
+    for (const k of this.list) {
+      for (let r = 0; r < k.ranges; r++) if (k.epochs[r] > 0) this.drop(k, r, 'shutdown');
     }
-  }
-
-  private reconcileAll(): void {
-    for (const k of this.kinds.values()) {
-      for (let s = 0; s < k.shardCount; s++) this.reconcile(k, s);
-    }
-  }
-
-  private reconcile(k: KindState, shard: number): void {
-    if (this.stopped) return;
-    if (k.busy[shard]) {
-      k.again[shard] = 1;
-      return;
-    }
-    const mine = this.desired(k, shard);
-    const held = k.epochs[shard] > 0;
-    if (mine && !held) this.track(this.claimOp(k, shard));
-    else if (!mine && held) {
-      // A topology without this member while its lease is valid is not current (e.g. read
-      // before its own key): nobody else can take the shard meanwhile, so keep it rather than
-      // hand its grains off.
-      if (!this.leaving && !this.selfListed) return;
-      this.track(this.releaseOp(k, shard, this.leaving ? 'shutdown' : 'rebalance'));
-    } else if (!mine) k.waiting.delete(shard);
-  }
-
-  /** A member left: the shards waited on it are claimed again now (its claims went with it). */
-  memberLeft(member: string): void {
-    for (const k of this.kinds.values()) {
-      for (const [s, h] of k.waiting) if (h.member === member) this.reconcile(k, s);
-    }
-  }
-
-  /** Another member asked this one to check its claims (it waits on one this member holds). */
-  letGoAsked(): void {
-    void this.audit();
   }
 
   /**
-   * Compares the claims the store holds under this member's registration with what it holds:
-   * a claim it does not know of is claimed properly if it is the desired owner (the claim
-   * answers with the existing epoch) and released otherwise; a claim it believes it holds that
-   * the store does not list (and that is older than the read) vanished. Shards with an operation
-   * in flight are left to it. One audit at a time; a request meanwhile runs another after it.
+   * Compares the claims the store holds under this member's registration with what it holds
+   * (see claim-audit.ts). One audit at a time; a request meanwhile runs another after it.
    */
   async audit(): Promise<void> {
-    const provider = this.provider;
-    if (!provider.heldClaims || this.stopped || this.fenced) return;
+    if (!this.provider.heldClaims || this.stopped || this.fenced) return;
     if (this.auditing) {
       this.auditAgain = true;
       return;
@@ -300,33 +260,18 @@ export class ShardOwnership implements FencedMember {
     this.auditing = true;
     const generation = this.generation;
     try {
-      const held = await provider.heldClaims();
+      const held = await this.provider.heldClaims();
       if (generation !== this.generation || this.stopped) return;
-      const inStore = new Map<string, Set<number>>();
-      for (const c of held.claims) {
-        const k = this.kinds.get(c.kind);
-        if (!k || c.shard >= k.shardCount) {
-          this.track(this.releaseStrayOp(undefined, c.kind, c.shard)); // not a kind/shard of ours
-          continue;
-        }
-        let set = inStore.get(c.kind);
-        if (!set) inStore.set(c.kind, (set = new Set()));
-        set.add(c.shard);
-        if (k.busy[c.shard] || k.epochs[c.shard] > 0) continue;
-        if (this.desired(k, c.shard)) this.reconcile(k, c.shard);
-        else this.track(this.releaseStrayOp(k, k.name, c.shard));
-      }
-      for (const k of this.kinds.values()) {
-        const store = inStore.get(k.name);
-        for (let s = 0; s < k.shardCount; s++) {
-          const epoch = k.epochs[s];
-          if (epoch > 0 && epoch <= held.revision && !k.busy[s] && !store?.has(s)) {
-            this.logger.warn({ kind: k.name, shard: s, epoch }, 'shard claim vanished');
-            this.drop(k, s, 'vanished');
-            this.reconcile(k, s);
-          }
-        }
-      }
+      auditClaims(held, this.kinds, {
+        wanted: (k, r) => this.desired(k, r),
+        reconcile: (k, r) => this.reconcile(k, r),
+        releaseStray: (k, kind, r) => this.track(this.releaseStrayOp(k, kind, r)),
+        vanished: (k, r) => {
+          this.logger.warn({ kind: k.name, range: r, epoch: k.epochs[r] }, 'shard claim vanished');
+          this.drop(k, r, 'vanished');
+          this.reconcile(k, r);
+        },
+      });
     } catch (err) {
       this.logger.debug({ err }, 'claim audit failed; the next one retries');
     } finally {
@@ -338,46 +283,77 @@ export class ShardOwnership implements FencedMember {
     }
   }
 
-  private desired(k: KindState, shard: number): boolean {
-    return (
-      !this.fenced && !this.leaving && ownerOf(k.name, shard, this.topology)?.id === this.selfId
-    );
+  /**
+   * One placement pass: this member's desired ranges under `topology`, compared with the last
+   * pass; only the ranges that changed are queued for reconciling.
+   */
+  private applyPlacement(topology: Topology): void {
+    if (this.stopped) return;
+    this.topology = topology;
+    this.selfListed = topology.members.some((m) => m.id === this.selfId);
+    const placement = placementOf(topology);
+    this.list.forEach((k, i) => {
+      const kp = placement.kind(k.name);
+      const self = kp.ring.slot(this.selfId);
+      const agrees = kp.shards?.ranges === k.ranges && kp.shards.shardCount === k.shards.shardCount;
+      if (!agrees && kp.shards) {
+        this.logger.error(
+          { kind: k.name, mine: k.shards, theirs: kp.shards },
+          "members disagree on how a kind is cut into shards; placing by this member's own",
+        );
+      }
+      const positions = agrees ? undefined : rangePositions(k.name, k.ranges).byRange;
+      for (let r = 0; r < k.ranges; r++) {
+        const owner = positions ? kp.ring.lookup(positions[r]) : kp.owners[r];
+        const d = self !== undefined && owner === self ? 1 : 0;
+        if (d !== k.desired[r]) {
+          k.desired[r] = d;
+          this.queue.push(i, r);
+        }
+      }
+    });
   }
 
-  /** Releases a claim the store holds for this member that it did not know of (k: our kind). */
-  private async releaseStrayOp(
-    k: KindState | undefined,
-    kind: string,
-    shard: number,
-  ): Promise<void> {
-    if (k) k.busy[shard] = 1;
-    try {
-      this.logger.warn({ kind, shard }, 'releasing a claim this member did not know of');
-      await this.provider.releaseStray?.(kind, shard);
-    } catch (err) {
-      this.logger.warn(
-        { err, kind, shard },
-        'could not release a stray claim; the next audit retries',
-      );
-    } finally {
-      if (k) this.settle(k, shard);
+  private desired(k: KindClaims, range: number): boolean {
+    return !this.fenced && !this.leaving && k.desired[range] === 1;
+  }
+
+  private reconcile(k: KindClaims, range: number): void {
+    if (this.stopped) return;
+    if (k.busy[range]) {
+      k.again[range] = 1;
+      return;
     }
+    const mine = this.desired(k, range);
+    const held = k.epochs[range] > 0;
+    if (mine && !held) this.track(this.claimOp(k, range));
+    else if (!mine && held) {
+      // A topology without this member while its lease is valid is not current (e.g. read
+      // before its own key): nobody else can take the range meanwhile, so keep it rather than
+      // hand its grains off.
+      if (!this.leaving && !this.selfListed) return;
+      this.track(this.releaseOp(k, range, this.leaving ? 'shutdown' : 'rebalance'));
+    } else if (!mine) k.waiting.delete(range);
   }
 
-  /** The span of one claim or release, when tracing is on. */
-  private span(name: string, k: KindState, shard: number): Span | undefined {
+  /** The span of one claim or release of a range, when tracing is on. */
+  private span(name: string, k: KindClaims, range: number): Span | undefined {
     if (!this.telemetry.tracing) return undefined;
-    const attributes = { [ATTR_GRAIN_KIND]: k.name, [ATTR_SHARD]: shard };
+    const attributes = {
+      [ATTR_GRAIN_KIND]: k.name,
+      [ATTR_SHARD]: firstShardOf(range, k.shards),
+      [ATTR_CLAIM_RANGE]: range,
+    };
     return this.telemetry.startSpan(name, 0 /* INTERNAL */, attributes, ROOT_CONTEXT);
   }
 
-  private async claimOp(k: KindState, shard: number): Promise<void> {
-    k.busy[shard] = 1;
+  private async claimOp(k: KindClaims, range: number): Promise<void> {
+    k.busy[range] = 1;
     const generation = this.generation;
-    const span = this.span(SPAN_CLAIM, k, shard);
+    const span = this.span(SPAN_CLAIM, k, range);
     let failure: unknown;
     try {
-      const result = await this.provider.claim(k.name, shard);
+      const result = await this.provider.claim(k.name, range);
       if ('epoch' in result) {
         k.stats.acquired++;
         span?.setAttributes({ [ATTR_OUTCOME]: 'acquired', [ATTR_SHARD_EPOCH]: result.epoch });
@@ -387,16 +363,18 @@ export class ShardOwnership implements FencedMember {
       }
       if (generation !== this.generation || this.stopped) return;
       if ('epoch' in result) {
-        k.waiting.delete(shard);
-        k.epochs[shard] = result.epoch;
-        this.events.acquired({ kind: k.name, shard, epoch: result.epoch });
+        k.waiting.delete(range);
+        k.epochs[range] = result.epoch;
+        k.forEachShard(range, (shard) =>
+          this.events.acquired({ kind: k.name, shard, epoch: result.epoch }),
+        );
       } else {
-        const before = k.waiting.get(shard);
+        const before = k.waiting.get(range);
         const same =
           before?.member === result.heldBy &&
           result.holderEpoch !== undefined &&
           before.epoch === result.holderEpoch;
-        k.waiting.set(shard, {
+        k.waiting.set(range, {
           member: result.heldBy,
           epoch: result.holderEpoch,
           seen: same ? before.seen + 1 : 1,
@@ -406,59 +384,98 @@ export class ShardOwnership implements FencedMember {
       k.stats.failed++;
       failure = err;
       if (generation === this.generation && !(err instanceof LeaseLostError)) {
-        this.logger.warn({ err, kind: k.name, shard }, 'shard claim failed; retrying');
-        if (!k.waiting.has(shard)) k.waiting.set(shard, { member: '', epoch: undefined, seen: 0 });
+        this.failed('shard claims failed; retrying', { err, kind: k.name, range });
+        if (!k.waiting.has(range)) k.waiting.set(range, { member: '', epoch: undefined, seen: 0 });
       }
     } finally {
       if (span !== undefined) endSpan(span, failure);
-      this.settle(k, shard);
+      this.settle(k, range);
     }
   }
 
-  private async releaseOp(k: KindState, shard: number, reason: ShardReleaseReason): Promise<void> {
-    k.busy[shard] = 1;
-    const epoch = k.epochs[shard];
-    const span = this.span(SPAN_RELEASE, k, shard);
+  private async releaseOp(k: KindClaims, range: number, reason: ShardReleaseReason): Promise<void> {
+    k.busy[range] = 1;
+    const epoch = k.epochs[range];
+    const span = this.span(SPAN_RELEASE, k, range);
     span?.setAttributes({ [ATTR_REASON]: reason, [ATTR_SHARD_EPOCH]: epoch });
     try {
+      const shards: number[] = [];
+      k.forEachShard(range, (s) => shards.push(s));
       for (const hook of [...this.hooks]) {
-        try {
-          await hook(k.name, shard);
-        } catch (err) {
-          this.logger.error({ err, kind: k.name, shard }, 'before-release hook failed; releasing');
+        for (const shard of shards) {
+          try {
+            await hook(k.name, shard);
+          } catch (err) {
+            this.logger.error(
+              { err, kind: k.name, shard },
+              'before-release hook failed; releasing',
+            );
+          }
         }
       }
-      if (k.epochs[shard] !== epoch) return; // lost meanwhile (lease lost): nothing to release
-      this.drop(k, shard, reason);
-      await this.releaseInStore(k.name, shard, epoch);
+      if (k.epochs[range] !== epoch) return; // lost meanwhile (lease lost): nothing to release
+      this.drop(k, range, reason);
+      await this.releaseInStore(k.name, range, epoch, this.desiredOwner(k, range));
     } finally {
       span?.end();
-      this.settle(k, shard);
+      this.settle(k, range);
     }
   }
 
-  private async releaseInStore(kind: string, shard: number, epoch: number): Promise<void> {
+  /** The range's desired owner under the current topology, if it is another member. */
+  private desiredOwner(k: KindClaims, range: number): string | undefined {
+    const placement = placementOf(this.topology);
+    const id = placement.owner(placement.kind(k.name), range)?.id;
+    return id === this.selfId ? undefined : id;
+  }
+
+  private async releaseInStore(
+    kind: string,
+    range: number,
+    epoch: number,
+    to?: string,
+  ): Promise<void> {
     try {
-      await this.provider.release(kind, shard, epoch);
-      this.orphans.delete(`${kind}/${shard}`);
+      await this.provider.release(kind, range, epoch, to);
+      this.orphans.delete(`${kind}/${range}`);
     } catch (err) {
-      this.logger.warn({ err, kind, shard, epoch }, 'shard release failed; retrying');
-      this.orphans.set(`${kind}/${shard}`, { kind, shard, epoch });
+      this.failed('shard releases failed; retrying', { err, kind, range, epoch });
+      this.orphans.set(`${kind}/${range}`, { kind, range, epoch });
     }
   }
 
-  private settle(k: KindState, shard: number): void {
-    k.busy[shard] = 0;
-    if (k.again[shard]) {
-      k.again[shard] = 0;
-      this.reconcile(k, shard);
+  /** Releases a claim the store holds for this member that it did not know of (k: our kind). */
+  private async releaseStrayOp(
+    k: KindClaims | undefined,
+    kind: string,
+    range: number,
+  ): Promise<void> {
+    if (k) k.busy[range] = 1;
+    try {
+      this.logger.warn({ kind, range }, 'releasing a claim this member did not know of');
+      await this.provider.releaseStray?.(kind, range);
+    } catch (err) {
+      this.logger.warn(
+        { err, kind, range },
+        'could not release a stray claim; the next audit retries',
+      );
+    } finally {
+      if (k) this.settle(k, range);
     }
   }
 
-  private drop(k: KindState, shard: number, reason: ShardReleaseReason): void {
-    const epoch = k.epochs[shard];
-    k.epochs[shard] = 0;
-    this.events.released({ kind: k.name, shard, epoch, reason });
+  private settle(k: KindClaims, range: number): void {
+    k.busy[range] = 0;
+    if (k.again[range]) {
+      k.again[range] = 0;
+      this.reconcile(k, range);
+    }
+  }
+
+  private drop(k: KindClaims, range: number, reason: ShardReleaseReason): void {
+    const epoch = k.epochs[range];
+    k.epochs[range] = 0;
+    k.forEachShard(range, (shard) => this.events.released({ kind: k.name, shard, epoch, reason }));
   }
 
   private track(op: Promise<void>): void {
@@ -476,18 +493,30 @@ export class ShardOwnership implements FencedMember {
     (this.retryTimer as { unref?: () => void } | null)?.unref?.();
   }
 
+  private failed(what: string, fields: Record<string, unknown>): void {
+    const f = this.failures.get(what);
+    if (f) {
+      f.count++;
+      f.last = fields;
+    } else this.failures.set(what, { count: 1, last: fields });
+  }
+
   private retry(): void {
+    for (const [what, f] of this.failures) {
+      this.logger.warn({ ...f.last, count: f.count }, `${f.count} ${what} (last one attached)`);
+    }
+    this.failures.clear();
     if (this.stopped || this.fenced) return;
     for (const o of [...this.orphans.values()]) {
       const k = this.kinds.get(o.kind);
-      if (k && k.epochs[o.shard] === 0 && !k.busy[o.shard])
-        void this.releaseInStore(o.kind, o.shard, o.epoch);
+      if (k && k.epochs[o.range] === 0 && !k.busy[o.range])
+        void this.releaseInStore(o.kind, o.range, o.epoch);
     }
     const askLetGo = new Set<string>();
-    for (const k of this.kinds.values()) {
-      for (const [s, h] of [...k.waiting]) {
-        if (h.seen >= LET_GO_AFTER_TICKS && this.lingers(k, s, h.member)) askLetGo.add(h.member);
-        this.reconcile(k, s);
+    for (const k of this.list) {
+      for (const [r, h] of [...k.waiting]) {
+        if (h.seen >= LET_GO_AFTER_TICKS && this.lingers(k, r, h)) askLetGo.add(h.member);
+        this.reconcile(k, r);
       }
     }
     for (const member of askLetGo) {
@@ -498,12 +527,13 @@ export class ShardOwnership implements FencedMember {
   }
 
   /**
-   * True when the claim `holder` keeps on a shard this member waits for cannot be a hand-off in
-   * progress: the holder is another live member and not the shard's desired owner.
+   * True when the claim a holder keeps on a range this member waits for cannot be a hand-off in
+   * progress: the holder is another live member and not the range's desired owner.
    */
-  private lingers(k: KindState, shard: number, holder: string): boolean {
-    if (holder === this.selfId || holder === '') return false;
-    if (!this.topology.members.some((m) => m.id === holder)) return false;
-    return ownerOf(k.name, shard, this.topology)?.id !== holder;
+  private lingers(k: KindClaims, range: number, h: Holder): boolean {
+    if (h.member === this.selfId || h.member === '') return false;
+    if (!this.topology.members.some((m) => m.id === h.member)) return false;
+    const placement = placementOf(this.topology);
+    return placement.owner(placement.kind(k.name), range)?.id !== h.member;
   }
 }

@@ -1,3 +1,5 @@
+import type { KindShards } from '../placement/kind-ranges';
+
 /** Where a member is in its life: placement only uses members that are `up`. */
 export type MemberStatus = 'joining' | 'up' | 'leaving';
 
@@ -16,6 +18,11 @@ export interface Member {
   incarnation: number;
   /** Lifecycle status. */
   status: MemberStatus;
+  /**
+   * How each hosted kind's shards are cut into claim ranges (hosts of a kind must agree: a member
+   * that disagrees is refused at join). Absent for members that did not say.
+   */
+  kindShards?: Readonly<Record<string, KindShards>> | undefined;
 }
 
 /** An immutable snapshot of the membership; a new object for every change. */

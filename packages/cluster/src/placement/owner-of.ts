@@ -1,69 +1,46 @@
-import HashRing from 'hashring';
 import type { Member, Topology } from '../membership/topology';
+import { rangeOfShard } from './kind-ranges';
+import { TopologyPlacement } from './topology-placement';
 
 /**
- * Virtual nodes per member on the ring. hashring places 4 points per vnode (ketama), so 100 gives
- * 400 points per member: each member's share stays within a few percent of 1/n, which keeps the
- * fraction of shards that move on a join close to 1/(n+1).
+ * Placements are cached per topology object: a topology is an immutable snapshot and every change
+ * makes a new object, so each is placed once. The WeakMap lets old topologies (and their rings)
+ * be collected.
  */
-const RING_VNODES = 100;
+const PLACEMENTS = new WeakMap<Topology, TopologyPlacement>();
+/** The placement computed last: the next topology's placement derives from it when close. */
+let latest: TopologyPlacement | undefined;
 
-/** The owners of one kind under one topology, filled lazily shard by shard. */
-interface KindRing {
-  ring: HashRing | undefined;
-  byId: Map<string, Member>;
-  owners: Map<number, Member | undefined>;
+/** The placement of `topology` (derived from the last one computed when they are close). */
+export function placementOf(topology: Topology): TopologyPlacement {
+  let p = PLACEMENTS.get(topology);
+  if (!p) {
+    // Only one step back is kept: older placements must stay collectable.
+    latest?.forgetPrevious();
+    p = new TopologyPlacement(topology, latest);
+    PLACEMENTS.set(topology, p);
+    latest = p;
+  }
+  return p;
 }
 
 /**
- * Rings are cached per topology object: a topology is an immutable snapshot and every change makes
- * a new object, so a ring is built once per topology version and per kind, and lookups after the
- * first are a Map hit. The WeakMap lets old topologies (and their rings) be collected.
- */
-const RINGS = new WeakMap<Topology, Map<string, KindRing>>();
-
-function ringFor(kind: string, topology: Topology): KindRing {
-  let kinds = RINGS.get(topology);
-  if (!kinds) {
-    kinds = new Map();
-    RINGS.set(topology, kinds);
-  }
-  let entry = kinds.get(kind);
-  if (!entry) {
-    // A malformed member (kinds not a list) is skipped: providers log it where it came in.
-    const hosts = topology.members.filter(
-      (m) => m.status === 'up' && Array.isArray(m.kinds) && m.kinds.includes(kind),
-    );
-    const byId = new Map(hosts.map((m) => [m.id, m]));
-    const servers: Record<string, { vnodes: number }> = {};
-    for (const m of hosts) servers[m.id] = { vnodes: RING_VNODES };
-    // hashring keeps its own LRU of key lookups; ours (owners) makes it redundant.
-    const ring =
-      hosts.length > 0 ? new HashRing(servers, 'md5', { 'max cache size': 1 }) : undefined;
-    entry = { ring, byId, owners: new Map() };
-    kinds.set(kind, entry);
-  }
-  return entry;
-}
-
-/**
- * The desired owner of a shard: a consistent-hash ring (hashring, md5, ketama) over the `up`
- * members that host `kind`, keyed by `<kind>/<shard>`. Every member computes the same owner from
- * the same topology. Undefined when no up member hosts the kind.
+ * The desired owner of a shard: the kind's shards are cut into contiguous ranges (`claimRanges`,
+ * by default one shard per range), each range sits at a hash of `<kind>/<range>` on a
+ * consistent-hash ring over the `up` members that host the kind, and belongs to the member of the
+ * next point on the ring. Every member computes the same owner from the same topology. Undefined
+ * when no up member hosts the kind.
  *
  * @example
- * const owner = ownerOf('Ponger', shardOf('p-1', 256), cluster.topology);
+ * const owner = ownerOf('Ponger', shardOf('p-1', 16384), cluster.topology);
  */
 export function ownerOf(kind: string, shard: number, topology: Topology): Member | undefined {
-  const entry = ringFor(kind, topology);
-  if (entry.owners.has(shard)) return entry.owners.get(shard);
-  const id = entry.ring?.get(`${kind}/${shard}`);
-  const owner = id === undefined ? undefined : entry.byId.get(id);
-  entry.owners.set(shard, owner);
-  return owner;
+  const p = placementOf(topology);
+  const kp = p.kind(kind);
+  return p.owner(kp, kp.shards ? rangeOfShard(shard, kp.shards) : shard);
 }
 
 /** The up members that host `kind` under `topology` (the ring's members), sorted by id. */
 export function hostsOf(kind: string, topology: Topology): Member[] {
-  return [...ringFor(kind, topology).byId.values()];
+  return placementOf(topology).hosts(kind);
 }

@@ -1,5 +1,6 @@
 import type { ActorSystem, Logger } from '@granary/core';
 import type { Topology } from '../membership/topology';
+import type { KindShards } from '../placement/kind-ranges';
 
 /** What a node tells the provider about itself when it joins. */
 export interface JoinRequest {
@@ -11,6 +12,11 @@ export interface JoinRequest {
   address: string;
   /** Kinds this member hosts. */
   kinds: string[];
+  /**
+   * How each hosted kind is cut into shards and claim ranges: listed in the topology, and
+   * compared at join (hosts of a kind must agree).
+   */
+  kindShards?: Record<string, KindShards> | undefined;
   /**
    * The member's actor system (with its remote transport, if any): providers that talk over the
    * remote transport (SeedProvider) need it; others ignore it.
@@ -73,8 +79,11 @@ export interface ClusterProvider {
   onTopology(listener: (t: Topology) => void): () => void;
   /** Claims a shard for this member if nobody holds it. */
   claim(kind: string, shard: number): Promise<ClaimResult>;
-  /** Releases a claim, only if `epoch` is still the shard's current epoch. */
-  release(kind: string, shard: number, epoch: number): Promise<void>;
+  /**
+   * Releases a claim, only if `epoch` is still the shard's current epoch; `to` names the member
+   * the releaser believes is the shard's desired owner (a provider may tell it directly).
+   */
+  release(kind: string, shard: number, epoch: number, to?: string): Promise<void>;
   /** Called whenever any claim disappears, so a waiting owner can claim at once. */
   onClaimReleased(listener: (e: ClaimReleased) => void): () => void;
   /** Lease health changes; returns an unsubscribe function. */

@@ -26,6 +26,8 @@ export const ATTR_NODE_ID = 'granary.node.id';
 export const ATTR_SHARD_EPOCH = 'granary.shard.epoch';
 /** Shard number. */
 export const ATTR_SHARD = 'granary.shard';
+/** Claim range number (claims and releases: a range of contiguous shards, see kind-ranges). */
+export const ATTR_CLAIM_RANGE = 'granary.shard.range';
 /** Time left to the call's deadline when the span started (ms). */
 export const ATTR_DEADLINE_REMAINING_MS = 'granary.deadline.remaining_ms';
 /** Outcome of a grain call: see {@link CallOutcome}. */

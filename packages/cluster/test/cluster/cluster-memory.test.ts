@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { InvalidOptionError } from '@granary/core';
 import { Cluster } from '../../src/cluster';
+import { JoinRefusedError } from '../../src/errors';
 import type { ShardReleased } from '../../src/membership/cluster-events';
 import { ownerOf } from '../../src/placement/owner-of';
 import { MemoryProvider } from '../../src/providers/memory/memory-provider';
@@ -74,6 +75,21 @@ describe('Cluster (MemoryProvider)', () => {
       for (const c of cs) expect(c.heldShards(KIND).length).to.be.greaterThan(0);
     });
 
+    it('refuses a member that cuts a kind into another number of shards, naming both values', async () => {
+      await start('a');
+      const err = await Cluster.start({
+        name: 'test',
+        id: 'b',
+        provider: new MemoryProvider(table),
+        kinds: [{ name: KIND, shardCount: SHARDS * 2 }],
+      }).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(JoinRefusedError);
+      expect((err as Error).message)
+        .to.include(`shardCount ${SHARDS * 2}`)
+        .and.include(`shardCount ${SHARDS}`);
+      expect(table.topology().members.map((m) => m.id)).to.deep.equal(['a']);
+    });
+
     it('emits member-joined on the others when a member joins', async () => {
       const a = await start('a');
       const joined = new Promise<string>((resolve) =>
@@ -134,20 +150,21 @@ describe('Cluster (MemoryProvider)', () => {
       const a = await start('a');
       await waitForClusters([a], () => a.heldShards(KIND).length === SHARDS, 'a holds all');
       const draining = new Map<number, () => void>();
+      let drainStarted: () => void = () => undefined;
+      const firstDrain = new Promise<void>((resolve) => (drainStarted = resolve));
       a.onBeforeRelease(
         (_kind, shard) =>
           new Promise<void>((resolve) => {
             expect(a.canServe(KIND, shard), 'still served while draining').to.equal(true);
             draining.set(shard, resolve);
+            drainStarted();
           }),
       );
       const b = await start('b');
       const both = [a, b];
-      await waitForClusters(
-        both,
-        () => b.topology.members.length === 2 && draining.size > 0,
-        'a drains the shards b should own',
-      );
+      // The drain starts with the placement pass after the topology event (coalesced: ~20 ms).
+      await firstDrain;
+      await waitForClusters(both, () => b.topology.members.length === 2, 'b sees both');
       const moving = [...draining.keys()];
       for (const s of moving) {
         expect(ownerOf(KIND, s, b.topology)?.id).to.equal('b');

@@ -5,6 +5,7 @@ import type { KindDefinition } from '../../src/grains/kind';
 import type { ClusterProvider } from '../../src/providers/cluster-provider';
 import { MemoryProvider } from '../../src/providers/memory/memory-provider';
 import { MemoryClusterTable } from '../../src/providers/memory/memory-table';
+import { ownerOf } from '../../src/placement/owner-of';
 import { waitForClusters } from '../cluster/converge';
 
 /**
@@ -55,10 +56,11 @@ export class MemoryNodes {
         const v = live[0]!.topology.version;
         if (!live.every((n) => n.topology.version === v)) return false;
         for (const k of this.kinds()) {
-          const count = k.shardCount ?? 256;
+          const count = live[0]!.shardCountOf(k.name);
           for (let s = 0; s < count; s++) {
-            const held = live.filter((n) => n.canServe(k.name, s)).length;
-            if (held !== 1) return false;
+            const held = live.filter((n) => n.canServe(k.name, s));
+            if (held.length !== 1 || held[0]!.id !== ownerOf(k.name, s, held[0]!.topology)?.id)
+              return false;
           }
         }
         return true;

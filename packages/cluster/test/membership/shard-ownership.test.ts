@@ -18,6 +18,7 @@ const member = (id: string): Member => ({
   id,
   address: `${id}:1`,
   kinds: [KIND],
+  kindShards: { [KIND]: { shardCount: SHARDS, ranges: SHARDS } },
   incarnation: 1,
   status: 'up',
 });
@@ -105,7 +106,7 @@ describe('ShardOwnership', () => {
     ownership = new ShardOwnership(
       provider,
       'a',
-      [{ name: KIND, shardCount: SHARDS }],
+      [{ name: KIND, shards: { shardCount: SHARDS, ranges: SHARDS } }],
       {
         acquired: (e) => {
           acquired.push(e);
@@ -164,6 +165,7 @@ describe('ShardOwnership', () => {
     const draining = new Promise<void>((r) => (release = r));
     ownership.onBeforeRelease(async (_kind, shard) => {
       drained.push(shard);
+      for (const w of [...waiters]) w(); // a drain is no acquired/released event: re-check here
       await draining;
     });
     const moving = Array.from({ length: SHARDS }, (_, s) => s).filter(

@@ -2,6 +2,7 @@ import type { IKeyValue, ITxnRequest, ITxnResponse } from 'etcd3';
 import { LeaseLostError } from '../../errors';
 import type { ClaimResult } from '../cluster-provider';
 import { claimHolder } from './etcd-keys';
+import { encodeNote, type ReleasedItem } from './etcd-notes';
 
 /**
  * Claims (or releases) per etcd transaction. One request costs etcd ~1 ms of CPU on a small
@@ -33,6 +34,15 @@ interface ClaimRequest extends Pending<ClaimResult> {
 
 interface ReleaseRequest extends Pending<void> {
   epoch: number;
+  /** Hand-off: the member told of this release, and what it is told. */
+  note?: { to: string; item: ReleasedItem } | undefined;
+}
+
+/** Where hand-off notes go: a note key per receiver, on the sender's current lease. */
+export interface NoteTarget {
+  key(to: string): Buffer;
+  /** The sender's current lease, or undefined (then no note is written). */
+  lease(): string | undefined;
 }
 
 /**
@@ -60,6 +70,7 @@ export class EtcdClaimBatcher {
     private readonly timeoutMs: number,
     /** True while `lease` is this member's registration (claims on an older one are dropped). */
     private readonly leaseCurrent: (lease: string) => boolean,
+    private readonly notes?: NoteTarget,
   ) {}
 
   /** Creates `key` on `lease` if absent. */
@@ -70,10 +81,13 @@ export class EtcdClaimBatcher {
     });
   }
 
-  /** Deletes `key` if its create revision is `epoch`. */
-  release(key: Buffer, epoch: number): Promise<void> {
+  /**
+   * Deletes `key` if its create revision is `epoch`; with `note`, the same transaction writes a
+   * hand-off note to `note.to` (one note per receiver per transaction, listing its releases).
+   */
+  release(key: Buffer, epoch: number, note?: ReleaseRequest['note']): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.releases.push({ key, epoch, resolve, reject });
+      this.releases.push({ key, epoch, note, resolve, reject });
       this.schedule();
     });
   }
@@ -153,7 +167,10 @@ export class EtcdClaimBatcher {
             result: 'Equal',
             create_revision: r.epoch,
           })),
-          success: batch.map((r) => ({ request_delete_range: { key: r.key } })),
+          success: [
+            ...batch.map((r) => ({ request_delete_range: { key: r.key } })),
+            ...this.notePuts(batch),
+          ],
           failure: batch.map((r) => ({ request_range: { key: r.key } })),
         },
         { deadline: Date.now() + this.timeoutMs },
@@ -174,6 +191,24 @@ export class EtcdClaimBatcher {
     }
     batch.forEach((r, i) => this.settleRelease(r, res.responses[i]?.response_range?.kvs[0]));
     if (this.releases.length > 0) this.schedule();
+  }
+
+  /** One note put per receiver of the batch's hand-offs (at most MAX_BATCH: within max-txn-ops). */
+  private notePuts(
+    batch: ReleaseRequest[],
+  ): Array<{ request_put: { key: Buffer; value: Buffer; lease: string } }> {
+    const lease = this.notes?.lease();
+    if (!this.notes || !lease) return [];
+    const byTarget = new Map<string, ReleasedItem[]>();
+    for (const r of batch) {
+      if (!r.note) continue;
+      const items = byTarget.get(r.note.to) ?? [];
+      items.push(r.note.item);
+      byTarget.set(r.note.to, items);
+    }
+    return [...byTarget].map(([to, released]) => ({
+      request_put: { key: this.notes!.key(to), value: encodeNote({ released }), lease },
+    }));
   }
 
   /** A key that still carries the release's epoch is deleted again; otherwise the release is done. */

@@ -1,5 +1,6 @@
 import type { IKeyValue } from 'etcd3';
 import type { Member, MemberStatus } from '../../membership/topology';
+import type { KindShards } from '../../placement/kind-ranges';
 
 /** What a member key stores; the incarnation is the key's create revision, not stored. */
 interface MemberValue {
@@ -7,6 +8,8 @@ interface MemberValue {
   address: string;
   kinds: string[];
   status: MemberStatus;
+  /** Per kind: [shardCount, ranges]. */
+  shards?: Record<string, [number, number]>;
 }
 
 /** What a claim key stores (for people reading etcd; the provider only needs the holder id). */
@@ -25,8 +28,9 @@ export type ParsedKey =
 /**
  * The key layout of one cluster: `<prefix>/<cluster>/members/<id>` (on the member's lease),
  * `<prefix>/<cluster>/shards/<kind>/<n>` (claims, on the holder's lease) and
- * `<prefix>/<cluster>/notes/<to>/<from>` (requests from one member to another, on the sender's
- * lease).
+ * `<prefix>/<cluster>/notes/<to>/<from>` (hand-offs and let-go requests from one member to
+ * another, on the sender's lease, deleted by the receiver once read) and
+ * `<prefix>/<cluster>/kinds/<kind>` (how the kind's shards are cut into claim ranges).
  */
 export class EtcdKeys {
   /** `<prefix>/<cluster>/`: the one watched range. */
@@ -37,12 +41,20 @@ export class EtcdKeys {
   readonly shards: string;
   /** `<root>notes/`. */
   readonly notes: string;
+  /** `<root>kinds/`. */
+  readonly kinds: string;
 
   constructor(prefix: string, cluster: string) {
     this.root = `${prefix}/${cluster}/`;
     this.members = `${this.root}members/`;
     this.shards = `${this.root}shards/`;
     this.notes = `${this.root}notes/`;
+    this.kinds = `${this.root}kinds/`;
+  }
+
+  /** Key of a kind's spec (how its shards are cut into claim ranges). */
+  kindSpec(kind: string): Buffer {
+    return Buffer.from(`${this.kinds}${kind}`);
   }
 
   /** Key of a member. */
@@ -105,9 +117,16 @@ export function prefixEnd(prefix: string): Buffer {
 }
 
 /** Encodes a member key's value. */
-export function encodeMember(m: MemberValue): Buffer {
+export function encodeMember(
+  m: Omit<MemberValue, 'shards'> & { kindShards?: Record<string, KindShards> | undefined },
+): Buffer {
+  const shards = m.kindShards
+    ? Object.fromEntries(
+        Object.entries(m.kindShards).map(([k, v]) => [k, [v.shardCount, v.ranges]]),
+      )
+    : undefined;
   return Buffer.from(
-    JSON.stringify({ id: m.id, address: m.address, kinds: m.kinds, status: m.status }),
+    JSON.stringify({ id: m.id, address: m.address, kinds: m.kinds, status: m.status, shards }),
   );
 }
 
@@ -118,13 +137,22 @@ export function decodeMember(kv: IKeyValue): Member | undefined {
     if (typeof v.id !== 'string' || typeof v.address !== 'string' || !Array.isArray(v.kinds))
       return undefined;
     const status: MemberStatus = v.status === 'leaving' || v.status === 'joining' ? v.status : 'up';
-    return {
+    const member: Member = {
       id: v.id,
       address: v.address,
       kinds: v.kinds.map(String),
       status,
       incarnation: Number(kv.create_revision),
     };
+    if (v.shards && typeof v.shards === 'object') {
+      const kindShards: Record<string, KindShards> = {};
+      for (const [k, pair] of Object.entries(v.shards)) {
+        if (Array.isArray(pair) && pair.length === 2)
+          kindShards[k] = { shardCount: Number(pair[0]), ranges: Number(pair[1]) };
+      }
+      member.kindShards = kindShards;
+    }
+    return member;
   } catch {
     return undefined;
   }

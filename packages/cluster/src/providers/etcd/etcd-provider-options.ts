@@ -57,6 +57,15 @@ export interface EtcdProviderOptions {
    */
   joinTimeoutMs?: number;
   /**
+   * etcd history older than this is compacted away (by one member of the cluster, every this
+   * long, to the revision of one interval ago), so years of deploys never fill etcd's quota. 0
+   * turns it off: then run etcd with `--auto-compaction-mode=periodic
+   * --auto-compaction-retention=5m` (compaction is cluster-wide: turn it off here if other
+   * applications on the same etcd need older history).
+   * @default 300000
+   */
+  historyRetentionMs?: number;
+  /**
    * Logger (pino-compatible).
    * @default a logger that drops everything
    */
@@ -77,6 +86,7 @@ export const DEFAULT_ETCD_PROVIDER_OPTIONS = {
   requestTimeoutMs: 1000,
   joinTimeoutMs: 10_000,
   maxLoopStallMs: 10_000,
+  historyRetentionMs: 300_000,
 } as const;
 
 /** maxLoopStallMs below this would fence on an ordinary busy moment (and the heartbeat is 100 ms). */
@@ -139,6 +149,12 @@ export function resolveEtcdProviderOptions(
     throw new InvalidOptionError(
       'maxLoopStallMs',
       `must be >= ${MIN_MAX_LOOP_STALL_MS}, got ${merged.maxLoopStallMs}`,
+    );
+  }
+  if (!(Number.isFinite(merged.historyRetentionMs) && merged.historyRetentionMs >= 0)) {
+    throw new InvalidOptionError(
+      'historyRetentionMs',
+      `must be >= 0 (0: off), got ${merged.historyRetentionMs}`,
     );
   }
   for (const name of ['requestTimeoutMs', 'joinTimeoutMs'] as const) {

@@ -1,5 +1,5 @@
 import { Etcd3, type IOptions } from 'etcd3';
-import { JoinTimeoutError, LeaseLostError, NotJoinedError } from '../../errors';
+import { JoinRefusedError, JoinTimeoutError, LeaseLostError, NotJoinedError } from '../../errors';
 import { Listeners } from '../../internal/listeners';
 import { NOOP_LOGGER, type ClusterLogger } from '../../internal/logger';
 import type { MemberStatus, Topology } from '../../membership/topology';
@@ -20,7 +20,10 @@ import {
   type EtcdProviderOptions,
   type ResolvedEtcdProviderOptions,
 } from './etcd-provider-options';
-import { EtcdTopologyWatch } from './etcd-topology-watch';
+import { EtcdCompactor } from './etcd-compactor';
+import { encodeNote } from './etcd-notes';
+import { registerMember } from './etcd-registration';
+import { EtcdTopologyWatch, type ReceivedNote } from './etcd-topology-watch';
 import { hostCooldownPolicy, PASS_THROUGH_POLICY } from './etcd-client-policy';
 
 /** First retry delay of join() while etcd is unreachable. */
@@ -48,6 +51,9 @@ const FENCE_STREAK_WINDOW_MS = 30_000;
 const GRPC_CHANNEL_OPTIONS = {
   'grpc.initial_reconnect_backoff_ms': 100,
   'grpc.max_reconnect_backoff_ms': 500,
+  // The claim audit lists every key on a member's lease: a lone member of 4 kinds holds 65,536
+  // claims (~3 MB), near grpc's default 4 MB limit on a received message.
+  'grpc.max_receive_message_length': 64 * 1024 * 1024,
 };
 
 /**
@@ -76,6 +82,7 @@ export class EtcdProvider implements ClusterProvider {
   /** Leases of earlier registrations that still need revoking (their claims go with them). */
   private readonly staleLeases = new Set<string>();
   private watch: EtcdTopologyWatch | undefined;
+  private compactor: EtcdCompactor | undefined;
   private readonly batcher: EtcdClaimBatcher;
   private stopped = false;
   private readonly topologyListeners = new Listeners<Topology>();
@@ -94,6 +101,10 @@ export class EtcdProvider implements ClusterProvider {
       () => this.kv(),
       this.options.requestTimeoutMs,
       (lease) => this.lease?.id === lease && this.lease.valid(),
+      {
+        key: (to) => this.requireKeys('release').note(to, this.requireSelf('release').id),
+        lease: () => (this.lease?.valid() ? this.lease.id : undefined),
+      },
     );
   }
 
@@ -124,10 +135,18 @@ export class EtcdProvider implements ClusterProvider {
         self.id,
       );
       watch.topologyListeners.add((t) => this.topologyListeners.emit(t));
-      watch.releaseListeners.add((e) => this.releaseListeners.emit(e));
-      watch.noteListeners.add((from) => this.letGoListeners.emit(from));
+      watch.noteListeners.add((n) => this.receiveNote(n));
       await watch.start();
       this.watch = watch;
+      this.compactor = new EtcdCompactor(
+        () => this.requireClient('compact'),
+        self.id,
+        () => this.topology(),
+        this.options.historyRetentionMs,
+        this.options.requestTimeoutMs,
+        this.logger,
+      );
+      this.compactor.start();
     } catch (err) {
       await this.teardown();
       throw err;
@@ -190,9 +209,14 @@ export class EtcdProvider implements ClusterProvider {
     }
   }
 
-  async release(kind: string, shard: number, epoch: number): Promise<void> {
+  async release(kind: string, shard: number, epoch: number, to?: string): Promise<void> {
     this.requireClient('release');
-    await this.batcher.release(this.requireKeys('release').shard(kind, shard), epoch);
+    const self = this.requireSelf('release');
+    const note =
+      to !== undefined && to !== self.id
+        ? { to, item: [kind, shard, epoch] as [string, number, number] }
+        : undefined;
+    await this.batcher.release(this.requireKeys('release').shard(kind, shard), epoch, note);
   }
 
   onClaimReleased(listener: (e: ClaimReleased) => void): () => void {
@@ -243,7 +267,7 @@ export class EtcdProvider implements ClusterProvider {
     if (!lease || !lease.valid() || !self || !this.keys) return;
     const key = this.keys.note(member, self.id);
     this.requireClient('askToLetGo')
-      .kv.put({ key, value: Buffer.from(String(Date.now())), lease: lease.id })
+      .kv.put({ key, value: encodeNote({ letGo: true }), lease: lease.id })
       .catch((err: unknown) =>
         this.logger.debug({ err, member }, 'could not ask a member to let go of its claims'),
       );
@@ -251,6 +275,27 @@ export class EtcdProvider implements ClusterProvider {
 
   onLetGoAsked(listener: (from: string) => void): () => void {
     return this.letGoListeners.add(listener);
+  }
+
+  /**
+   * A note from another member: hand-offs become claim-released events (the waiting member claims
+   * at once), a let-go request asks the audit to run. The note is then deleted (only if not
+   * rewritten meanwhile), so notes do not pile up in etcd.
+   */
+  private receiveNote(n: ReceivedNote): void {
+    for (const [kind, shard, epoch] of n.note.released ?? []) {
+      this.releaseListeners.emit({ kind, shard, epoch });
+    }
+    if (n.note.letGo) this.letGoListeners.emit(n.from);
+    this.client?.kv
+      .txn(
+        {
+          compare: [{ key: n.key, target: 'Mod', result: 'Equal', mod_revision: n.modRevision }],
+          success: [{ request_delete_range: { key: n.key } }],
+        },
+        { deadline: Date.now() + this.options.requestTimeoutMs },
+      )
+      .catch((err: unknown) => this.logger.debug({ err }, 'could not delete a note; it stays'));
   }
 
   /**
@@ -279,6 +324,9 @@ export class EtcdProvider implements ClusterProvider {
         return;
       } catch (err) {
         if (this.stopped) throw err;
+        // A join that conflicts with the cluster's configuration fails at once; a re-registration
+        // keeps trying (the conflicting member may leave), saying why.
+        if (err instanceof JoinRefusedError && Number.isFinite(deadline)) throw err;
         const delay = backoff.next();
         const endpoints = this.options.endpoints.join(', ');
         if (Date.now() + delay >= deadline) {
@@ -308,27 +356,19 @@ export class EtcdProvider implements ClusterProvider {
     const lease = await EtcdLeaseKeeper.grant(client, this.options, this.logger, (cause) =>
       this.loseLease(lease, cause),
     );
-    const key = this.requireKeys('join').member(self.id);
     const giveUp = async (): Promise<void> => {
       lease.stop();
       await revokeLease(client, lease.id, this.options.requestTimeoutMs).catch(() => undefined);
     };
     try {
-      const res = await client.kv.txn(
-        {
-          compare: [{ key, target: 'Create', result: 'Equal', create_revision: 0 }],
-          success: [{ request_put: { key, value: this.memberValue(), lease: lease.id } }],
-          failure: [{ request_range: { key } }],
-        },
-        { deadline: Date.now() + this.options.requestTimeoutMs },
+      this.incarnation = await registerMember(
+        client,
+        this.requireKeys('join'),
+        self,
+        this.memberValue(),
+        lease.id,
+        this.options.requestTimeoutMs,
       );
-      if (!res.succeeded) {
-        const holder = res.responses[0]?.response_range?.kvs[0]?.lease;
-        throw new Error(
-          `member key of '${self.id}' is still held by lease ${holder} (another process with this id, or a previous incarnation whose lease has not expired yet)`,
-        );
-      }
-      this.incarnation = Number(res.header.revision);
     } catch (err) {
       await giveUp();
       throw err;
@@ -380,12 +420,14 @@ export class EtcdProvider implements ClusterProvider {
       id: self.id,
       address: self.address,
       kinds: self.kinds,
+      kindShards: self.kindShards,
       status: this.status,
     });
   }
 
   private async teardown(): Promise<void> {
     this.stopped = true;
+    this.compactor?.stop();
     await this.watch?.stop();
     this.watch = undefined;
     this.client?.close();

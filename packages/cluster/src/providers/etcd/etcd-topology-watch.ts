@@ -1,26 +1,34 @@
-import type { Etcd3, IEvent, IKeyValue } from 'etcd3';
+import type { Etcd3, IEvent } from 'etcd3';
 import type { ClusterLogger } from '../../internal/logger';
 import { Listeners } from '../../internal/listeners';
 import { EMPTY_TOPOLOGY, sortMembers, type Member, type Topology } from '../../membership/topology';
-import type { ClaimReleased } from '../cluster-provider';
 import { decodeMember, prefixEnd, type EtcdKeys } from './etcd-keys';
+import { decodeNote, type Note } from './etcd-notes';
 import { EtcdWatchStream } from './etcd-watch-stream';
+
+/** A note to this member as the watch saw it. */
+export interface ReceivedNote {
+  from: string;
+  note: Note;
+  key: Buffer;
+  modRevision: string;
+}
 
 /**
  * The topology of one cluster, from a range read of the member keys and then watches (one etcd
- * watch stream, EtcdWatchStream) of the member keys, the claim keys and this member's notes. A
- * member's incarnation is its key's create revision; the topology version is the revision of the
- * last member change applied, so members that have seen the same events report the same version.
- * Claim deletions are reported for waiting owners; notes to this member, by sender.
+ * watch stream, EtcdWatchStream) of the member keys and of this member's notes only: a member
+ * never watches claim keys, so a claim write reaches nobody, and the events of one membership
+ * change grow with the members, not with kinds x shards. A member's incarnation is its key's
+ * create revision; the topology version is the revision of the last member change applied, so
+ * members that have seen the same events report the same version.
  */
 export class EtcdTopologyWatch {
   private readonly members = new Map<string, Member>();
   private current: Topology = EMPTY_TOPOLOGY;
   private stream: EtcdWatchStream | undefined;
   readonly topologyListeners = new Listeners<Topology>();
-  readonly releaseListeners = new Listeners<ClaimReleased>();
-  /** Members that wrote a note to this one (a let-go request), by sender id. */
-  readonly noteListeners = new Listeners<string>();
+  /** Notes written to this member (hand-offs, let-go requests). */
+  readonly noteListeners = new Listeners<ReceivedNote>();
 
   constructor(
     private readonly client: Etcd3,
@@ -50,20 +58,11 @@ export class EtcdTopologyWatch {
           onCompacted: () => this.load(),
         },
         {
-          key: Buffer.from(this.keys.shards),
-          rangeEnd: prefixEnd(this.keys.shards),
-          startRevision: revision + 1,
-          prevKv: true,
-          onEvents: (events) => this.applyClaims(events),
-          // Missed releases are found by the waiting members' retry tick.
-          onCompacted: async (compacted) => compacted,
-        },
-        {
           key: Buffer.from(notes),
           rangeEnd: prefixEnd(notes),
           startRevision: revision + 1,
           onEvents: (events) => this.applyNotes(events),
-          // A missed note is a missed nudge: the periodic audit covers it.
+          // A missed note is a missed nudge: the retry tick and the audit cover it.
           onCompacted: async (compacted) => compacted,
         },
       ],
@@ -80,7 +79,6 @@ export class EtcdTopologyWatch {
     this.stream?.stop();
     this.stream = undefined;
     this.topologyListeners.clear();
-    this.releaseListeners.clear();
     this.noteListeners.clear();
   }
 
@@ -124,25 +122,16 @@ export class EtcdTopologyWatch {
     if (memberChange > this.current.version) this.publish(memberChange);
   }
 
-  private applyClaims(events: IEvent[]): void {
-    for (const ev of events) {
-      if (ev.type !== 'Delete') continue;
-      const parsed = this.keys.parse(ev.kv.key);
-      if (parsed?.type !== 'shard') continue;
-      const prev: IKeyValue | undefined = ev.prev_kv ?? undefined;
-      this.releaseListeners.emit({
-        kind: parsed.kind,
-        shard: parsed.shard,
-        epoch: prev ? Number(prev.create_revision) : 0,
-      });
-    }
-  }
-
   private applyNotes(events: IEvent[]): void {
     for (const ev of events) {
       const parsed = this.keys.parse(ev.kv.key);
-      if (ev.type === 'Put' && parsed?.type === 'note' && parsed.to === this.selfId)
-        this.noteListeners.emit(parsed.from);
+      if (ev.type !== 'Put' || parsed?.type !== 'note' || parsed.to !== this.selfId) continue;
+      this.noteListeners.emit({
+        from: parsed.from,
+        note: decodeNote(ev.kv.value),
+        key: ev.kv.key,
+        modRevision: ev.kv.mod_revision,
+      });
     }
   }
 

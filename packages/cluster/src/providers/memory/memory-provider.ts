@@ -155,6 +155,7 @@ export class MemoryProvider implements ClusterProvider {
       id: self.id,
       address: self.address,
       kinds: [...self.kinds],
+      kindShards: self.kindShards,
       status: this.status,
     });
   }

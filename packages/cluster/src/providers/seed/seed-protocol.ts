@@ -1,4 +1,5 @@
 import type { MemberStatus, Topology } from '../../membership/topology';
+import type { KindShards } from '../../placement/kind-ranges';
 
 /**
  * The SeedProvider protocol: plain JSON messages (the remote transport sends plain data as JSON)
@@ -11,14 +12,16 @@ export type SeedRequest =
       id: string;
       address: string;
       kinds: string[];
+      kindShards?: Record<string, KindShards> | undefined;
       status: MemberStatus;
       /** The member's listener actor, which receives topology and claim-release pushes. */
       listener: { address: string; id: string };
     }
   | { t: 'seed.heartbeat'; leaseId: number; version: number }
   | { t: 'seed.status'; leaseId: number; status: MemberStatus }
-  | { t: 'seed.claim'; leaseId: number; kind: string; shard: number }
-  | { t: 'seed.release'; kind: string; shard: number; epoch: number }
+  /** Claims issued together, answered together (a join claims thousands of ranges). */
+  | { t: 'seed.claims'; leaseId: number; items: Array<[kind: string, shard: number]> }
+  | { t: 'seed.releases'; items: Array<[kind: string, shard: number, epoch: number]> }
   | { t: 'seed.leave'; leaseId: number };
 
 /** Reply to seed.join. */
@@ -33,13 +36,22 @@ export interface SeedHeartbeatReply {
   topology?: Topology | undefined;
 }
 
-/** Reply to seed.claim. */
+/** The result of one claim. */
 export type SeedClaimReply = { epoch: number } | { heldBy: string } | { lost: true };
+
+/** Reply to seed.claims: one result per item, in order. */
+export interface SeedClaimsReply {
+  results: SeedClaimReply[];
+}
+
+/** Most items per seed.claims / seed.releases request (and per seed.released push). */
+export const SEED_BATCH_MAX = 512;
 
 /** Pushed by the seed to every member's listener. */
 export type SeedPush =
   | { t: 'seed.topology'; topology: Topology }
-  | { t: 'seed.released'; kind: string; shard: number; epoch: number };
+  /** Claims that disappeared, pushed together. */
+  | { t: 'seed.released'; items: Array<[kind: string, shard: number, epoch: number]> };
 
 /** Name of the table actor on the seed node. */
 export const SEED_ACTOR_NAME = '$granary-seed';

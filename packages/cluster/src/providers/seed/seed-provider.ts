@@ -8,6 +8,7 @@ import {
   LeaseLostError,
   NotJoinedError,
 } from '../../errors';
+import { TickBatch } from '../../internal/tick-batch';
 import { Listeners } from '../../internal/listeners';
 import { NOOP_LOGGER, type ClusterLogger } from '../../internal/logger';
 import { EMPTY_TOPOLOGY, type MemberStatus, type Topology } from '../../membership/topology';
@@ -26,6 +27,7 @@ import {
 import {
   SEED_ACTOR_NAME,
   type SeedClaimReply,
+  type SeedClaimsReply,
   type SeedHeartbeatReply,
   type SeedJoinReply,
   type SeedPush,
@@ -158,7 +160,7 @@ export class SeedProvider implements ClusterProvider {
     if (!this.self) throw new NotJoinedError('claim');
     if (!this.leaseValid()) throw new LeaseLostError(`claim ${kind}/${shard}`);
     const leaseId = this.leaseId;
-    const reply = await this.request<SeedClaimReply>({ t: 'seed.claim', leaseId, kind, shard });
+    const reply = await this.claims.add([kind, shard], leaseId);
     if ('lost' in reply) {
       if (leaseId === this.leaseId) this.loseLease('the seed no longer knows the lease');
       throw new LeaseLostError(`claim ${kind}/${shard}`);
@@ -168,8 +170,20 @@ export class SeedProvider implements ClusterProvider {
 
   async release(kind: string, shard: number, epoch: number): Promise<void> {
     if (!this.self) throw new NotJoinedError('release');
-    await this.request({ t: 'seed.release', kind, shard, epoch });
+    await this.releases.add([kind, shard, epoch], 0);
   }
+
+  /** Claims of one turn go to the seed in one request (by lease: a re-join changes it). */
+  private readonly claims = new TickBatch<[string, number], SeedClaimReply>(
+    async (items, leaseId) =>
+      (await this.request<SeedClaimsReply>({ t: 'seed.claims', leaseId, items })).results,
+  );
+
+  /** Releases of one turn go to the seed in one request. */
+  private readonly releases = new TickBatch<[string, number, number], void>(async (items) => {
+    await this.request({ t: 'seed.releases', items });
+    return items.map(() => undefined);
+  });
 
   onClaimReleased(listener: (e: ClaimReleased) => void): () => void {
     return this.releaseListeners.add(listener);
@@ -227,6 +241,7 @@ export class SeedProvider implements ClusterProvider {
       id: self.id,
       address: self.address,
       kinds: self.kinds,
+      kindShards: self.kindShards,
       status: this.status,
       listener: { address: this.listener!.address, id: this.listener!.id },
     });
@@ -292,12 +307,14 @@ export class SeedProvider implements ClusterProvider {
       return;
     }
     if (m.t === 'seed.topology') this.applyTopology(m.topology);
-    else if (
-      typeof m.kind === 'string' &&
-      Number.isInteger(m.shard) &&
-      Number.isSafeInteger(m.epoch)
-    )
-      this.releaseListeners.emit({ kind: m.kind, shard: m.shard, epoch: m.epoch });
+    else if (m.t === 'seed.released' && Array.isArray(m.items)) {
+      for (const item of m.items) {
+        if (!Array.isArray(item)) continue;
+        const [kind, shard, epoch] = item;
+        if (typeof kind === 'string' && Number.isInteger(shard) && Number.isSafeInteger(epoch))
+          this.releaseListeners.emit({ kind, shard, epoch });
+      }
+    }
   }
 
   private applyTopology(t: Topology): void {

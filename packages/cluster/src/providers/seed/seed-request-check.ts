@@ -1,18 +1,20 @@
 import {
   addressProblem,
+  kindShardsProblem,
   kindsProblem,
   memberProblem,
   shortStringProblem,
   statusProblem,
 } from '../../membership/member-record';
 import type { Topology } from '../../membership/topology';
+import { SEED_BATCH_MAX } from './seed-protocol';
 
 const SEED_TYPES = new Set([
   'seed.join',
   'seed.heartbeat',
   'seed.status',
-  'seed.claim',
-  'seed.release',
+  'seed.claims',
+  'seed.releases',
   'seed.leave',
 ]);
 
@@ -40,10 +42,27 @@ export function seedRequestProblem(value: unknown): string | undefined {
     Number.isSafeInteger(m.leaseId) && (m.leaseId as number) > 0
       ? undefined
       : 'leaseId must be a positive integer';
-  const shard = (): string | undefined =>
-    Number.isInteger(m.shard) && (m.shard as number) >= 0 && (m.shard as number) <= MAX_SHARD
+  const shard = (v: unknown): string | undefined =>
+    Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_SHARD
       ? undefined
       : 'shard must be a non-negative integer';
+  /** The items of a batched claim or release: [kind, shard] or [kind, shard, epoch] each. */
+  const items = (withEpoch: boolean): string | undefined => {
+    if (!Array.isArray(m.items) || m.items.length === 0 || m.items.length > SEED_BATCH_MAX)
+      return `items must be an array of 1 to ${SEED_BATCH_MAX} entries`;
+    for (const item of m.items as unknown[]) {
+      if (!Array.isArray(item) || item.length !== (withEpoch ? 3 : 2))
+        return `an item must be [kind, shard${withEpoch ? ', epoch' : ''}]`;
+      const p =
+        shortStringProblem(item[0], 'kind') ??
+        shard(item[1]) ??
+        (!withEpoch || (Number.isSafeInteger(item[2]) && (item[2] as number) >= 0)
+          ? undefined
+          : 'epoch must be a non-negative integer');
+      if (p !== undefined) return p;
+    }
+    return undefined;
+  };
   switch (m.t) {
     case 'seed.join': {
       const listener = m.listener as { address?: unknown; id?: unknown } | null | undefined;
@@ -52,6 +71,7 @@ export function seedRequestProblem(value: unknown): string | undefined {
         shortStringProblem(m.id, 'id') ??
         addressProblem(m.address) ??
         kindsProblem(m.kinds) ??
+        kindShardsProblem(m.kindShards) ??
         statusProblem(m.status) ??
         (typeof listener === 'object' && listener !== null
           ? (addressProblem(listener.address, 'listener.address') ??
@@ -68,16 +88,10 @@ export function seedRequestProblem(value: unknown): string | undefined {
       );
     case 'seed.status':
       return leaseId() ?? statusProblem(m.status);
-    case 'seed.claim':
-      return leaseId() ?? shortStringProblem(m.kind, 'kind') ?? shard();
-    case 'seed.release':
-      return (
-        shortStringProblem(m.kind, 'kind') ??
-        shard() ??
-        (Number.isSafeInteger(m.epoch) && (m.epoch as number) >= 0
-          ? undefined
-          : 'epoch must be a non-negative integer')
-      );
+    case 'seed.claims':
+      return leaseId() ?? items(false);
+    case 'seed.releases':
+      return items(true);
     default:
       return leaseId();
   }

@@ -6,6 +6,8 @@ import { MemoryClusterTable } from '../memory/memory-table';
 import {
   SEED_ACTOR_NAME,
   type SeedClaimReply,
+  type SeedClaimsReply,
+  SEED_BATCH_MAX,
   type SeedHeartbeatReply,
   type SeedJoinReply,
   type SeedPush,
@@ -46,7 +48,21 @@ export class SeedTable {
       SEED_ACTOR_NAME,
     );
     this.table.onTopology((topology) => this.push({ t: 'seed.topology', topology }));
-    this.table.onClaimReleased((e) => this.push({ t: 'seed.released', ...e }));
+    this.table.onClaimReleased((e) => this.pushReleased([e.kind, e.shard, e.epoch]));
+  }
+
+  /** Releases of one turn are pushed together, at most SEED_BATCH_MAX per message. */
+  private released: Array<[string, number, number]> = [];
+
+  private pushReleased(item: [string, number, number]): void {
+    if (this.released.push(item) > 1) return;
+    setImmediate(() => {
+      const all = this.released;
+      this.released = [];
+      for (let i = 0; i < all.length; i += SEED_BATCH_MAX) {
+        this.push({ t: 'seed.released', items: all.slice(i, i + SEED_BATCH_MAX) });
+      }
+    });
   }
 
   /** Stops the actor; members lose their leases when their heartbeats go unanswered. */
@@ -82,14 +98,17 @@ export class SeedTable {
         ctx.respond({ alive: member !== undefined } satisfies SeedHeartbeatReply);
         return;
       }
-      case 'seed.claim': {
+      case 'seed.claims': {
         const member = this.memberOf(m.leaseId);
-        const result = member && this.table.claim(m.kind, m.shard, member.id, m.leaseId);
-        ctx.respond((result ?? { lost: true }) satisfies SeedClaimReply);
+        const results = m.items.map(
+          ([kind, shard]): SeedClaimReply =>
+            (member && this.table.claim(kind, shard, member.id, m.leaseId)) || { lost: true },
+        );
+        ctx.respond({ results } satisfies SeedClaimsReply);
         return;
       }
-      case 'seed.release':
-        this.table.release(m.kind, m.shard, m.epoch);
+      case 'seed.releases':
+        for (const [kind, shard, epoch] of m.items) this.table.release(kind, shard, epoch);
         ctx.respond({ alive: true } satisfies SeedHeartbeatReply);
         return;
       case 'seed.leave':
@@ -108,6 +127,7 @@ export class SeedTable {
       id: m.id,
       address: m.address,
       kinds: m.kinds,
+      kindShards: m.kindShards,
       status: m.status,
     });
     this.listeners.set(leaseId, new PID(m.listener.address, m.listener.id));
@@ -142,13 +162,16 @@ export class SeedTable {
         if (m.address !== from) return `a join for ${m.address} from ${from}`;
         if (m.listener.address !== from) return 'the listener must be at the joining address';
         return undefined;
-      case 'seed.release': {
-        const claim = this.table.claimOf(m.kind, m.shard);
-        if (claim === undefined) return undefined;
-        const holder = this.table.topology().members.find((x) => x.id === claim.memberId);
-        return holder === undefined || holder.address === from
-          ? undefined
-          : `a release of ${m.kind}/${m.shard}, held by another member`;
+      case 'seed.releases': {
+        const members = this.table.topology().members;
+        for (const [kind, shard] of m.items) {
+          const claim = this.table.claimOf(kind, shard);
+          if (claim === undefined) continue;
+          const holder = members.find((x) => x.id === claim.memberId);
+          if (holder !== undefined && holder.address !== from)
+            return `a release of ${kind}/${shard}, held by another member`;
+        }
+        return undefined;
       }
       default: {
         const member = this.table.hasLease(m.leaseId)

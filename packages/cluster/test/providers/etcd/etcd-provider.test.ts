@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { InvalidOptionError } from '@granary/core';
 import type { Etcd3 } from 'etcd3';
 import { freePort, type EtcdHandle } from '@granary/testkit';
-import { JoinTimeoutError, LeaseLostError } from '../../../src/errors';
+import { JoinRefusedError, JoinTimeoutError, LeaseLostError } from '../../../src/errors';
 import type { ClusterLogger } from '../../../src/internal/logger';
 import type { Topology } from '../../../src/membership/topology';
 import type { ClaimReleased, LeaseHealth } from '../../../src/providers/cluster-provider';
@@ -138,22 +138,68 @@ describe('EtcdProvider', () => {
       expect(await a.claim('K', 1)).to.deep.equal(got);
     });
 
-    it('release deletes only with the current epoch and reports the release to every member', async () => {
+    it('release deletes only with the current epoch and hands the release to the member named, only', async () => {
       const a = make();
       const b = make();
+      const c = make();
       await a.join(self('a', name()));
       await b.join(self('b', name()));
+      await c.join(self('c', name()));
       const { epoch } = (await a.claim('K', 2)) as { epoch: number };
-      await a.release('K', 2, epoch - 1);
+      await a.release('K', 2, epoch - 1, 'b');
       expect((await client.get(`/granary/${name()}/shards/K/2`).exec()).kvs).to.have.length(1);
+      const toC: ClaimReleased[] = [];
+      c.onClaimReleased((e) => toC.push(e));
       const seen = next<ClaimReleased>(
         (l) => b.onClaimReleased(l),
         (e) => e.shard === 2,
       );
-      await a.release('K', 2, epoch);
+      await a.release('K', 2, epoch, 'b');
       expect(await seen).to.deep.equal({ kind: 'K', shard: 2, epoch });
       const again = (await b.claim('K', 2)) as { epoch: number };
       expect(again.epoch).to.be.greaterThan(epoch);
+      expect(toC).to.deep.equal([]);
+      // The receiver deletes the note once read: nothing piles up in etcd.
+      await new Promise((r) => setTimeout(r, 200));
+      expect(await client.getAll().prefix(`/granary/${name()}/notes/`).keys()).to.deep.equal([]);
+    });
+
+    it('refuses a member whose shard count for a kind differs from a live host, naming both values', async () => {
+      const a = make();
+      await a.join({ ...self('a', name()), kindShards: { K: { shardCount: 256, ranges: 256 } } });
+      const b = make();
+      const err = await b
+        .join({ ...self('b', name()), kindShards: { K: { shardCount: 512, ranges: 512 } } })
+        .catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(JoinRefusedError);
+      expect((err as Error).message)
+        .to.include('shardCount 512')
+        .and.include('shardCount 256')
+        .and.include("member 'a'");
+      expect(await client.get(`/granary/${name()}/members/b`).exec()).to.have.property(
+        'count',
+        '0',
+      );
+      // Once no member hosts K with the old count, a new count is accepted.
+      await a.leave();
+      const c = make();
+      await c.join({ ...self('c', name()), kindShards: { K: { shardCount: 512, ranges: 512 } } });
+      expect(c.topology().members.map((m) => m.id)).to.deep.equal(['c']);
+    });
+
+    it('compacts etcd history every historyRetentionMs (history one interval back is kept)', async () => {
+      const a = make({ historyRetentionMs: 300 });
+      await a.join(self('a', name()));
+      for (let i = 0; i < 20; i++) await client.put(`/granary/${name()}/scratch`).value(String(i));
+      const first = Number((await client.get('x').exec()).header.revision);
+      // Two intervals: the second compacts to the revision read at the first.
+      await new Promise((r) => setTimeout(r, 800));
+      const err = await client
+        .get(`/granary/${name()}/scratch`)
+        .revision(first - 10)
+        .exec()
+        .catch((e: unknown) => e);
+      expect(String(err)).to.match(/compacted/);
     });
 
     it('a revoked lease: lease-lost, claims gone, re-registered with a new incarnation', async () => {

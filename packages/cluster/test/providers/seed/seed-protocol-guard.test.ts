@@ -100,8 +100,20 @@ describe('SeedProvider: the seed protocol at the trust boundary', function () {
         listener,
       },
       { t: 'seed.heartbeat', leaseId: 'one', version: 0 },
-      { t: 'seed.claim', leaseId: 1, kind: KIND, shard: -1 },
-      { t: 'seed.release', kind: KIND, shard: 0, epoch: 1.5 },
+      { t: 'seed.claims', leaseId: 1, items: [[KIND, -1]] },
+      { t: 'seed.claims', leaseId: 1, items: [] },
+      { t: 'seed.releases', items: [[KIND, 0, 1.5]] },
+      { t: 'seed.releases', items: 'all' },
+      {
+        t: 'seed.join',
+        cluster: 'guarded',
+        id: 'x',
+        address: attacker.address,
+        kinds: [KIND],
+        kindShards: { [KIND]: { shardCount: 16, ranges: 32 } },
+        status: 'up',
+        listener,
+      },
       { t: 'seed.nothing' },
     ];
     for (const m of malformed) {
@@ -134,10 +146,8 @@ describe('SeedProvider: the seed protocol at the trust boundary', function () {
     const held = member.heldShards(KIND);
     if (held.length > 0) {
       const r2 = await ask({
-        t: 'seed.release',
-        kind: KIND,
-        shard: held[0],
-        epoch: member.epochOf(KIND, held[0]!),
+        t: 'seed.releases',
+        items: [[KIND, held[0], member.epochOf(KIND, held[0]!)]],
       });
       expect(r2).to.be.instanceOf(SeedRequestRefusedError);
     }

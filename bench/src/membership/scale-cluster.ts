@@ -1,0 +1,213 @@
+import { join } from 'node:path';
+import { Etcd3 } from 'etcd3';
+import { ownerOf, type Member, type Topology } from '@granary/cluster';
+import { NodeProcess } from '@granary/testkit';
+import type { ScaleNodeConfig } from './scale-node';
+
+/** The member processes of one membership-scale scenario, on one etcd. */
+export interface ScaleShape {
+  processes: number;
+  perProcess: number;
+  kinds: string[];
+  shardCount?: number;
+  claimRanges?: number;
+  historyRetentionMs?: number;
+}
+
+/** Default claim ranges (kept equal to the cluster package's DEFAULT_CLAIM_RANGES). */
+const DEFAULT_RANGES = 16_384;
+
+/**
+ * N member processes started together (a cold join storm), and what the benchmark asks of them:
+ * whether they settled (each member holds exactly the ranges it is the desired owner of, every
+ * range held, checked against etcd), the claim audit, the longest event-loop turn, a join.
+ */
+export class ScaleCluster {
+  readonly procs: NodeProcess[] = [];
+  private readonly client: Etcd3;
+  private next = 0;
+
+  constructor(
+    private readonly endpoints: string[],
+    readonly name: string,
+    private readonly shape: ScaleShape,
+  ) {
+    // Reading every claim key (65,536 for 4 kinds) is a message larger than grpc's default 4 MB.
+    this.client = new Etcd3({
+      hosts: endpoints,
+      grpcOptions: { 'grpc.max_receive_message_length': 256 * 1024 * 1024 },
+    });
+  }
+
+  /** Starts a process hosting `count` members; resolves when all of them joined. */
+  async addProcess(count = this.shape.perProcess): Promise<NodeProcess> {
+    const ids = Array.from({ length: count }, () => `m${String(this.next++).padStart(4, '0')}`);
+    const config: ScaleNodeConfig = {
+      endpoints: this.endpoints,
+      cluster: this.name,
+      ids,
+      kinds: this.shape.kinds,
+      shardCount: this.shape.shardCount,
+      claimRanges: this.shape.claimRanges,
+      historyRetentionMs: this.shape.historyRetentionMs,
+    };
+    const proc = NodeProcess.spawn({
+      script: join(__dirname, 'scale-node.js'),
+      config,
+      label: ids[0],
+    });
+    this.procs.push(proc);
+    let ready = 0;
+    await proc.waitFor((d) => d.type === 'ready' && ++ready === count, 120_000);
+    return proc;
+  }
+
+  /** Starts every process of the shape at once (the storm). */
+  async storm(): Promise<void> {
+    await Promise.all(Array.from({ length: this.shape.processes }, () => this.addProcess()));
+  }
+
+  /**
+   * Resolves once every process reports its members settled and etcd agrees (every range of every
+   * kind claimed by its desired owner); with the time that took from `since`.
+   */
+  async settled(since: number, timeoutMs = 120_000): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const last = this.procs.map((p) => {
+        for (let i = p.lines.length - 1; i >= 0; i--) {
+          const d = p.lines[i]!.data;
+          if (d.type === 'settled') return { ok: d.settled === true, at: p.lines[i]!.receivedAt };
+        }
+        return { ok: false, at: 0 };
+      });
+      if (last.every((l) => l.ok) && (await this.etcdSettled())) {
+        return Math.max(...last.map((l) => l.at)) - since;
+      }
+      if (Date.now() > deadline) throw new Error(`not settled within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  /** Every range of every kind is claimed in etcd by its desired owner under etcd's members. */
+  private async etcdSettled(): Promise<boolean> {
+    const root = `/granary/${this.name}/`;
+    const members = await this.client.getAll().prefix(`${root}members/`).exec();
+    const topology: Topology = {
+      version: 0,
+      members: members.kvs
+        .map((kv) => decodeMember(kv.value.toString(), Number(kv.create_revision)))
+        .sort((a, b) => (a.id < b.id ? -1 : 1)),
+    };
+    const claims = await this.client.getAll().prefix(`${root}shards/`).exec();
+    const holders = new Map<string, string>();
+    for (const kv of claims.kvs) {
+      holders.set(kv.key.toString().slice(`${root}shards/`.length), holderOf(kv.value.toString()));
+    }
+    const s = this.shape.shardCount ?? DEFAULT_RANGES;
+    const r = Math.min(s, this.shape.claimRanges ?? DEFAULT_RANGES);
+    for (const kind of this.shape.kinds) {
+      for (let range = 0; range < r; range++) {
+        const owner = ownerOf(kind, Math.ceil((range * s) / r), topology)?.id;
+        if (owner === undefined || holders.get(`${kind}/${range}`) !== owner) return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * The claim audit: claim keys in etcd whose holder does not report holding them (with the key's
+   * create revision as epoch). 0 is the invariant.
+   */
+  async orphans(): Promise<number> {
+    const reported = new Map<string, number>();
+    await Promise.all(
+      this.procs.map(async (p) => {
+        const from = p.lines.length;
+        p.send({ cmd: 'state' });
+        await p.waitFor((d) => d.type === 'state-end', 30_000, from);
+        for (const l of p.lines.slice(from)) {
+          if (l.data.type !== 'state') continue;
+          const held = l.data.held as Record<string, Array<[number, number]>>;
+          for (const [kind, list] of Object.entries(held)) {
+            for (const [shard, epoch] of list) reported.set(`${l.data.id}:${kind}/${shard}`, epoch);
+          }
+        }
+      }),
+    );
+    const root = `/granary/${this.name}/shards/`;
+    const claims = await this.client.getAll().prefix(root).exec();
+    const s = this.shape.shardCount ?? DEFAULT_RANGES;
+    const r = Math.min(s, this.shape.claimRanges ?? DEFAULT_RANGES);
+    let orphans = 0;
+    for (const kv of claims.kvs) {
+      const [kind, range] = kv.key.toString().slice(root.length).split('/') as [string, string];
+      const shard = Math.ceil((Number(range) * s) / r);
+      const epoch = reported.get(`${holderOf(kv.value.toString())}:${kind}/${shard}`);
+      if (epoch !== Number(kv.create_revision)) orphans++;
+    }
+    return orphans;
+  }
+
+  /** Resets every process's longest-turn gauge. */
+  resetTurns(): void {
+    for (const p of this.procs) p.send({ cmd: 'turn-reset' });
+  }
+
+  /** The longest event-loop turn of any process since resetTurns(), in ms. */
+  async maxTurnMs(): Promise<number> {
+    const values = await Promise.all(
+      this.procs.map(async (p) => {
+        const from = p.lines.length;
+        p.send({ cmd: 'turn-read' });
+        return (await p.waitFor((d) => d.type === 'turn', 30_000, from)).data.maxMs as number;
+      }),
+    );
+    return Math.max(...values);
+  }
+
+  /** Stops one process gracefully (its members leave). */
+  async leave(proc: NodeProcess): Promise<void> {
+    proc.send({ cmd: 'leave' });
+    const deadline = Date.now() + 30_000;
+    while (!proc.hasExited && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    if (!proc.hasExited) await proc.kill();
+    this.procs.splice(this.procs.indexOf(proc), 1);
+  }
+
+  /** Kills every process and closes the etcd client. */
+  async stop(): Promise<void> {
+    await Promise.all(this.procs.map((p) => p.kill()));
+    this.client.close();
+  }
+}
+
+function holderOf(value: string): string {
+  try {
+    return (JSON.parse(value) as { member: string }).member;
+  } catch {
+    return '?';
+  }
+}
+
+/** A member as etcd stores it (the provider's own JSON), for ownerOf. */
+function decodeMember(value: string, incarnation: number): Member {
+  const v = JSON.parse(value) as {
+    id: string;
+    address: string;
+    kinds: string[];
+    status: Member['status'];
+    shards?: Record<string, [number, number]>;
+  };
+  const kindShards = Object.fromEntries(
+    Object.entries(v.shards ?? {}).map(([k, [shardCount, ranges]]) => [k, { shardCount, ranges }]),
+  );
+  return {
+    id: v.id,
+    address: v.address,
+    kinds: v.kinds,
+    status: v.status,
+    incarnation,
+    kindShards,
+  };
+}
