@@ -310,6 +310,11 @@ export class GrainCaller implements CallRetrier {
     return ref.address;
   }
 
+  /** Whether the member's topology lists a member at `address`. */
+  private listed(address: string): boolean {
+    return this.deps.topology().members.some((m) => m.address === address);
+  }
+
   /** The retry loop of a call that did not end with its first attempt (counted outstanding). */
   private async loop<T>(call: GrainCall, first: Setback | undefined): Promise<T> {
     try {
@@ -422,7 +427,10 @@ export class GrainCaller implements CallRetrier {
             break;
           }
           case 'retry':
-            hint = setback.hint;
+            // A hint naming a member this caller knows has left (a replier whose topology lags)
+            // would hold the call on a dead member until its deadline: the topology decides.
+            hint =
+              setback.hint !== undefined && this.listed(setback.hint) ? setback.hint : undefined;
         }
         last = setback.error;
         if (call.observation !== undefined) this.deps.calls?.retried(call, last, attempts);

@@ -28,7 +28,7 @@ export interface ShardGate {
 export interface FencedMember {
   /** True before join, after a lease loss (until re-registered) and after stop. */
   readonly fenced: boolean;
-  /** The topology claims follow. */
+  /** The newest topology (owners named to callers are computed under it). */
   readonly topology: Topology;
   /** Whether the lease is provably alive right now (a clock read). */
   leaseValid(): boolean;

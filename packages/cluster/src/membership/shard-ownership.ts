@@ -78,7 +78,7 @@ export class ShardOwnership implements FencedMember {
   private readonly orphans = new Map<string, { kind: string; range: number; epoch: number }>();
   private readonly queue: WorkQueue;
   private readonly passes: PassScheduler;
-  /** The topology claims follow (FencedMember). */
+  /** The newest topology (FencedMember); claims follow it once its placement pass has run. */
   topology: Topology = EMPTY_TOPOLOGY;
   /** Whether `topology` lists this member (see reconcile). */
   private selfListed = false;
@@ -177,6 +177,10 @@ export class ShardOwnership implements FencedMember {
 
   /** A new topology: claim and release to match it (coalesced with others close in time). */
   topologyChanged(topology: Topology): void {
+    // The gates name owners under the newest topology at once (NotOwnerError's hint): until the
+    // pass runs, the last pass's topology may still name a member that is gone, and a caller
+    // following that hint would wait on a dead member until its deadline.
+    this.topology = topology;
     this.passes.request(topology);
   }
 

@@ -11,13 +11,8 @@ import { ReminderFencedError } from './errors';
 import { GrainRemindersHandle, type RemindersBackend } from './grain-reminders';
 import { LiveReminder, STORE_RETRY_MS, type ReminderHost } from './live-reminder';
 import type { GrainReminders, JobOutcome, ReminderFire } from './reminder';
-import type {
-  ClaimResult,
-  ReminderSpec,
-  ReminderStore,
-  StoredReminder,
-  TickClaim,
-} from './reminder-store';
+import type { ClaimResult, ReminderSpec, ReminderStore, StoredReminder } from './reminder-store';
+import { loadBatches, loadFromStore, type ShardReminders } from './internal/shard-loads';
 import { ReminderCounters, type ReminderStats } from './reminder-stats';
 import type { RemindersOptions } from './reminders-options';
 
@@ -54,18 +49,6 @@ export interface ReminderSummary {
   nextDueAt: number | undefined;
 }
 
-/** The loaded reminders of one shard this member owns, and its batch of claims. */
-interface ShardReminders {
-  readonly kind: string;
-  readonly shard: number;
-  readonly epoch: number;
-  readonly live: Map<string, LiveReminder>;
-  loading: boolean;
-  /** Reminders changed while loading: read again once loaded. */
-  pending: Set<string>;
-  batch: Array<{ claim: TickClaim; resolve: (r: ClaimResult) => void; reject: (e: Error) => void }>;
-}
-
 /** A change to a reminder, told to its shard's owner. */
 interface RefreshMessage {
   $remindersRefresh: true;
@@ -99,6 +82,8 @@ export class ReminderService implements ReminderHost, RemindersBackend {
   /** Reminders due while every slot was taken, in the order they came due. */
   private readonly waiting = new Set<LiveReminder>();
   private readonly metrics: ReminderMetrics | undefined;
+  /** Shards acquired this turn, loaded together on the next (see flushLoads). */
+  private toLoad: ShardReminders[] = [];
 
   constructor(private readonly deps: ReminderServiceDeps) {
     const max = deps.options.maxFiresInFlight;
@@ -186,7 +171,7 @@ export class ReminderService implements ReminderHost, RemindersBackend {
       batch: [],
     };
     this.shards.set(keyOf(kind, shard), s);
-    void this.load(s);
+    if (this.toLoad.push(s) === 1) setImmediate(() => this.flushLoads());
   }
 
   /** This member released or lost a shard: its reminders stop here at once. */
@@ -217,32 +202,50 @@ export class ReminderService implements ReminderHost, RemindersBackend {
     while (this.delivering.size > 0) await Promise.allSettled([...this.delivering]);
   }
 
-  private async load(s: ShardReminders): Promise<void> {
-    while (this.current(s)) {
+  /** Loads the shards acquired since the last flush (see loadBatches). */
+  private flushLoads(): void {
+    const toLoad = this.toLoad.filter((s) => this.current(s));
+    this.toLoad = [];
+    for (const batch of loadBatches(toLoad)) void this.load(batch);
+  }
+
+  /** Loads (and fences) shards of one kind; retried while the store is down. */
+  private async load(batch: ShardReminders[]): Promise<void> {
+    let left = batch;
+    while ((left = left.filter((s) => this.current(s))).length > 0) {
       try {
-        const stored = await this.store.load(s.kind, s.shard, s.epoch);
-        if (!this.current(s)) return;
+        const results = await loadFromStore(this.store, left);
         this.storeUp();
-        s.loading = false;
-        for (const r of stored) this.apply(s, r.id, r.name, r);
-        const pending = [...s.pending];
-        s.pending.clear();
-        for (const f of pending) {
-          const [id, name] = JSON.parse(f) as [string, string];
-          void this.refresh(s.kind, s.shard, id, name, undefined);
-        }
+        left.forEach((s, i) => {
+          const r = results[i]!;
+          if (!this.current(s)) return;
+          if (r instanceof Error) this.fencedAtLoad(s, r);
+          else this.loaded(s, r);
+        });
         return;
       } catch (err) {
-        if (ReminderFencedError.is(err)) {
-          this.counters.fenced++;
-          this.deps.logger.warn({ err }, 'reminders of a shard fenced at load: not firing them');
-          return this.released(s.kind, s.shard);
-        }
         this.counters.storeErrors++;
         this.storeFailed(err);
         await this.sleep(STORE_RETRY_MS);
       }
     }
+  }
+
+  private loaded(s: ShardReminders, stored: StoredReminder[]): void {
+    s.loading = false;
+    for (const r of stored) this.apply(s, r.id, r.name, r);
+    const pending = [...s.pending];
+    s.pending.clear();
+    for (const f of pending) {
+      const [id, name] = JSON.parse(f) as [string, string];
+      void this.refresh(s.kind, s.shard, id, name, undefined);
+    }
+  }
+
+  private fencedAtLoad(s: ShardReminders, err: ReminderFencedError): void {
+    this.counters.fenced++;
+    this.deps.logger.warn({ err }, 'reminders of a shard fenced at load: not firing them');
+    this.released(s.kind, s.shard);
   }
 
   private current(s: ShardReminders): boolean {

@@ -1,4 +1,5 @@
 import type { Logger } from '@granary/core';
+import type { ReminderFencedError } from './errors';
 import type { CatchUp, JobOutcome } from './reminder';
 
 /** What is stored of a reminder's schedule (set by `reminders.set`, never by a fire). */
@@ -68,6 +69,16 @@ export interface ReminderStore {
    * reminder of it. @throws ReminderFencedError when a higher epoch was seen.
    */
   load(kind: string, shard: number, epoch: number): Promise<StoredReminder[]>;
+  /**
+   * `load` of several shards of one kind in one store call (an owner acquires thousands of
+   * shards at start): per shard, in order, its reminders or the ReminderFencedError `load`
+   * would throw. Optional: without it the owner calls `load` per shard. @throws as `load` for
+   * anything but a fence (then none of the shards counts as loaded).
+   */
+  loadMany?(
+    kind: string,
+    shards: ReadonlyArray<{ shard: number; epoch: number }>,
+  ): Promise<Array<StoredReminder[] | ReminderFencedError>>;
   /** Creates or replaces a reminder; its ticks go on from the last claimed. */
   put(
     kind: string,

@@ -61,6 +61,20 @@ export class MemoryReminderStore implements ReminderStore {
     }
   }
 
+  async loadMany(
+    kind: string,
+    shards: ReadonlyArray<{ shard: number; epoch: number }>,
+  ): Promise<Array<StoredReminder[] | ReminderFencedError>> {
+    return Promise.all(
+      shards.map(({ shard, epoch }) =>
+        this.load(kind, shard, epoch).catch((err: unknown) => {
+          if (err instanceof ReminderFencedError) return err;
+          throw err;
+        }),
+      ),
+    );
+  }
+
   put(
     kind: string,
     shard: number,

@@ -15,6 +15,7 @@ import type {
 import {
   CLAIM_SCRIPT,
   FINISH_SCRIPT,
+  LOAD_MANY_SCRIPT,
   LOAD_SCRIPT,
   PUT_SCRIPT,
   REMOVE_SCRIPT,
@@ -33,6 +34,7 @@ export {
 /** Versioned command names (a shared client may carry another version's scripts). */
 const C = {
   load: 'granaryRemLoadV1',
+  loadMany: 'granaryRemLoadManyV1',
   put: 'granaryRemPutV2',
   remove: 'granaryRemRemoveV1',
   claim: 'granaryRemClaimV2',
@@ -94,6 +96,8 @@ export class RedisReminderStore implements ReminderStore {
     // Outages surface as ReminderStoreUnavailableError on each call; the owner retries.
     client.on('error', () => undefined);
     client.defineCommand(C.load, { numberOfKeys: 2, lua: LOAD_SCRIPT });
+    // Key count given per call: two keys per shard.
+    client.defineCommand(C.loadMany, { lua: LOAD_MANY_SCRIPT });
     client.defineCommand(C.put, { numberOfKeys: 2, lua: PUT_SCRIPT });
     client.defineCommand(C.remove, { numberOfKeys: 2, lua: REMOVE_SCRIPT });
     client.defineCommand(C.claim, { numberOfKeys: 2, lua: CLAIM_SCRIPT });
@@ -135,16 +139,42 @@ export class RedisReminderStore implements ReminderStore {
     const key = this.keyOf(kind, shard);
     const reply = await this.write(() => this.client[C.load]!(key, `${key}:e`, String(epoch)));
     this.fenced(reply, kind, shard, epoch);
-    const flat = reply[1] as string[];
-    const specs = new Map<string, string>();
-    const ticks = new Map<string, string>();
-    for (let i = 0; i < flat.length; i += 2) {
-      const f = flat[i]!;
-      (f.startsWith('s') ? specs : ticks).set(f.slice(1), flat[i + 1]!);
+    return parseLoad(reply[1] as string[]);
+  }
+
+  /**
+   * One script call for all of `shards` on a plain or Sentinel client. Redis Cluster refuses a
+   * script whose keys span slots (each shard has its own hash tag), so there each shard is its
+   * own `load`, sent together (ioredis pipelines them on the connections).
+   */
+  async loadMany(
+    kind: string,
+    shards: ReadonlyArray<{ shard: number; epoch: number }>,
+  ): Promise<Array<StoredReminder[] | ReminderFencedError>> {
+    if ((this.client as { isCluster?: boolean }).isCluster === true) {
+      return Promise.all(
+        shards.map(({ shard, epoch }) =>
+          this.load(kind, shard, epoch).catch((err: unknown) => {
+            if (err instanceof ReminderFencedError) return err;
+            throw err;
+          }),
+        ),
+      );
     }
-    const out: StoredReminder[] = [];
-    for (const [f, raw] of specs) out.push(parse(f, raw, ticks.get(f)));
-    return out;
+    const args: Array<string | number> = [shards.length * 2];
+    for (const { shard } of shards) {
+      const key = this.keyOf(kind, shard);
+      args.push(key, `${key}:e`);
+    }
+    for (const { epoch } of shards) args.push(String(epoch));
+    const reply = await this.run(() => this.client[C.loadMany]!(...args));
+    return shards.map(({ shard, epoch }, i) => {
+      const one = reply[i] as Reply;
+      if (Number(one[0]) === -1) {
+        return new ReminderFencedError(kind, shard, epoch, Number(one[1]));
+      }
+      return parseLoad(one[1] as string[]);
+    });
   }
 
   async put(kind: string, shard: number, id: string, name: string, spec: ReminderSpec) {
@@ -304,6 +334,19 @@ export class RedisReminderStore implements ReminderStore {
       { cause: err },
     );
   }
+}
+
+/** The reminders of one shard from its hash's HGETALL (flat field, value pairs). */
+function parseLoad(flat: string[]): StoredReminder[] {
+  const specs = new Map<string, string>();
+  const ticks = new Map<string, string>();
+  for (let i = 0; i < flat.length; i += 2) {
+    const f = flat[i]!;
+    (f.startsWith('s') ? specs : ticks).set(f.slice(1), flat[i + 1]!);
+  }
+  const out: StoredReminder[] = [];
+  for (const [f, raw] of specs) out.push(parse(f, raw, ticks.get(f)));
+  return out;
 }
 
 /** A stored reminder from its field and `<gen> <t0> <json>` value. */

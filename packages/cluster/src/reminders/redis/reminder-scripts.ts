@@ -36,6 +36,20 @@ return {0, redis.call('HGETALL', KEYS[1])}
 `;
 
 /**
+ * LOAD_SCRIPT for several shards: KEYS: hash, fence of each shard. ARGV: the epoch of each.
+ * → per shard, {-1, stored} or {0, HGETALL...}.
+ */
+export const LOAD_MANY_SCRIPT = `${FENCE}
+local out = {}
+for i = 1, #ARGV do
+  local stored = fence(KEYS[2 * i], tonumber(ARGV[i]))
+  if stored then out[i] = {-1, string.format('%.17g', stored)}
+  else out[i] = {0, redis.call('HGETALL', KEYS[2 * i - 1])} end
+end
+return out
+`;
+
+/**
  * KEYS: hash, outcomes. ARGV: field, json spec. A new schedule: its generation is bumped, its
  * first tick is the one after the last claimed, a previous job outcome goes. → {gen, t0, last}.
  */
