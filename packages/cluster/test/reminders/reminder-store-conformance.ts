@@ -43,6 +43,29 @@ export function describeReminderStoreConformance(make: () => Promise<ReminderSto
     expect(loaded.every((r) => r.gen === 1 && r.t0 === 0 && r.last === -1)).to.equal(true);
   });
 
+  it('loadMany: per shard, what load returns or the fence that refused it, fencing each', async () => {
+    expect(store.loadMany, 'the store batches loads').to.be.a('function');
+    await store.put(kind, 3, 'a', 'r1', SPEC);
+    await store.put(kind, 5, 'b', 'r1', SPEC);
+    await store.load(kind, 4, 20); // shard 4 already belongs to a newer owner
+    const got = await store.loadMany!(kind, [
+      { shard: 3, epoch: 9 },
+      { shard: 4, epoch: 9 },
+      { shard: 5, epoch: 9 },
+      { shard: 6, epoch: 9 },
+    ]);
+    expect(
+      got.map((r) => (r instanceof Error ? 'fenced' : r.map((x) => x.id))),
+      'per shard',
+    ).to.deep.equal([['a'], 'fenced', ['b'], []]);
+    expect((got[1] as ReminderFencedError).storedEpoch, 'the newer epoch').to.equal(20);
+    // Each loaded shard is fenced at its epoch: an older owner's load is refused.
+    expect(
+      ReminderFencedError.is(await rejection(store.load(kind, 5, 8))),
+      'shard 5 fenced',
+    ).to.equal(true);
+  });
+
   it('claims each tick once: compare-and-set on the last tick', async () => {
     const r = await store.put(kind, 1, 'g', 'r', SPEC);
     const claim = (tick: number) => ({ id: 'g', name: 'r', gen: r.gen, tick });
