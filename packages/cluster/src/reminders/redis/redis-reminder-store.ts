@@ -167,7 +167,7 @@ export class RedisReminderStore implements ReminderStore {
       args.push(key, `${key}:e`);
     }
     for (const { epoch } of shards) args.push(String(epoch));
-    const reply = await this.run(() => this.client[C.loadMany]!(...args));
+    const reply = await this.write(() => this.client[C.loadMany]!(...args));
     return shards.map(({ shard, epoch }, i) => {
       const one = reply[i] as Reply;
       if (Number(one[0]) === -1) {
