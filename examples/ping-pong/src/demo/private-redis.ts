@@ -28,7 +28,7 @@ export async function startPrivateRedis(
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'granary-demo-redis-'));
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir];
-  args.push('--appendonly', 'yes', '--appendfsync', 'everysec');
+  args.push('--appendonly', 'yes', '--appendfsync', 'always'); // what durability 'restart' asks
   const child = spawn(process.execPath, [join(exampleDir, 'bin', 'redis.cjs'), ...args], {
     stdio: ['pipe', 'ignore', 'pipe'],
     detached: true, // its own process group: the terminal's Ctrl-C does not stop it before the nodes
