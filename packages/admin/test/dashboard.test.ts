@@ -115,6 +115,13 @@ describe('dashboard in headless Chromium', function () {
   });
 
   it('locates a grain', async () => {
+    // The previous test killed node-2, which may have hosted it: a call activates it on its
+    // owner now, so the page has an activation to show.
+    const payload = Buffer.from(AddRequest.encode({ amount: '1' })).toString('base64');
+    const call = await api(url, '/v1/call', {
+      body: { kind: KIND, id: 'load-0-1', method: 'admintest.Counter/Add', payload },
+    });
+    expect(call.status, JSON.stringify(call.body)).to.equal(200);
     await page.fill('#locate-kind', KIND);
     await page.fill('#locate-id', 'load-0-1');
     await page.click('#locate-go');
