@@ -106,7 +106,11 @@ function renderMembers(s) {
       const tr = document.createElement('tr');
       tr.dataset.member = m.id;
       const status = m.answered ? m.status : 'not answering';
-      const shards = Object.values(m.shards).reduce((n, l) => n + l.length, 0);
+      // A kind's entry is the list of shards held, or only their count for a large kind.
+      const shards = Object.values(m.shards).reduce(
+        (n, l) => n + (typeof l === 'number' ? l : l.length),
+        0,
+      );
       for (const [text, cls] of [
         [m.id, ''],
         [status, `status-${m.answered ? m.status : 'missing'}`],
@@ -138,6 +142,16 @@ function renderShards(s) {
       who.textContent = `${m.id} · ${kind}`;
       const cells = document.createElement('div');
       cells.className = 'shards';
+      if (typeof shards === 'number') {
+        // Too many to draw one cell each (a kind of 16,384 shards): one cell with the count.
+        const c = document.createElement('span');
+        c.className = 'shard count';
+        c.textContent = `${shards} shards`;
+        cells.append(c);
+        row.append(who, cells);
+        rows.push(row);
+        continue;
+      }
       for (const shard of shards.sort((a, b) => a - b)) {
         const c = document.createElement('span');
         c.className = moving.has(`${kind}/${shard}`) ? 'shard moving' : 'shard';

@@ -4,6 +4,11 @@ import type { MemberStats } from './admin-protocol';
 import { askAll, type NotAnswering } from './fanout';
 import { shardsView } from './views';
 
+/** Above this many shards of a kind on one member, a sample carries the count, not the list. */
+export const SHARD_LIST_LIMIT = 1024;
+/** A sample lists at most this many moving shards (it counts them all). */
+export const MOVING_LIMIT = 256;
+
 /** One second of the cluster, as the dashboard and `granary watch` show it. */
 export interface Sample {
   /** Wall clock (ms) of the sample. */
@@ -14,8 +19,11 @@ export interface Sample {
     status: string;
     answered: boolean;
     activations: number;
-    /** kind → shards it holds. */
-    shards: Record<string, number[]>;
+    /**
+     * kind → the shards it holds, or only how many when that is more than SHARD_LIST_LIMIT (a
+     * kind of 16,384 shards: a sample per second must stay small, and so must the page).
+     */
+    shards: Record<string, number[] | number>;
   }>;
   /** Live activations per kind. */
   activations: Record<string, number>;
@@ -30,8 +38,10 @@ export interface Sample {
   activatedRate: number;
   deactivatedRate: number;
   deadLettersRate: number;
-  /** Shards whose holder is not the desired owner (moving), by kind. */
+  /** Shards whose holder is not the desired owner (moving), by kind: the first MOVING_LIMIT. */
   moving: Array<{ kind: string; shard: number; owner: string | null; desiredOwner: string | null }>;
+  /** How many shards are moving in all (`moving` lists at most MOVING_LIMIT of them). */
+  movingTotal: number;
   top: Array<{ kind: string; identity: string; member: string; calls: number }>;
   notAnswering: NotAnswering[];
 }
@@ -93,10 +103,14 @@ export class Sampler {
     const answered = new Map(reports.answers.map((a) => [a.member.id, a.answer]));
     const members = topology.members.map((m) => {
       const rep = answered.get(m.id);
-      const shards: Record<string, number[]> = {};
+      const shards: Record<string, number[] | number> = {};
       let total = 0;
       if (rep !== undefined) {
-        for (const s of rep.shards) (shards[s.kind] ??= []).push(s.shard);
+        const lists: Record<string, number[]> = {};
+        for (const s of rep.shards) (lists[s.kind] ??= []).push(s.shard);
+        for (const [kind, list] of Object.entries(lists)) {
+          shards[kind] = list.length > SHARD_LIST_LIMIT ? list.length : list;
+        }
         for (const [kind, n] of Object.entries(rep.activations)) {
           activations[kind] = (activations[kind] ?? 0) + n;
           total += n;
@@ -111,7 +125,7 @@ export class Sampler {
       };
     });
     const sv = shardsView(topology, reports, undefined);
-    const moving = sv.kinds.flatMap((k) =>
+    const allMoving = sv.kinds.flatMap((k) =>
       k.shards
         .filter((s) => s.owner !== s.desiredOwner)
         .map((s) => ({
@@ -143,7 +157,8 @@ export class Sampler {
       members,
       activations,
       ...rates,
-      moving,
+      moving: allMoving.slice(0, MOVING_LIMIT),
+      movingTotal: allMoving.length,
       top,
       notAnswering: [...missing.values()],
     };
