@@ -126,6 +126,10 @@ export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHo
     return this.config.maxLargeBytesInFlight;
   }
 
+  get maxOutboundBytes(): number {
+    return this.config.maxOutboundBytes;
+  }
+
   get maxEndpoints(): number {
     return this.config.maxEndpoints;
   }

@@ -14,6 +14,18 @@ class FakeLink {
   full = false;
   readonly frames: Buffer[] = [];
   listener: LinkListener | undefined;
+  /** Uncredited bytes, how long the peer credited nothing, and why the link was closed. */
+  outstandingBytes = 0;
+  silentMs = 0;
+  notReadingDetail: string | undefined;
+  uncreditedForMs(): number {
+    return this.silentMs;
+  }
+  notReading(detail: string): void {
+    this.notReadingDetail = detail;
+    this.isClosed = true;
+    this.listener!.linkClosed(new Error(detail));
+  }
   listen(l: LinkListener): void {
     this.listener = l;
   }
@@ -65,6 +77,7 @@ describe('LinkSender: a blocked link', () => {
       batchSize: 2,
       largeMessageBytes: 1 << 20,
       maxLargeBytesInFlight: 1 << 20,
+      maxOutboundBytes: 4096,
       reject: (_address, env) => void rejected.push(env.targetId),
       backpressure: () => undefined,
       abandoned: (env) => gone.has(env.targetId),
@@ -122,5 +135,28 @@ describe('LinkSender: a blocked link', () => {
     for (const id of ['f', 'g']) sender.send(envelope(id));
     sender.linkClosed(new Error('lost'));
     expect(rejected).to.deep.equal(['f', 'g']);
+  });
+
+  it('keeps the backlog of a peer that reads slower than we send, past maxOutboundBytes', () => {
+    link.full = true;
+    link.outstandingBytes = 3000;
+    link.silentMs = 20; // it credits: it reads
+    for (let i = 0; i < 100; i++) sender.send(envelope(`m${i}`)); // ~13 KiB waiting
+    expect(link.notReadingDetail).to.equal(undefined);
+    expect(rejected).to.deep.equal([]);
+    link.full = false;
+    link.drain();
+    expect(link.sent().flat()).to.have.length(100);
+  });
+
+  it('closes the link of a peer that credits nothing while maxOutboundBytes are held for it, rejecting what waits', () => {
+    link.full = true;
+    link.outstandingBytes = 3000;
+    link.silentMs = 300;
+    for (let i = 0; i < 20; i++) sender.send(envelope(`m${i}`));
+    // Written: the first batch; waiting: 129 bytes each, until written + waiting pass 4096.
+    expect(link.notReadingDetail).to.match(/held for it .* credited none for 300 ms/);
+    expect(link.sent().flat()).to.deep.equal(['m0', 'm1']);
+    expect(rejected).to.deep.equal(Array.from({ length: 18 }, (_, i) => `m${i + 2}`));
   });
 });

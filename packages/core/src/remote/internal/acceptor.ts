@@ -2,7 +2,7 @@ import type { PeerCertificate } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import type { ConnectionGuard } from './connection-guard';
 import type { EventLog } from './event-log';
-import { LINK_WINDOW_BYTES, setCallReceiveLimit, setCallWindow } from './grpc-options';
+import { LINK_WINDOW_BYTES, resetCall, setCallReceiveLimit, setCallWindow } from './grpc-options';
 import { pingCall } from './path-probe';
 import type { ResolvedRemoteOptions } from './resolve-options';
 import type { HandshakeOutcome, ServerHandshakeHost } from './server-handshake';
@@ -10,6 +10,9 @@ import { ServerHandshake } from './server-handshake';
 import type { LinkConfig, StreamLinkHandlers } from './stream-link';
 import { StreamLink } from './stream-link';
 import { encodeFrame } from './wire';
+
+/** How long a peer whose link broke a limit has to take the status before its stream is reset. */
+const RESET_AFTER_STATUS_MS = 1000;
 
 /** What the accepting side needs from its node. */
 export interface AcceptorHost extends ServerHandshakeHost {
@@ -126,7 +129,15 @@ export class Acceptor {
           host.closed(l, error);
         },
         onCorruptFrame: (l, error) => host.linkHandlers.onCorruptFrame(l, error),
-        onViolation: (l, error) => host.linkHandlers.onViolation?.(l, error),
+        onViolation: (l, error) => {
+          host.linkHandlers.onViolation?.(l, error);
+          // The status ends our half only: grpc-js goes on reading (and decoding) whatever
+          // the peer keeps sending on its half. Reset the stream so HTTP/2 discards it. A peer
+          // that does not read cannot get the status anyway (it queues behind unread data); any
+          // other gets a moment to.
+          const notReading = error.code === 'ERR_PEER_NOT_READING';
+          setTimeout(() => resetCall(call), notReading ? 0 : RESET_AFTER_STATUS_MS).unref();
+        },
       },
       host.linkConfig,
     );

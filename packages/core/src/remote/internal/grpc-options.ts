@@ -117,6 +117,33 @@ export function setCallWindow(
   }
 }
 
+/**
+ * Resets a server call's HTTP/2 stream (RST_STREAM CANCEL) unless it is closed already: after
+ * our status grpc-js still takes in what the peer sends on its half, and a hostile peer can
+ * keep sending. Reaches into grpc-js' call as `setCallWindow` does; false where it cannot.
+ */
+export function resetCall(call: grpc.ServerDuplexStream<Buffer, Buffer>): boolean {
+  const inner = (call as unknown as { call?: { stream?: Http2Stream } }).call;
+  const stream = inner?.stream;
+  if (stream === undefined || typeof stream.close !== 'function') return false;
+  if (stream.closed || stream.destroyed) return true;
+  try {
+    stream.close(NGHTTP2_CANCEL);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** HTTP/2's CANCEL error code (RFC 9113 §7). */
+const NGHTTP2_CANCEL = 0x8;
+
+interface Http2Stream {
+  readonly closed: boolean;
+  readonly destroyed: boolean;
+  close(code: number): void;
+}
+
 interface Http2Session {
   settings(settings: { initialWindowSize: number }): void;
   setLocalWindowSize(bytes: number): void;

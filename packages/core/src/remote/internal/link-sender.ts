@@ -7,6 +7,13 @@ import type { OutboundEnvelope } from './outbound-envelope';
 import type { LinkListener } from './link-types';
 import type { StreamLink } from './stream-link';
 
+/**
+ * A peer that credited nothing for this long while maxOutboundBytes are held for it is not
+ * reading (one that reads credits every 64 KiB, and within 20 ms of a frame).
+ */
+const NOT_READING_MS = 250;
+/** What a waiting envelope costs beside its payload (target, sender, headers, the object). */
+const WAITING_OVERHEAD_BYTES = 128;
 /** Frames above this many bytes are written at once, so a batch frame stays small. */
 const MAX_BATCH_BYTES = 256 * 1024;
 /** How long a large plain send (no deadline) may wait for room on its link. */
@@ -27,6 +34,8 @@ export interface LinkSenderHost {
   readonly batchSize: number;
   readonly largeMessageBytes: number;
   readonly maxLargeBytesInFlight: number;
+  /** Bytes of small envelopes that may wait for a blocked link (maxOutboundBytes). */
+  readonly maxOutboundBytes: number;
   /** An envelope that will never be sent; the host dead-letters it or fails its request. */
   reject(address: string, env: OutboundEnvelope, error: Error): void;
   /** A large message failed with RemoteBackpressureError (counted). */
@@ -64,6 +73,9 @@ interface Queued {
  * frame's deadlines are written as the time left when it is encoded, so only a wait before
  * encoding counts against them. A request whose deadline passes meanwhile is dropped unsent
  * (its requester has given up; its own timer fails it), not sent for the peer to spend a turn on.
+ * A peer that stops reading costs a bounded amount: with `maxOutboundBytes` written uncredited
+ * and waiting together, and no credit from it for NOT_READING_MS, its link is closed with
+ * PeerNotReadingError (what waits is rejected), not grown by every reply it asks for.
  */
 export class LinkSender implements LinkListener {
   private readonly batch: BatchBuilder;
@@ -85,6 +97,8 @@ export class LinkSender implements LinkListener {
    * the sent ones off the array each time (a copy of the rest) made a long backlog quadratic.
    */
   private head = 0;
+  /** Bytes of the waiting envelopes from `head` on (payloads plus WAITING_OVERHEAD_BYTES each). */
+  private waitingBytes = 0;
 
   constructor(
     private readonly link: StreamLink,
@@ -108,6 +122,21 @@ export class LinkSender implements LinkListener {
       return this.pump();
     }
     if (this.head < this.waiting.length || this.link.isBlocked) {
+      const cost = waitingCost(env);
+      // One budget for what the peer has not taken: written and uncredited, plus waiting. Over
+      // it, a peer that also credited nothing for a while is not reading: its link closes (and
+      // what waits is rejected). One that reads but slower than we send keeps its backlog.
+      const held = this.waitingBytes + this.link.outstandingBytes;
+      if (held + cost > this.host.maxOutboundBytes) {
+        const silentMs = this.link.uncreditedForMs();
+        if (silentMs >= NOT_READING_MS) {
+          this.link.notReading(
+            `${held} bytes are held for it (written or waiting) and it credited none for ${silentMs} ms`,
+          );
+          return this.host.reject(this.link.peerAddress, env, this.gone());
+        }
+      }
+      this.waitingBytes += cost;
       this.waiting.push(env);
       return;
     }
@@ -144,12 +173,14 @@ export class LinkSender implements LinkListener {
     for (; i < waiting.length && !this.link.isBlocked && !this.closed; i++) {
       const env = waiting[i]!;
       waiting[i] = undefined as never; // sent: not kept alive by the backlog
+      this.waitingBytes -= waitingCost(env);
       if (env.deadline !== undefined && env.deadline <= now) this.host.expired(env);
       else if (!this.host.abandoned(env)) this.addToBatch(env);
     }
     if (i === waiting.length) {
       this.waiting = [];
       this.head = 0;
+      this.waitingBytes = 0;
       this.flush();
     } else if (i > 4096 && i > waiting.length >>> 1) {
       // Compact once the sent part is most of the array: amortized O(1) per envelope.
@@ -183,6 +214,7 @@ export class LinkSender implements LinkListener {
     const rest = this.head === 0 ? this.waiting : this.waiting.slice(this.head);
     this.waiting = [];
     this.head = 0;
+    this.waitingBytes = 0;
     return rest;
   }
 
@@ -322,4 +354,9 @@ export class LinkSender implements LinkListener {
     const address = this.link.peerAddress;
     return new EndpointUnavailableError(address, `connection to ${address} was lost`, { cause });
   }
+}
+
+/** What a small envelope counts against the waiting bound (see LinkSender.send). */
+function waitingCost(env: OutboundEnvelope): number {
+  return (env.payloadLength ?? (env.payload as Uint8Array).byteLength) + WAITING_OVERHEAD_BYTES;
 }

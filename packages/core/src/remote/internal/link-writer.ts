@@ -81,6 +81,19 @@ export class LinkWriter {
     else this.toStream(frame);
   }
 
+  /**
+   * How long the peer has credited nothing while bytes were outstanding (0 when nothing is):
+   * a peer that reads credits every 64 KiB or within 20 ms of a frame.
+   */
+  uncreditedForMs(now: number): number {
+    return this.outstanding === 0 ? 0 : now - this.lastProgress;
+  }
+
+  /** The peer is not reading (see LinkSender's waiting bound): the link closes. */
+  notReading(detail: string): void {
+    this.stuck('maxOutboundBytes', detail);
+  }
+
   /** The peer's credit: it has received `received` bytes (modulo 2^32) since the handshake. */
   credit(received: number): void {
     const progress = (received - this.credited) >>> 0;

@@ -151,6 +151,16 @@ export class StreamLink {
     return this.writer.outstanding;
   }
 
+  /** How long the peer has credited nothing of what was written to it (see LinkWriter). */
+  uncreditedForMs(): number {
+    return this.writer.uncreditedForMs(Date.now());
+  }
+
+  /** The peer is not reading what waits for it: close with PeerNotReadingError(`detail`). */
+  notReading(detail: string): void {
+    this.writer.notReading(detail);
+  }
+
   /** Adds something that lives as long as the link (told when it drains and when it ends). */
   listen(listener: LinkListener): void {
     this.listeners.push(listener);
