@@ -1,25 +1,24 @@
-import { context } from '@opentelemetry/api';
 import { InvalidOptionError, PID, Props, type ActorSystem, type TimerHandle } from '@granary/core';
-import { GrainError } from '../errors';
 import type { GrainCallOptions } from '../grains/grain';
 import type { ClusterLogger } from '../internal/logger';
 import { ReminderMetrics } from '../telemetry/reminder-metrics';
-import { activeTraceparent, startFireSpan } from '../telemetry/reminder-spans';
-import { endSpan, type ClusterTelemetry } from '../telemetry/telemetry';
+import { activeTraceparent } from '../telemetry/reminder-spans';
+import type { ClusterTelemetry } from '../telemetry/telemetry';
 import type { Member } from '../membership/topology';
 import { ReminderFencedError } from './errors';
 import { GrainRemindersHandle, type RemindersBackend } from './grain-reminders';
 import { LiveReminder, STORE_RETRY_MS, type ReminderHost } from './live-reminder';
 import type { GrainReminders, JobOutcome, ReminderFire } from './reminder';
 import type { ClaimResult, ReminderSpec, ReminderStore, StoredReminder } from './reminder-store';
+import { queueClaim } from './internal/claim-batch';
+import { FireDelivery } from './internal/fire-delivery';
+import { loadedByKind, summarize, type ReminderSummary } from './internal/loaded-summary';
 import { loadBatches, loadFromStore, type ShardReminders } from './internal/shard-loads';
 import { ReminderCounters, type ReminderStats } from './reminder-stats';
 import type { RemindersOptions } from './reminders-options';
 
 /** Name of each member's reminder actor (owners are told of changes made elsewhere). */
 export const REMINDERS_ACTOR = '$reminders';
-/** Most claims in one store call (bounds the script's argument count). */
-const MAX_CLAIM_BATCH = 512;
 /** Deadline of telling a shard's owner that a reminder changed. */
 const NOTIFY_TIMEOUT_MS = 2000;
 
@@ -38,16 +37,7 @@ export interface ReminderServiceDeps {
   request(kind: string, id: string, message: unknown, options: GrainCallOptions): Promise<unknown>;
 }
 
-/** The reminders a member has loaded for one kind (ReminderService.summary). */
-export interface ReminderSummary {
-  kind: string;
-  /** Periodic reminders loaded (of the shards this member owns). */
-  reminders: number;
-  /** One-off jobs loaded (not yet done or failed). */
-  jobs: number;
-  /** Epoch ms of the earliest next fire or attempt among them. */
-  nextDueAt: number | undefined;
-}
+export type { ReminderSummary };
 
 /** A change to a reminder, told to its shard's owner. */
 interface RefreshMessage {
@@ -75,12 +65,7 @@ export class ReminderService implements ReminderHost, RemindersBackend {
   private storeDown = false;
   private stopped = false;
   private readonly actor: PID;
-  /** Fires claimed and not yet answered: a graceful leave waits for them (each has its deadline). */
-  private readonly delivering = new Set<Promise<Error | undefined>>();
-  /** Fire slots taken (admit) and not given back: claims in flight and fires in delivery. */
-  private inFlight = 0;
-  /** Reminders due while every slot was taken, in the order they came due. */
-  private readonly waiting = new Set<LiveReminder>();
+  private readonly fires: FireDelivery;
   private readonly metrics: ReminderMetrics | undefined;
   /** Shards acquired this turn, loaded together on the next (see flushLoads). */
   private toLoad: ShardReminders[] = [];
@@ -94,6 +79,14 @@ export class ReminderService implements ReminderHost, RemindersBackend {
       );
     }
     this.store = deps.options.store;
+    this.fires = new FireDelivery({
+      maxFiresInFlight: max,
+      deliveryTimeoutMs: deps.options.deliveryTimeoutMs,
+      telemetry: deps.telemetry,
+      logger: deps.logger,
+      counters: this.counters,
+      request: deps.request,
+    });
     const meter = deps.telemetry.meter;
     if (meter !== undefined) {
       this.metrics = new ReminderMetrics(meter, this);
@@ -125,34 +118,12 @@ export class ReminderService implements ReminderHost, RemindersBackend {
 
   /** Per kind, the periodic reminders and the jobs loaded here (the metrics' source). */
   loadedByKind(): Map<string, { reminders: number; jobs: number }> {
-    const byKind = new Map<string, { reminders: number; jobs: number }>();
-    for (const s of this.shards.values()) {
-      let k = byKind.get(s.kind);
-      if (k === undefined) byKind.set(s.kind, (k = { reminders: 0, jobs: 0 }));
-      for (const r of s.live.values()) {
-        if (r.job) k.jobs++;
-        else k.reminders++;
-      }
-    }
-    return byKind;
+    return loadedByKind(this.shards.values());
   }
 
   /** Per kind: the reminders and jobs loaded here and the earliest next due (epoch ms). */
   summary(): ReminderSummary[] {
-    const byKind = new Map<string, ReminderSummary>();
-    const now = this.now();
-    for (const s of this.shards.values()) {
-      for (const r of s.live.values()) {
-        let k = byKind.get(s.kind);
-        if (k === undefined)
-          byKind.set(s.kind, (k = { kind: s.kind, reminders: 0, jobs: 0, nextDueAt: undefined }));
-        if (r.job) k.jobs++;
-        else k.reminders++;
-        const due = r.nextDueAt(now);
-        if (k.nextDueAt === undefined || due < k.nextDueAt) k.nextDueAt = due;
-      }
-    }
-    return [...byKind.values()];
+    return summarize(this.shards.values(), this.now());
   }
 
   // ── shard ownership ──────────────────────────────────────────────────────────────────
@@ -187,7 +158,7 @@ export class ReminderService implements ReminderHost, RemindersBackend {
   /** Stops every reminder (the member shuts down). */
   stop(): void {
     this.stopped = true;
-    this.waiting.clear();
+    this.fires.stop();
     this.metrics?.close();
     for (const s of [...this.shards.values()]) this.released(s.kind, s.shard);
     this.deps.system.root.stop(this.actor);
@@ -198,8 +169,8 @@ export class ReminderService implements ReminderHost, RemindersBackend {
    * `deliveryTimeoutMs`). A graceful leave waits for this before its actor system stops: a tick
    * is claimed once, so a delivery cut short by the shutdown would lose it.
    */
-  async settled(): Promise<void> {
-    while (this.delivering.size > 0) await Promise.allSettled([...this.delivering]);
+  settled(): Promise<void> {
+    return this.fires.settled();
   }
 
   /** Loads the shards acquired since the last flush (see loadBatches). */
@@ -351,96 +322,22 @@ export class ReminderService implements ReminderHost, RemindersBackend {
   }
 
   admit(r: LiveReminder): boolean {
-    if (this.inFlight < this.deps.options.maxFiresInFlight) {
-      this.inFlight++;
-      return true;
-    }
-    this.waiting.add(r);
-    return false;
+    return this.fires.admit(r);
   }
 
   release(): void {
-    this.inFlight--;
-    // The reminders that waited go in the order they came due; each takes a slot again in plan
-    // (or waits again, or, when no longer due, sets its timer).
-    const max = this.deps.options.maxFiresInFlight;
-    for (const r of this.waiting) {
-      if (this.inFlight >= max) break;
-      this.waiting.delete(r);
-      r.resume();
-    }
+    this.fires.release();
   }
 
   claim(r: LiveReminder, tick: number): Promise<ClaimResult> {
     const s = this.shards.get(keyOf(r.kind, r.shard));
     if (!s) return Promise.reject(new ReminderFencedError(r.kind, r.shard, 0, 0));
-    return new Promise((resolve, reject) => {
-      const claim = { id: r.id, name: r.name, gen: r.stored.gen, tick };
-      s.batch.push({ claim, resolve, reject });
-      // Every reminder due in this turn (one wheel tick) joins one store call per shard.
-      if (s.batch.length === 1) queueMicrotask(() => this.flush(s));
-    });
-  }
-
-  private flush(s: ShardReminders): void {
-    while (s.batch.length > 0) {
-      const batch = s.batch.splice(0, MAX_CLAIM_BATCH);
-      this.store
-        .claim(
-          s.kind,
-          s.shard,
-          s.epoch,
-          batch.map((b) => b.claim),
-        )
-        .then(
-          (results) => {
-            this.storeUp();
-            batch.forEach((b, i) => b.resolve(results[i]!));
-          },
-          (err: Error) => batch.forEach((b) => b.reject(err)),
-        );
-    }
+    const claim = { id: r.id, name: r.name, gen: r.stored.gen, tick };
+    return queueClaim(this.store, s, claim, () => this.storeUp());
   }
 
   deliver(r: LiveReminder, fire: ReminderFire): Promise<Error | undefined> {
-    const p = this.call(r, fire);
-    this.delivering.add(p);
-    void p.finally(() => {
-      this.delivering.delete(p);
-      this.release();
-    });
-    return p;
-  }
-
-  private async call(r: LiveReminder, fire: ReminderFire): Promise<Error | undefined> {
-    const options = {
-      timeoutMs: this.deps.options.deliveryTimeoutMs,
-      idempotent: fire.job, // a job is at least once; a tick at most once
-    };
-    const telemetry = this.deps.telemetry;
-    const scope = telemetry.tracing
-      ? startFireSpan(telemetry, r.kind, r.id, fire, r.stored.spec.trace)
-      : undefined;
-    try {
-      if (scope === undefined) await this.deps.request(r.kind, r.id, fire, options);
-      else {
-        // The call runs in the fire span's context: the call and the turn are its children.
-        await context.with(scope.context, () => this.deps.request(r.kind, r.id, fire, options));
-        endSpan(scope.span);
-      }
-      this.counters.delivered++;
-      return undefined;
-    } catch (err) {
-      const e = err instanceof Error ? err : new Error(String(err));
-      if (scope !== undefined) endSpan(scope.span, e);
-      if (GrainError.is(e)) this.counters.grainErrors++;
-      else this.counters.undelivered++;
-      this.deps.logger.debug(
-        { err: e, grain: `${r.kind}/${r.id}`, reminder: r.name, tick: fire.tick },
-        'reminder fire failed',
-      );
-      return e;
-    }
+    return this.fires.deliver(r, fire);
   }
 
   finish(r: LiveReminder, outcome: JobOutcome): Promise<boolean> {

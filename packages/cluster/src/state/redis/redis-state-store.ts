@@ -1,6 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { NOOP_LOGGER, lateLogger, type ClusterLogger } from '../../internal/logger';
-import { InconsistentStateError, StateDurabilityError, StateUnavailableError } from '../errors';
+import { StateDurabilityError, StateUnavailableError } from '../errors';
 import { checkKey, checkWriteArguments } from '../internal/check-arguments';
 import type { StateRecord, StateStore, StateWriteOptions } from '../state-store';
 import { DurableAck } from './durable-ack';
@@ -24,9 +24,6 @@ import {
   CLEAR_SCRIPT,
   IDENTITY_SCRIPT,
   MARK_LOST_SCRIPT,
-  REPLY_EPOCH_CONFLICT,
-  REPLY_LOST,
-  REPLY_MARKED,
   REPLY_OK,
   RESOLVE_LOST_SCRIPT,
   WRITE_MANY_SCRIPT,
@@ -41,6 +38,7 @@ import {
 import { StateKeys } from './state-keys';
 import { StoreIdentity } from './store-identity';
 import { WriteBatcher } from './write-batcher';
+import { expectedArg, writeOutcome } from './write-reply';
 
 /**
  * Script command names; versioned so a client shared with a store of another version gets its
@@ -279,7 +277,7 @@ export class RedisStateStore implements StateStore {
           : this.client[WRITE_COMMAND]!(key, expectedArg(expected), String(options.epoch), bytes),
       ),
     );
-    const version = this.outcome(kind, id, key, 'write', options, reply);
+    const version = writeOutcome(this.guard, kind, id, key, 'write', options, reply);
     this.ledger.remember(key, version);
     return version;
   }
@@ -297,7 +295,7 @@ export class RedisStateStore implements StateStore {
         ),
       ),
     );
-    const version = this.outcome(kind, id, key, 'clear', options, reply);
+    const version = writeOutcome(this.guard, kind, id, key, 'clear', options, reply);
     // A tombstone that expires leaves nothing: its absence later is no loss.
     if (this.tombstoneTtlMs === 0) this.ledger.remember(key, version);
     else this.ledger.forget(key);
@@ -332,34 +330,6 @@ export class RedisStateStore implements StateStore {
     const connection = this.commands.connection;
     return sent.then((reply) =>
       reply[0] === REPLY_OK ? ack.after(connection).then(() => reply) : reply,
-    );
-  }
-
-  private outcome(
-    kind: string,
-    id: string,
-    key: string,
-    operation: 'write' | 'clear',
-    options: StateWriteOptions,
-    reply: readonly (number | string | undefined)[],
-  ): number {
-    const [code, value, seen] = reply;
-    if (code === REPLY_OK) return Number(value);
-    if (code === REPLY_EPOCH_CONFLICT) {
-      throw new InconsistentStateError(kind, id, 'epoch', options.epoch, Number(value), operation);
-    }
-    if (code === REPLY_LOST || code === REPLY_MARKED) {
-      const evidence = code === REPLY_LOST ? 'version' : 'marked';
-      throw this.guard.lostReply(kind, id, key, Number(value), Number(seen), evidence);
-    }
-    const actual = Number(value) < 0 ? null : Number(value);
-    throw new InconsistentStateError(
-      kind,
-      id,
-      'version',
-      options.expectedVersion,
-      actual,
-      operation,
     );
   }
 
@@ -398,9 +368,4 @@ export class RedisStateStore implements StateStore {
         ),
       );
   };
-}
-
-/** The scripts' expected-version argument: '' for none (-1). */
-function expectedArg(expected: number): string {
-  return expected < 0 ? '' : String(expected);
 }
