@@ -25,6 +25,24 @@ import {
  * is used (a peer dependency); without an SDK nothing is ever active and nothing is written.
  */
 
+/**
+ * The OpenTelemetry API's global registry (the key of `@opentelemetry/api` 1.x, our peer
+ * dependency's major): absent until something registers a context manager, tracer, meter or
+ * propagator. While it is absent `context.active()` is ROOT_CONTEXT, and asking costs a
+ * registry lookup and a version check (~25 ns, a tenth of an in-process request); see
+ * `activeContext`.
+ */
+const OTEL_API_GLOBAL = Symbol.for('opentelemetry.js.api.1');
+/** Read once: each use of an import of the API's CommonJS index is a getter call. */
+const ROOT: Context = ROOT_CONTEXT;
+
+/** `context.active()`, without asking the API while nothing is registered with it. */
+function activeContext(): Context {
+  return (globalThis as Record<symbol, unknown>)[OTEL_API_GLOBAL] === undefined
+    ? ROOT
+    : context.active();
+}
+
 /** W3C Trace Context: version, trace id, parent span id, flags. */
 export const TRACEPARENT_HEADER = 'traceparent';
 /** W3C Trace Context: vendor entries (sent as the span context carries them). */
@@ -115,8 +133,8 @@ export function injectSpanContext(
 export function withActiveTraceContext(
   header: Record<string, string> | undefined,
 ): Record<string, string> | undefined {
-  const ctx = context.active();
-  if (ctx === ROOT_CONTEXT || header?.[TRACEPARENT_HEADER] !== undefined) return header;
+  const ctx = activeContext();
+  if (ctx === ROOT || header?.[TRACEPARENT_HEADER] !== undefined) return header;
   if (!hasTraceContext(ctx)) return header;
   const out = header === undefined ? {} : { ...header };
   injectTraceContext(ctx, out);
