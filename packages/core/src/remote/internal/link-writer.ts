@@ -2,6 +2,27 @@ import { PeerNotReadingError } from '../../errors';
 import { encodeCredit } from './link-frames';
 import type { FrameStream } from './link-types';
 
+/**
+ * Most bytes handed to the stream and not yet taken by the connection before the link is
+ * blocked (it is writable again at a quarter of it); see {@link streamHighWater}. grpc-js' own
+ * signal counts frames (full at 16, drained only when empty). Honoured, it kept ~100 KiB of
+ * batch frames in flight, so a burst of sends waited in the sender as envelope objects: in
+ * remote-throughput up to 430,000 of them, promoted to the old generation, the sender spent 35%
+ * of its CPU in garbage collection and moved 0.8M messages/s where the same connection, fed
+ * frames, moves 1.7M. Waiting as frames they cost their bytes only. Measured with 500,000
+ * sends per burst: 1 MiB in the stream 1.0M/s, 4 MiB 1.2M/s, 8 MiB 1.7M/s (nothing waited).
+ */
+const STREAM_HIGH_WATER_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The link's high-water mark: STREAM_HIGH_WATER_BYTES, or half of `maxOutboundBytes` when that
+ * is smaller, so a healthy link whose stream is full (those bytes, plus the peer's HTTP/2
+ * window in flight) stays under the bound that declares its peer not reading.
+ */
+export function streamHighWater(limits: WriterLimits): number {
+  return Math.min(STREAM_HIGH_WATER_BYTES, Math.floor(limits.maxOutboundBytes / 2));
+}
+
 /** Bounds of what one link may have written that the peer has not confirmed. */
 export interface WriterLimits {
   maxOutboundBytes: number;
@@ -17,8 +38,9 @@ export interface SilenceWatcher {
 }
 
 /**
- * The writing half of a link. It honours the stream's `write()` result (while the stream says
- * it is full, frames wait here, not in grpc-js), and it knows what the peer has really read:
+ * The writing half of a link. It bounds the bytes in the stream (past {@link streamHighWater}
+ * frames wait here, not in grpc-js, and the sender keeps envelopes unencoded; grpc-js' own
+ * frame-count signal is not used), and it knows what the peer has really read:
  * the peer credits the bytes it received (Credit frames, see remote.proto), because grpc-js
  * and HTTP/2 accept writes into their own buffers whether or not the peer reads. More than
  * `maxOutboundBytes` uncredited, or bytes uncredited with no credit for
@@ -30,7 +52,13 @@ export class LinkWriter {
   private readonly backlog: Buffer[] = [];
   /** Callbacks of writes still pending, in order (undefined for writes without one). */
   private readonly callbacks: Array<(() => void) | undefined> = [];
+  /** The byte length of each of those writes. */
+  private readonly sizes: number[] = [];
   private head = 0;
+  /** Bytes written to the stream whose write has not completed (grpc-js and HTTP/2 hold them). */
+  private inStream = 0;
+  private readonly highWater: number;
+  private readonly lowWater: number;
   /** Bytes written since the handshake, and the peer's credit, both modulo 2^32. */
   private sent = 0;
   private credited = 0;
@@ -47,7 +75,10 @@ export class LinkWriter {
     /** The stream drained (frames may be written again without waiting). */
     private readonly onWritable: () => void,
     private readonly silence?: SilenceWatcher,
-  ) {}
+  ) {
+    this.highWater = streamHighWater(limits);
+    this.lowWater = this.highWater >>> 2;
+  }
 
   /** True while frames wait here for the stream to drain. */
   get isBlocked(): boolean {
@@ -77,6 +108,7 @@ export class LinkWriter {
       if (this.stall === undefined) this.armStall();
     }
     this.callbacks.push(done);
+    this.sizes.push(frame.byteLength);
     if (this.blocked) this.backlog.push(frame);
     else this.toStream(frame);
   }
@@ -111,7 +143,10 @@ export class LinkWriter {
 
   /** Writes what waits regardless of the stream's state (an orderly end follows). */
   flushAll(): void {
-    for (const frame of this.backlog.splice(0)) this.stream.write(frame, this.written);
+    for (const frame of this.backlog.splice(0)) {
+      this.inStream += frame.byteLength;
+      this.stream.write(frame, this.written);
+    }
     this.blocked = false;
   }
 
@@ -123,10 +158,12 @@ export class LinkWriter {
     this.stall = undefined;
   }
 
+  /** Hands a frame to the stream; past the high-water mark the link is blocked. */
   private toStream(frame: Buffer): void {
-    if (this.stream.write(frame, this.written)) return;
-    this.blocked = true;
-    this.stream.once('drain', this.drained);
+    this.inStream += frame.byteLength;
+    // The stream's own full signal is ignored (see STREAM_HIGH_WATER_BYTES): it buffers anyway.
+    this.stream.write(frame, this.written);
+    if (this.inStream >= this.highWater) this.blocked = true;
   }
 
   /**
@@ -164,20 +201,24 @@ export class LinkWriter {
   };
 
   private readonly written = (): void => {
-    const done = this.callbacks[this.head++];
+    const i = this.head++;
+    const done = this.callbacks[i];
+    this.inStream -= this.sizes[i]!;
     if (this.head > 1024 && this.head * 2 > this.callbacks.length) {
       this.callbacks.splice(0, this.head);
+      this.sizes.splice(0, this.head);
       this.head = 0;
     }
+    if (this.blocked && this.inStream <= this.lowWater) this.drained();
     done?.();
   };
 
-  private readonly drained = (): void => {
+  private drained(): void {
     if (this.stopped) return;
     this.blocked = false;
     while (this.backlog.length > 0 && !this.blocked) this.toStream(this.backlog.shift()!);
     if (!this.blocked) this.onWritable();
-  };
+  }
 
   private stuck(limit: 'maxOutboundBytes' | 'writeStallTimeoutMs', detail: string): void {
     if (this.stopped) return;
