@@ -427,8 +427,8 @@ export class Cluster implements GrainClusterHandle, HealthSource {
   }
 
   /**
-   * True while this member sheds load: its run queue stayed above loadShedding.targetMs for an
-   * interval, and it refuses new calls it cannot serve in time. What a readiness probe reports.
+   * True while this member sheds load: its run queue stayed above what its calls' deadlines allow
+   * (loadShedding.targetMs at least) for an interval, and it refuses new calls it cannot serve in time. What a readiness probe reports.
    */
   isOverloaded(): boolean {
     return this.load.shedding;
@@ -578,7 +578,7 @@ export class Cluster implements GrainClusterHandle, HealthSource {
               : 'lease not provably alive',
       // Shedding: it refuses new calls and activations early (docs/overload.md).
       overload: this.load.shedding
-        ? 'shedding load: run-queue delay above loadShedding.targetMs'
+        ? 'shedding load: run-queue delay above what the calls admitted allow (loadShedding)'
         : undefined,
     };
     for (const [name, check] of this.readinessChecks) {

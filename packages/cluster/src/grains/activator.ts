@@ -128,13 +128,13 @@ export class Activator implements ActivationHost {
         const denied = new ActivationDeniedError(this.def.name, identity);
         return this.services.reply(senderOf(entry), denied);
       }
-      const refused = this.services.load.admit(chain, true);
+      const refused = this.services.load.admit(chain, true, entryDeadline(entry));
       if (refused !== undefined) return this.refuse(senderOf(entry), identity, refused);
       a = this.activate(identity, shard, hash, entryDeadline(entry));
       // The activation's span is a child of the call that started it.
       if (this.services.telemetry.tracing) a.traceParent = traceContextOf(entryHeader(entry));
     } else {
-      const refused = this.services.load.admit(chain, false);
+      const refused = this.services.load.admit(chain, false, entryDeadline(entry));
       if (refused !== undefined) return this.refuse(senderOf(entry), a.identity, refused);
     }
     if (a.stuckMs !== undefined) return this.stuckReply(a, senderOf(entry));

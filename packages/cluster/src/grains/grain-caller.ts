@@ -38,7 +38,7 @@ const INITIAL_BACKOFF_MS = 5;
 const MAX_BACKOFF_MS = 100;
 /**
  * First wait after OverloadedError: a saturated owner needs longer than a claim to recover, and
- * its queue is kept about loadShedding.targetMs (50 ms) long.
+ * its queue is kept about loadShedding.targetMs (50 ms) long for calls with deadlines of 1 s.
  */
 const OVERLOAD_BACKOFF_MS = 25;
 /** Longest wait between attempts refused by overload. */

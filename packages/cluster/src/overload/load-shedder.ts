@@ -71,17 +71,25 @@ class RunQueueProbe implements Schedulable {
  * signal), and unlike a per-call sojourn it leaves out what is not the node's saturation: a
  * grain's own backlog behind a slow turn, turns awaiting I/O.
  *
+ * The delay tolerated (the allowance) is what the calls' own deadlines allow:
+ * `loadShedding.deadlineShare` of the least time left to a call admitted lately, and never less
+ * than `targetMs`. A queue that the member serves well within its calls' deadlines is healthy,
+ * however long it is in milliseconds (a closed-loop burst of activations with 5 s deadlines);
+ * with the defaults, the member tolerates 250 ms for calls with 5 s left, and `targetMs` (50 ms)
+ * for calls with 1 s or less.
+ *
  * ```
- *  normal ──delay >= targetMs for a whole intervalMs──▶ shedding
- *    ▲                                                     │ new calls and activations are
- *    └──intervalMs without refusing a call, delay < target─┘ refused while pending >= cap
+ *  normal ──delay >= allowance for a whole intervalMs──▶ shedding
+ *    ▲                                                       │ new calls and activations are
+ *    └──intervalMs without refusing a call, delay < allowance┘ refused while pending >= cap
  * ```
  *
  * While shedding, a new call is accepted only while the pending calls are fewer than the member
- * completes in `targetMs` (its measured completion rate, and at least MIN_SHED_PENDING): the
- * queue stays about `targetMs` long whatever the offered load, so accepted calls are answered in
- * time and the rest are refused at once, cheaply. Calls made by grains (a chain) to live activations are let in: they are part of
- * work already accepted. `maxPendingCalls` is a hard bound in every state.
+ * completes in the allowance (its measured completion rate, and at least MIN_SHED_PENDING): the
+ * queue stays about that long whatever the offered load, so accepted calls are answered in
+ * time and the rest are refused at once, cheaply. Calls made by grains (a chain) to live
+ * activations are let in: they are part of work already accepted. `maxPendingCalls` is a hard
+ * bound in every state.
  */
 export class LoadShedder {
   /** Calls accepted and not finished (queued in a mailbox, or running). */
@@ -102,8 +110,15 @@ export class LoadShedder {
   private aboveSince = 0;
   /** clock.monotonic() when a call was last refused by the shedding cap. */
   private lastRefusal = 0;
-  /** Pending calls allowed while shedding: completions per targetMs. */
+  /** Pending calls allowed while shedding: completions per `allowedMs`. */
   private cap = MIN_SHED_PENDING;
+  /**
+   * The run-queue delay the calls admitted lately allow, ms: `deadlineShare` of the least time
+   * left to any of them, never under `targetMs` (see allowance).
+   */
+  private allowedMs: number;
+  /** The earliest deadline (epoch ms) of a call admitted this probe period; Infinity: none. */
+  private earliestDeadline = Infinity;
   /** Completions per ms, moving average. */
   private rate = 0;
   private lastCompleted = 0;
@@ -111,6 +126,7 @@ export class LoadShedder {
   /** The probe period, ms. */
   private readonly periodMs: number;
   private readonly targetMs: number;
+  private readonly deadlineShare: number;
   private readonly intervalMs: number;
   private readonly maxPending: number;
 
@@ -119,6 +135,8 @@ export class LoadShedder {
     options: ResolvedOverloadOptions,
   ) {
     this.targetMs = options.loadShedding.targetMs;
+    this.deadlineShare = options.loadShedding.deadlineShare;
+    this.allowedMs = this.targetMs;
     this.intervalMs = options.loadShedding.intervalMs;
     this.maxPending = options.maxPendingCalls;
     this.probe = new RunQueueProbe(system, () => system.clock.monotonic());
@@ -131,9 +149,11 @@ export class LoadShedder {
 
   /**
    * Whether a new call may be accepted: undefined, or the limit that refuses it (counted).
-   * `chain`: made by a grain; `activates`: it needs a new activation.
+   * `chain`: made by a grain; `activates`: it needs a new activation; `deadline`: the call's
+   * (epoch ms), if it has one. Noting the earliest deadline costs a compare, no clock read.
    */
-  admit(chain: boolean, activates: boolean): OverloadLimit | undefined {
+  admit(chain: boolean, activates: boolean, deadline?: number): OverloadLimit | undefined {
+    if (deadline !== undefined && deadline < this.earliestDeadline) this.earliestDeadline = deadline;
     if (this.pending >= this.maxPending) {
       this.refused.maxPendingCalls++;
       return 'maxPendingCalls';
@@ -170,6 +190,7 @@ export class LoadShedder {
    */
   private tick(): void {
     const now = this.system.clock.monotonic();
+    this.allowance();
     const late = this.lastTick === 0 ? 0 : now - this.lastTick - this.periodMs;
     this.measureRate(now);
     const probe = this.probe;
@@ -189,17 +210,34 @@ export class LoadShedder {
     if (this.lastTick !== 0 && elapsed > 0) {
       const rate = (this.completed - this.lastCompleted) / elapsed;
       this.rate = this.rate === 0 ? rate : this.rate + RATE_WEIGHT * (rate - this.rate);
-      this.cap = Math.max(MIN_SHED_PENDING, this.rate * this.targetMs);
+      this.cap = Math.max(MIN_SHED_PENDING, this.rate * this.allowedMs);
     }
     this.lastTick = now;
     this.lastCompleted = this.completed;
+  }
+
+  /**
+   * The run-queue delay the calls admitted this period allow: `deadlineShare` of the least time
+   * any of them had left (taken at this tick: the calls admitted earlier in the period had up to
+   * a period more, so this errs short), never under `targetMs`. A period that admitted no call
+   * with a deadline keeps the last allowance: the queue still holds the calls it was taken from.
+   * Why: a closed-loop burst (1,000 activations in flight from one caller, 5 s deadlines) keeps
+   * the run queue at 50-100 ms and is served in a small share of its deadlines; shedding it at a
+   * fixed 50 ms turned a healthy queue into refusals and retries (issue 15's grains-activation).
+   */
+  private allowance(): void {
+    const earliest = this.earliestDeadline;
+    if (earliest === Infinity) return;
+    this.earliestDeadline = Infinity;
+    const left = earliest - this.system.clock.now();
+    this.allowedMs = Math.max(this.targetMs, this.deadlineShare * left);
   }
 
   private decide(delay: number, now: number): void {
     const max = this.maxDelay;
     if (delay > max.stats) max.stats = delay;
     if (delay > max.metrics) max.metrics = delay;
-    const above = delay >= this.targetMs;
+    const above = delay >= this.allowedMs;
     if (!this.shedding) {
       if (!above) this.aboveSince = 0;
       else if (this.aboveSince === 0) this.aboveSince = now;

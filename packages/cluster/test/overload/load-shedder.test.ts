@@ -55,6 +55,18 @@ describe('LoadShedder', () => {
     });
   });
 
+  describe('options', () => {
+    it('takes a deadlineShare in [0, 1) and names the option it refuses', () => {
+      expect(resolveOverloadOptions(undefined).loadShedding.deadlineShare).to.equal(0.05);
+      expect(resolveOverloadOptions({ loadShedding: { deadlineShare: 0 } }).loadShedding)
+        .to.have.property('deadlineShare', 0);
+      for (const bad of [1, -0.1, NaN]) {
+        expect(() => resolveOverloadOptions({ loadShedding: { deadlineShare: bad } }))
+          .to.throw(/overload\.loadShedding\.deadlineShare/);
+      }
+    });
+  });
+
   describe('shedding', () => {
     it('starts once the run queue stays above targetMs for intervalMs; refuses new calls and activations, not chain calls', async () => {
       start({ loadShedding: { targetMs: 20, intervalMs: 60 } });
@@ -83,6 +95,22 @@ describe('LoadShedder', () => {
       await until(() => shedder.shedding || Date.now() > end, 2000);
       expect(shedder.shedding).to.equal(false);
       expect(shedder.takeMaxDelay('stats')).to.be.at.least(20);
+    });
+
+    it('tolerates a run queue that its calls\' deadlines allow, and sheds once a call with a short deadline comes', async () => {
+      start({ loadShedding: { targetMs: 20, intervalMs: 60 } });
+      // A call with 60 s left allows 3 s of run-queue delay (deadlineShare 0.05).
+      expect(shedder.admit(false, false, Date.now() + 60_000)).to.equal(undefined);
+      flood(200, 5); // the same second of work that sheds in the test above
+      await until(() => system.dispatcher.readyCount === 0, 10_000);
+      expect(shedder.takeMaxDelay('stats'), 'the flood held the run queue').to.be.at.least(20);
+      expect(shedder.shedding, 'shed a queue well within 60 s deadlines').to.equal(false);
+      expect(shedder.episodes).to.equal(0);
+      // A call with 100 ms left allows only targetMs (20 ms): the same flood sheds.
+      expect(shedder.admit(false, false, Date.now() + 100)).to.equal(undefined);
+      flood(200, 5);
+      await until(() => shedder.shedding, 5000);
+      expect(shedder.episodes).to.equal(1);
     });
 
     it('never sheds with loadShedding.enabled false', async () => {
