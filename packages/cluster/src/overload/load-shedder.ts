@@ -153,7 +153,8 @@ export class LoadShedder {
    * (epoch ms), if it has one. Noting the earliest deadline costs a compare, no clock read.
    */
   admit(chain: boolean, activates: boolean, deadline?: number): OverloadLimit | undefined {
-    if (deadline !== undefined && deadline < this.earliestDeadline) this.earliestDeadline = deadline;
+    if (deadline !== undefined && deadline < this.earliestDeadline)
+      this.earliestDeadline = deadline;
     if (this.pending >= this.maxPending) {
       this.refused.maxPendingCalls++;
       return 'maxPendingCalls';

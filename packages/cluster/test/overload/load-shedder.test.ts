@@ -58,11 +58,13 @@ describe('LoadShedder', () => {
   describe('options', () => {
     it('takes a deadlineShare in [0, 1) and names the option it refuses', () => {
       expect(resolveOverloadOptions(undefined).loadShedding.deadlineShare).to.equal(0.05);
-      expect(resolveOverloadOptions({ loadShedding: { deadlineShare: 0 } }).loadShedding)
-        .to.have.property('deadlineShare', 0);
+      expect(
+        resolveOverloadOptions({ loadShedding: { deadlineShare: 0 } }).loadShedding,
+      ).to.have.property('deadlineShare', 0);
       for (const bad of [1, -0.1, NaN]) {
-        expect(() => resolveOverloadOptions({ loadShedding: { deadlineShare: bad } }))
-          .to.throw(/overload\.loadShedding\.deadlineShare/);
+        expect(() => resolveOverloadOptions({ loadShedding: { deadlineShare: bad } })).to.throw(
+          /overload\.loadShedding\.deadlineShare/,
+        );
       }
     });
   });
@@ -97,7 +99,7 @@ describe('LoadShedder', () => {
       expect(shedder.takeMaxDelay('stats')).to.be.at.least(20);
     });
 
-    it('tolerates a run queue that its calls\' deadlines allow, and sheds once a call with a short deadline comes', async () => {
+    it("tolerates a run queue that its calls' deadlines allow, and sheds once a call with a short deadline comes", async () => {
       start({ loadShedding: { targetMs: 20, intervalMs: 60 } });
       // A call with 60 s left allows 3 s of run-queue delay (deadlineShare 0.05).
       expect(shedder.admit(false, false, Date.now() + 60_000)).to.equal(undefined);
