@@ -77,20 +77,51 @@ export class ScaleCluster {
       const last = this.procs.map((p) => {
         for (let i = p.lines.length - 1; i >= 0; i--) {
           const d = p.lines[i]!.data;
-          if (d.type === 'settled') return { ok: d.settled === true, at: p.lines[i]!.receivedAt };
+          if (d.type === 'settled') {
+            return { ok: d.settled === true, at: p.lines[i]!.receivedAt, detail: d };
+          }
         }
-        return { ok: false, at: 0 };
+        return { ok: false, at: 0, detail: undefined };
       });
       if (last.every((l) => l.ok) && (await this.etcdSettled())) {
         return Math.max(...last.map((l) => l.at)) - since;
       }
-      if (Date.now() > deadline) throw new Error(`not settled within ${timeoutMs} ms`);
+      if (Date.now() > deadline) {
+        const unsettled = last.filter((l) => !l.ok);
+        const sample = unsettled.slice(0, 3).map((l) => JSON.stringify(l.detail ?? 'no report'));
+        throw new Error(
+          `not settled within ${timeoutMs} ms: ${unsettled.length} of ${this.procs.length} ` +
+            `processes report members not holding exactly their desired shards (e.g. ` +
+            `${sample.join(', ')}); etcd: ${await this.diagnose()}`,
+        );
+      }
       await new Promise((r) => setTimeout(r, 250));
     }
   }
 
   /** Every range of every kind is claimed in etcd by its desired owner under etcd's members. */
   private async etcdSettled(): Promise<boolean> {
+    return (await this.mismatches()).total === 0;
+  }
+
+  /** What keeps etcd from agreeing, for the error of a run that did not settle. */
+  private async diagnose(): Promise<string> {
+    const m = await this.mismatches();
+    const holders = [...m.wrongHolders].sort((a, b) => b[1] - a[1]).slice(0, 5);
+    return (
+      `${m.members} members registered, ${m.unclaimed} ranges unclaimed, ${m.wrong} held by a ` +
+      `member that is not their desired owner (top holders: ${JSON.stringify(holders)})`
+    );
+  }
+
+  /** Ranges not claimed by their desired owner in etcd, under etcd's member keys. */
+  private async mismatches(): Promise<{
+    total: number;
+    members: number;
+    unclaimed: number;
+    wrong: number;
+    wrongHolders: Map<string, number>;
+  }> {
     const root = `/granary/${this.name}/`;
     const members = await this.client.getAll().prefix(`${root}members/`).exec();
     const topology: Topology = {
@@ -106,13 +137,27 @@ export class ScaleCluster {
     }
     const s = this.shape.shardCount ?? DEFAULT_RANGES;
     const r = Math.min(s, this.shape.claimRanges ?? DEFAULT_RANGES);
+    let unclaimed = 0;
+    let wrong = 0;
+    const wrongHolders = new Map<string, number>();
     for (const kind of this.shape.kinds) {
       for (let range = 0; range < r; range++) {
         const owner = ownerOf(kind, Math.ceil((range * s) / r), topology)?.id;
-        if (owner === undefined || holders.get(`${kind}/${range}`) !== owner) return false;
+        const holder = holders.get(`${kind}/${range}`);
+        if (holder === undefined) unclaimed++;
+        else if (holder !== owner) {
+          wrong++;
+          wrongHolders.set(holder, (wrongHolders.get(holder) ?? 0) + 1);
+        }
       }
     }
-    return true;
+    return {
+      total: unclaimed + wrong,
+      members: topology.members.length,
+      unclaimed,
+      wrong,
+      wrongHolders,
+    };
   }
 
   /**

@@ -8,9 +8,12 @@
  *
  * argv[2]: JSON ScaleNodeConfig.
  */
+import { createWriteStream } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Cluster, EtcdProvider } from '@granary/cluster';
+import { createStderrLogger, type LogLevel } from '@granary/core';
 
 /** What the parent tells a member process. */
 export interface ScaleNodeConfig {
@@ -31,17 +34,38 @@ const out = (line: Record<string, unknown>): void => {
   process.stdout.write(`${JSON.stringify({ ...line, at: Date.now() })}\n`);
 };
 
-function settled(c: Cluster): boolean {
+/** Shards of a member that it serves but should not (extra) or should serve but does not. */
+function mismatch(c: Cluster): { missing: number; extra: number } {
+  let missing = 0;
+  let extra = 0;
   for (const kind of config.kinds) {
     const n = c.shardCountOf(kind);
     for (let s = 0; s < n; s++) {
-      if (c.canServe(kind, s) !== (c.ownerOf(kind, s)?.id === c.id)) return false;
+      const serves = c.canServe(kind, s);
+      if (serves !== (c.ownerOf(kind, s)?.id === c.id)) {
+        if (serves) extra++;
+        else missing++;
+      }
     }
   }
-  return true;
+  return { missing, extra };
+}
+
+/**
+ * SCALE_LOG_DIR=<dir> (with SCALE_LOG_LEVEL, default info) writes each process's log to
+ * <dir>/<first member id>.log, to find out why a run did not settle.
+ */
+function logger(id: string): ReturnType<typeof createStderrLogger> | undefined {
+  const dir = process.env.SCALE_LOG_DIR;
+  if (!dir) return undefined;
+  return createStderrLogger((process.env.SCALE_LOG_LEVEL as LogLevel) ?? 'info', { member: id });
 }
 
 async function main(): Promise<void> {
+  if (process.env.SCALE_LOG_DIR) {
+    const file = createWriteStream(join(process.env.SCALE_LOG_DIR, `${config.ids[0]}.log`));
+    process.stderr.write = file.write.bind(file) as typeof process.stderr.write;
+  }
   const turns = monitorEventLoopDelay({ resolution: 5 });
   turns.enable();
   const clusters = await Promise.all(
@@ -56,6 +80,7 @@ async function main(): Promise<void> {
             : { historyRetentionMs: config.historyRetentionMs }),
         }),
         kinds: config.kinds.map((name) => ({ name, shardCount: config.shardCount })),
+        ...(logger(id) ? { logger: logger(id) } : {}),
         ...(config.claimRanges === undefined ? {} : { claimRanges: config.claimRanges }),
       });
       out({ type: 'ready', id });
@@ -63,7 +88,6 @@ async function main(): Promise<void> {
     }),
   );
   let dirty = true;
-  let last: boolean | undefined;
   for (const c of clusters) {
     for (const e of ['topology', 'shard-acquired', 'shard-released', 'lease-lost'] as const) {
       c.on(e, () => (dirty = true));
@@ -72,10 +96,13 @@ async function main(): Promise<void> {
   const checker = setInterval(() => {
     if (!dirty) return;
     dirty = false;
-    const now = clusters.every(settled);
+    const off = clusters.map(mismatch);
+    const now = off.every((m) => m.missing === 0 && m.extra === 0);
     const version = clusters[0]!.topology.version;
-    if (now !== last || now) out({ type: 'settled', settled: now, version });
-    last = now;
+    const members = clusters[0]!.topology.members.length;
+    const missing = off.reduce((a, m) => a + m.missing, 0);
+    const extra = off.reduce((a, m) => a + m.extra, 0);
+    out({ type: 'settled', settled: now, version, members, missing, extra });
   }, SETTLE_CHECK_MS);
   createInterface({ input: process.stdin }).on('line', (line) => {
     const cmd = (JSON.parse(line) as { cmd: string }).cmd;

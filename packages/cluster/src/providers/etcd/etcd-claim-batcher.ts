@@ -11,6 +11,16 @@ import { encodeNote, type ReleasedItem } from './etcd-notes';
  * (--max-txn-ops); 64 leaves room.
  */
 const MAX_BATCH = 64;
+/**
+ * Transactions one member has in flight at once; the rest wait here, not in etcd. A member that
+ * finds itself the desired owner of 65,536 ranges (alone at the start of a join storm) would
+ * otherwise send ~1,000 transactions at once; with 16 such members etcd queues tens of thousands
+ * of writes, answers nothing within the request deadline (each timeout then costs a read-back
+ * and a retry) and answers keep-alives too late, so leases lapse and members fence: the
+ * metastable storm of issue 24. A few in flight keep etcd busy (a transaction of 64 writes costs
+ * it a few ms) while each waits milliseconds, not seconds.
+ */
+const MAX_IN_FLIGHT = 4;
 /** First pause before reading back keys whose write had an unknown outcome (etcd unreachable). */
 const READ_BACK_BACKOFF_INITIAL_MS = 100;
 /** Cap of that pause: a key is read back within this long of etcd answering again. */
@@ -61,9 +71,10 @@ export interface NoteTarget {
  * (LeaseLostError): the provider revokes that lease, and its keys with it.
  */
 export class EtcdClaimBatcher {
-  private claims: ClaimRequest[] = [];
-  private releases: ReleaseRequest[] = [];
+  private readonly claims = new Fifo<ClaimRequest>();
+  private readonly releases = new Fifo<ReleaseRequest>();
   private scheduled = false;
+  private inFlight = 0;
 
   constructor(
     private readonly kv: () => EtcdTxnCalls,
@@ -97,14 +108,29 @@ export class EtcdClaimBatcher {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      const claims = this.claims;
-      const releases = this.releases;
-      this.claims = [];
-      this.releases = [];
-      for (let i = 0; i < claims.length; i += MAX_BATCH)
-        void this.claimBatch(claims.slice(i, i + MAX_BATCH));
-      for (let i = 0; i < releases.length; i += MAX_BATCH)
-        void this.releaseBatch(releases.slice(i, i + MAX_BATCH));
+      this.pump();
+    });
+  }
+
+  /**
+   * Sends batches while fewer than MAX_IN_FLIGHT are out: releases first (each hands a range to
+   * a member waiting for it), then claims, oldest first.
+   */
+  private pump(): void {
+    while (this.inFlight < MAX_IN_FLIGHT) {
+      if (this.releases.length > 0) {
+        this.send(this.releaseBatch(this.releases.take(MAX_BATCH)));
+      } else if (this.claims.length > 0) {
+        this.send(this.claimBatch(this.claims.take(MAX_BATCH)));
+      } else return;
+    }
+  }
+
+  private send(batch: Promise<void>): void {
+    this.inFlight++;
+    void batch.finally(() => {
+      this.inFlight--;
+      this.pump();
     });
   }
 
@@ -255,6 +281,33 @@ export class EtcdClaimBatcher {
       else r.reject(new LeaseLostError('claim'));
     }
     return live;
+  }
+}
+
+/** A FIFO whose take(n) costs O(n), however long the queue (65,536 claims at a storm's start). */
+class Fifo<T> {
+  private items: T[] = [];
+  private head = 0;
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+  }
+
+  take(n: number): T[] {
+    const out = this.items.slice(this.head, this.head + n);
+    this.head += out.length;
+    if (this.head === this.items.length) {
+      this.items = [];
+      this.head = 0;
+    } else if (this.head > 4096 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return out;
   }
 }
 
