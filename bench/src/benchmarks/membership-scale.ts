@@ -13,6 +13,7 @@ let runs = 0;
 interface StormFigures {
   settleMs: number;
   grantsPerMember: number;
+  stormWrites: number;
   orphans: number;
   restMsgsPerSecPerMember: number;
   joinWrites: number;
@@ -37,6 +38,7 @@ async function storm(shape: ScaleShape): Promise<StormFigures> {
     const settleMs = await sc.settled(t0);
     const members = shape.processes * shape.perProcess;
     const c1 = await etcdCounters(endpoint);
+    const storm = delta(c0, c1);
     let orphans = await sc.orphans();
     if (orphans > 0) {
       // The invariant allows one claim retry period (1 s) for a hand-off in flight.
@@ -53,7 +55,8 @@ async function storm(shape: ScaleShape): Promise<StormFigures> {
     const join = delta(c2, c3);
     const figures: StormFigures = {
       settleMs,
-      grantsPerMember: delta(c0, c1).leaseGrants / members,
+      grantsPerMember: storm.leaseGrants / members,
+      stormWrites: storm.puts + storm.deletes,
       orphans,
       restMsgsPerSecPerMember: delta(c1, c2).grpcMessages / (REST_MS / 1000) / members,
       joinWrites: join.puts + join.deletes,
@@ -62,7 +65,11 @@ async function storm(shape: ScaleShape): Promise<StormFigures> {
       joinSettleMs,
       joinMaxTurnMs: await sc.maxTurnMs(),
     };
-    process.stderr.write(`  ${JSON.stringify({ shape: label(shape), ...figures })}\n`);
+    const etcdLoad = {
+      slowApplies: storm.slowApplies,
+      walFsyncMeanMs: (1000 * storm.walFsyncSeconds) / Math.max(1, storm.walFsyncs),
+    };
+    process.stderr.write(`  ${JSON.stringify({ shape: label(shape), ...figures, ...etcdLoad })}\n`);
     return figures;
   } finally {
     await sc.stop();
@@ -82,6 +89,7 @@ function stormCases(shape: ScaleShape, figures: Array<keyof StormFigures>): Benc
   const metric: Record<keyof StormFigures, string> = {
     settleMs: 'ms',
     grantsPerMember: 'grants_per_member',
+    stormWrites: 'etcd_key_writes',
     orphans: 'orphan_claims',
     restMsgsPerSecPerMember: 'etcd_msgs_per_s_per_member',
     joinWrites: 'etcd_key_writes',
@@ -93,6 +101,7 @@ function stormCases(shape: ScaleShape, figures: Array<keyof StormFigures>): Benc
   const name: Record<keyof StormFigures, string> = {
     settleMs: 'cold storm settle',
     grantsPerMember: 'lease grants per member in the storm',
+    stormWrites: 'cold storm: etcd key writes',
     orphans: 'claim audit: orphan claims',
     restMsgsPerSecPerMember: 'etcd messages per member per s at rest',
     joinWrites: 'one join: etcd key writes',
@@ -111,6 +120,7 @@ function stormCases(shape: ScaleShape, figures: Array<keyof StormFigures>): Benc
 const ALL: Array<keyof StormFigures> = [
   'settleMs',
   'grantsPerMember',
+  'stormWrites',
   'orphans',
   'restMsgsPerSecPerMember',
   'joinWrites',

@@ -10,6 +10,11 @@ export interface EtcdCounters {
   grpcMessages: number;
   dbSize: number;
   dbSizeInUse: number;
+  /** Applies etcd itself reports as slow (over 100 ms): etcd could not keep up. */
+  slowApplies: number;
+  /** Seconds spent in WAL fsyncs, and their count (disk latency seen by etcd). */
+  walFsyncSeconds: number;
+  walFsyncs: number;
 }
 
 /** Reads etcd's Prometheus endpoint and picks the counters out. */
@@ -32,6 +37,9 @@ export async function etcdCounters(endpoint: string): Promise<EtcdCounters> {
     grpcMessages: sum('grpc_server_msg_received_total'),
     dbSize: sum('etcd_mvcc_db_total_size_in_bytes'),
     dbSizeInUse: sum('etcd_mvcc_db_total_size_in_use_in_bytes'),
+    slowApplies: sum('etcd_server_slow_apply_total'),
+    walFsyncSeconds: sum('etcd_disk_wal_fsync_duration_seconds_sum'),
+    walFsyncs: sum('etcd_disk_wal_fsync_duration_seconds_count'),
   };
 }
 

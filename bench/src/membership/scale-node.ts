@@ -65,6 +65,10 @@ async function main(): Promise<void> {
   if (process.env.SCALE_LOG_DIR) {
     const file = createWriteStream(join(process.env.SCALE_LOG_DIR, `${config.ids[0]}.log`));
     process.stderr.write = file.write.bind(file) as typeof process.stderr.write;
+    const started = Date.now() - Math.round(process.uptime() * 1000);
+    process.stderr.write(
+      `${JSON.stringify({ level: 'info', time: started, member: config.ids[0], msg: 'process start' })}\n`,
+    );
   }
   const turns = monitorEventLoopDelay({ resolution: 5 });
   turns.enable();
@@ -84,6 +88,11 @@ async function main(): Promise<void> {
         ...(config.claimRanges === undefined ? {} : { claimRanges: config.claimRanges }),
       });
       out({ type: 'ready', id });
+      if (process.env.SCALE_LOG_DIR) {
+        process.stderr.write(
+          `${JSON.stringify({ level: 'info', time: Date.now(), member: id, msg: 'ready' })}\n`,
+        );
+      }
       return c;
     }),
   );

@@ -6,7 +6,14 @@ import { kind as $kind } from '@granary/cluster';
 import type { GrainContext as $GrainContext, KindOptions as $KindOptions } from '@granary/cluster';
 import * as $rt from '@granary/codegen/runtime';
 
-const $file = $rt.defineProtoFile($serialization, 'messages/protos.proto', {"messages":{"nested":{"PingMessage":{"edition":"proto3","fields":{"cnt":{"type":"uint64","id":1}}},"PongMessage":{"edition":"proto3","fields":{"cnt":{"type":"uint64","id":1}}}}}});
+const $file = $rt.defineProtoFile($serialization, 'messages/protos.proto', {
+  messages: {
+    nested: {
+      PingMessage: { edition: 'proto3', fields: { cnt: { type: 'uint64', id: 1 } } },
+      PongMessage: { edition: 'proto3', fields: { cnt: { type: 'uint64', id: 1 } } },
+    },
+  },
+});
 
 /** Message `messages.PingMessage`. */
 export interface PingMessage {
@@ -24,7 +31,9 @@ export const PongMessage: $rt.MessageCodec<PongMessage> = $file.codec('messages.
 
 /** Dispatch table of service `messages.Ponger`: method identity → grain method. */
 const $PongerService = $rt.defineService<PongerGrain, $GrainContext>('messages.Ponger', [
-  $rt.method('messages.Ponger/Ping', PingMessage, PongMessage, (grain, request, ctx) => grain.ping(request, ctx)),
+  $rt.method('messages.Ponger/Ping', PingMessage, PongMessage, (grain, request, ctx) =>
+    grain.ping(request, ctx),
+  ),
 ]);
 
 /**
@@ -38,7 +47,10 @@ export abstract class PongerGrain<$State = unknown> extends $rt.GrainBase<$Grain
   protected readonly $service = $PongerService;
 
   /** rpc `Ping` (`messages.Ponger/Ping`). */
-  ping(_request: PingMessage, _ctx: $GrainContext): Promise<$rt.MessageInit<PongMessage>> | $rt.MessageInit<PongMessage> {
+  ping(
+    _request: PingMessage,
+    _ctx: $GrainContext,
+  ): Promise<$rt.MessageInit<PongMessage>> | $rt.MessageInit<PongMessage> {
     return $rt.unimplemented('messages.Ponger/Ping');
   }
 }
@@ -49,12 +61,20 @@ export abstract class PongerGrain<$State = unknown> extends $rt.GrainBase<$Grain
  */
 export class PongerClient extends $rt.GrainClient {
   /** A client of grain `identity` (of kind `kindName`); creating one sends nothing. */
-  static for(cluster: $rt.ClusterLike, identity: string, kindName: string = $PongerService.kindName): PongerClient {
+  static for(
+    cluster: $rt.ClusterLike,
+    identity: string,
+    kindName: string = $PongerService.kindName,
+  ): PongerClient {
     return new PongerClient(cluster, kindName, identity);
   }
 
   /** @deprecated Use `PongerClient.for` (same arguments). */
-  static get(cluster: $rt.ClusterLike, identity: string, kindName: string = $PongerService.kindName): PongerClient {
+  static get(
+    cluster: $rt.ClusterLike,
+    identity: string,
+    kindName: string = $PongerService.kindName,
+  ): PongerClient {
     return new PongerClient(cluster, kindName, identity);
   }
 

@@ -318,6 +318,11 @@ export class ShardOwnership implements FencedMember {
     });
   }
 
+  /** A queued claim is still worth sending: same lease generation, range still desired. */
+  private stillWanted(k: KindClaims, range: number, generation: number): boolean {
+    return generation === this.generation && !this.stopped && this.desired(k, range);
+  }
+
   private desired(k: KindClaims, range: number): boolean {
     return !this.fenced && !this.leaving && k.desired[range] === 1;
   }
@@ -357,7 +362,16 @@ export class ShardOwnership implements FencedMember {
     const span = this.span(SPAN_CLAIM, k, range);
     let failure: unknown;
     try {
-      const result = await this.provider.claim(k.name, range);
+      const result = await this.provider.claim(k.name, range, () =>
+        this.stillWanted(k, range, generation),
+      );
+      if ('abandoned' in result) {
+        // Not sent: the range stopped being this member's while the claim was queued. Settle
+        // reconciles it once more (dropping a stale wait on it, or claiming if wanted again).
+        span?.setAttribute(ATTR_OUTCOME, 'abandoned');
+        k.again[range] = 1;
+        return;
+      }
       if ('epoch' in result) {
         k.stats.acquired++;
         span?.setAttributes({ [ATTR_OUTCOME]: 'acquired', [ATTR_SHARD_EPOCH]: result.epoch });

@@ -33,9 +33,12 @@ export interface JoinRequest {
  * The result of a claim: `epoch` (a number that grows with every new claim of the shard; the
  * fencing token of state writes) when granted, `heldBy` (a member id) when another member, or an
  * older incarnation of this one, still holds the shard; `holderEpoch` is the epoch of that claim
- * when the provider knows it (a waiting member tells a claim that lingers from a new one).
+ * when the provider knows it (a waiting member tells a claim that lingers from a new one);
+ * `abandoned` when the claim's `wanted` check said no before the provider sent it (nothing was
+ * written).
  */
-export type ClaimResult = { epoch: number } | { heldBy: string; holderEpoch?: number };
+export type ClaimResult =
+  { epoch: number } | { heldBy: string; holderEpoch?: number } | { abandoned: true };
 
 /** The claims a store holds under this member's current registration, read at `revision`. */
 export interface HeldClaims {
@@ -77,8 +80,13 @@ export interface ClusterProvider {
   topology(): Topology;
   /** Called with every new topology; returns an unsubscribe function. */
   onTopology(listener: (t: Topology) => void): () => void;
-  /** Claims a shard for this member if nobody holds it. */
-  claim(kind: string, shard: number): Promise<ClaimResult>;
+  /**
+   * Claims a shard for this member if nobody holds it. `wanted`, when given, is asked right before
+   * the claim goes to the store: a provider that queues claims (etcd, under a burst) drops one the
+   * member no longer wants and answers `{ abandoned: true }`, so a join storm does not write claims
+   * that would be released at once.
+   */
+  claim(kind: string, shard: number, wanted?: () => boolean): Promise<ClaimResult>;
   /**
    * Releases a claim, only if `epoch` is still the shard's current epoch; `to` names the member
    * the releaser believes is the shard's desired owner (a provider may tell it directly).

@@ -1,8 +1,10 @@
+import { performance } from 'node:perf_hooks';
 import type { IKeyValue, ITxnRequest, ITxnResponse } from 'etcd3';
 import { LeaseLostError } from '../../errors';
 import type { ClaimResult } from '../cluster-provider';
 import { claimHolder } from './etcd-keys';
 import { encodeNote, type ReleasedItem } from './etcd-notes';
+import { TxnWindow } from './etcd-txn-window';
 
 /**
  * Claims (or releases) per etcd transaction. One request costs etcd ~1 ms of CPU on a small
@@ -11,16 +13,6 @@ import { encodeNote, type ReleasedItem } from './etcd-notes';
  * (--max-txn-ops); 64 leaves room.
  */
 const MAX_BATCH = 64;
-/**
- * Transactions one member has in flight at once; the rest wait here, not in etcd. A member that
- * finds itself the desired owner of 65,536 ranges (alone at the start of a join storm) would
- * otherwise send ~1,000 transactions at once; with 16 such members etcd queues tens of thousands
- * of writes, answers nothing within the request deadline (each timeout then costs a read-back
- * and a retry) and answers keep-alives too late, so leases lapse and members fence: the
- * metastable storm of issue 24. A few in flight keep etcd busy (a transaction of 64 writes costs
- * it a few ms) while each waits milliseconds, not seconds.
- */
-const MAX_IN_FLIGHT = 4;
 /** First pause before reading back keys whose write had an unknown outcome (etcd unreachable). */
 const READ_BACK_BACKOFF_INITIAL_MS = 100;
 /** Cap of that pause: a key is read back within this long of etcd answering again. */
@@ -40,6 +32,7 @@ interface Pending<T> {
 interface ClaimRequest extends Pending<ClaimResult> {
   value: Buffer;
   lease: string;
+  wanted: (() => boolean) | undefined;
 }
 
 interface ReleaseRequest extends Pending<void> {
@@ -75,6 +68,12 @@ export class EtcdClaimBatcher {
   private readonly releases = new Fifo<ReleaseRequest>();
   private scheduled = false;
   private inFlight = 0;
+  /**
+   * Transactions in flight at once (TxnWindow): the rest wait here, not in etcd. A member alone at
+   * the start of a join storm is the desired owner of 65,536 ranges (4 kinds): ~1,000
+   * transactions, which all sent at once would queue tens of thousands of writes in etcd.
+   */
+  private readonly window = new TxnWindow();
 
   constructor(
     private readonly kv: () => EtcdTxnCalls,
@@ -84,10 +83,13 @@ export class EtcdClaimBatcher {
     private readonly notes?: NoteTarget,
   ) {}
 
-  /** Creates `key` on `lease` if absent. */
-  claim(key: Buffer, value: Buffer, lease: string): Promise<ClaimResult> {
+  /**
+   * Creates `key` on `lease` if absent. `wanted` is asked when the claim's batch is sent: a claim
+   * queued behind others (the window) that its member no longer wants answers `abandoned`.
+   */
+  claim(key: Buffer, value: Buffer, lease: string, wanted?: () => boolean): Promise<ClaimResult> {
     return new Promise((resolve, reject) => {
-      this.claims.push({ key, value, lease, resolve, reject });
+      this.claims.push({ key, value, lease, wanted, resolve, reject });
       this.schedule();
     });
   }
@@ -113,11 +115,11 @@ export class EtcdClaimBatcher {
   }
 
   /**
-   * Sends batches while fewer than MAX_IN_FLIGHT are out: releases first (each hands a range to
-   * a member waiting for it), then claims, oldest first.
+   * Sends batches while the window allows: releases first (each hands a range to a member
+   * waiting for it), then claims, oldest first.
    */
   private pump(): void {
-    while (this.inFlight < MAX_IN_FLIGHT) {
+    while (this.inFlight < this.window.size) {
       if (this.releases.length > 0) {
         this.send(this.releaseBatch(this.releases.take(MAX_BATCH)));
       } else if (this.claims.length > 0) {
@@ -128,8 +130,10 @@ export class EtcdClaimBatcher {
 
   private send(batch: Promise<void>): void {
     this.inFlight++;
+    const sentAt = performance.now();
     void batch.finally(() => {
       this.inFlight--;
+      this.window.answered(performance.now() - sentAt);
       this.pump();
     });
   }
@@ -273,12 +277,16 @@ export class EtcdClaimBatcher {
     }
   }
 
-  /** Rejects (LeaseLostError) the claims whose lease is no longer current; returns the others. */
+  /**
+   * Rejects (LeaseLostError) the claims whose lease is no longer current, answers `abandoned` to
+   * those no longer wanted; returns the others.
+   */
   private dropStale(batch: ClaimRequest[]): ClaimRequest[] {
     const live: ClaimRequest[] = [];
     for (const r of batch) {
-      if (this.leaseCurrent(r.lease)) live.push(r);
-      else r.reject(new LeaseLostError('claim'));
+      if (!this.leaseCurrent(r.lease)) r.reject(new LeaseLostError('claim'));
+      else if (r.wanted && !r.wanted()) r.resolve({ abandoned: true });
+      else live.push(r);
     }
     return live;
   }

@@ -191,7 +191,7 @@ export class EtcdProvider implements ClusterProvider {
     return this.topologyListeners.add(listener);
   }
 
-  async claim(kind: string, shard: number): Promise<ClaimResult> {
+  async claim(kind: string, shard: number, wanted?: () => boolean): Promise<ClaimResult> {
     this.requireClient('claim');
     const self = this.requireSelf('claim');
     const lease = this.lease;
@@ -199,7 +199,7 @@ export class EtcdProvider implements ClusterProvider {
     const key = this.requireKeys('claim').shard(kind, shard);
     const value = encodeClaim({ member: self.id, incarnation: this.incarnation });
     try {
-      return await this.batcher.claim(key, value, lease.id);
+      return await this.batcher.claim(key, value, lease.id, wanted);
     } catch (err) {
       if (isLeaseNotFound(err)) {
         this.loseLease(lease, 'etcd rejected a claim: lease not found');

@@ -120,7 +120,12 @@ export class MemoryClusterTable {
   }
 
   /** Creates the claim if absent. */
-  claim(kind: string, shard: number, memberId: string, leaseId: number): ClaimResult | undefined {
+  claim(
+    kind: string,
+    shard: number,
+    memberId: string,
+    leaseId: number,
+  ): Exclude<ClaimResult, { abandoned: true }> | undefined {
     if (!this.leases.has(leaseId)) return undefined;
     const key = `${kind}/${shard}`;
     const held = this.claims.get(key);

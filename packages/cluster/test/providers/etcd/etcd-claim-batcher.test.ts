@@ -11,6 +11,9 @@ import { etcdForSuite } from '../../fixtures/etcd-for-suite';
 /** The real KV client, counting transactions, with replies the test can make get lost. */
 class CountingKv implements EtcdTxnCalls {
   txns = 0;
+  /** Transactions sent and not answered yet, and the most there ever were at once. */
+  inFlight = 0;
+  maxInFlight = 0;
   /** The next this many transactions are applied by etcd, but their replies are lost. */
   loseReplies = 0;
 
@@ -18,7 +21,8 @@ class CountingKv implements EtcdTxnCalls {
 
   async txn(req: ITxnRequest, options?: { deadline?: number }): Promise<ITxnResponse> {
     this.txns++;
-    const res = await this.client.kv.txn(req, options);
+    this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight);
+    const res = await this.client.kv.txn(req, options).finally(() => this.inFlight--);
     if (this.loseReplies > 0) {
       this.loseReplies--;
       throw new GRPCDeadlineExceededError('reply lost (test)');
@@ -64,6 +68,30 @@ describe('EtcdClaimBatcher', function () {
       expect(r).to.deep.equal({ epoch: Number(stored.kvs[0]!.create_revision) });
       expect(String(stored.kvs[0]!.lease)).to.equal(lease);
     }
+  });
+
+  it('a burst of claims waits here, not in etcd: at most 4 transactions in flight, every claim granted', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 64 * 12 }, (_, s) => batcher.claim(key(s), value('a'), lease)),
+    );
+    expect(kv.txns, 'transactions of 64 claims each').to.equal(12);
+    expect(kv.maxInFlight, 'most transactions in flight at once').to.be.within(1, 4);
+    expect(results.filter((r) => 'epoch' in r)).to.have.length(64 * 12);
+  });
+
+  it('a queued claim its member no longer wants is answered abandoned and never written', async () => {
+    let wanted = true;
+    const first = Array.from({ length: 64 * 4 }, (_, s) =>
+      batcher.claim(key(s), value('a'), lease),
+    );
+    // Queued behind the 4 transactions above; unwanted by the time its batch would go.
+    const late = batcher.claim(key(1000), value('a'), lease, () => wanted);
+    wanted = false;
+    await Promise.all(first);
+    expect(await late).to.deep.equal({ abandoned: true });
+    expect((await client.get(key(1000).toString()).exec()).kvs, 'abandoned key in etcd').to.be
+      .empty;
+    expect(kv.txns).to.equal(4);
   });
 
   it('a key another member holds answers with its holder and epoch; the rest of the batch is still granted', async () => {
