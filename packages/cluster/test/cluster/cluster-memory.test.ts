@@ -75,6 +75,26 @@ describe('Cluster (MemoryProvider)', () => {
       for (const c of cs) expect(c.heldShards(KIND).length).to.be.greaterThan(0);
     });
 
+    it('a member that does not host a kind takes its shard count from its hosts, and follows the topology', async () => {
+      const a = await start('a');
+      const b = await Cluster.start({
+        name: 'test',
+        id: 'b',
+        provider: new MemoryProvider(table),
+        kinds: [{ name: 'Other', shardCount: 8 }],
+        shardCount: 1024,
+      });
+      running.push(b);
+      await waitForClusters([a, b], () => b.topology.members.length === 2, 'b sees a', 20_000);
+      expect(b.shardCountOf(KIND), 'a kind hosted by a').to.equal(SHARDS);
+      expect(b.shardCountOf('Other'), "b's own kind").to.equal(8);
+      expect(b.shardCountOf('Nobody'), 'a kind nobody hosts: the default').to.equal(1024);
+      await a.shutdown({ graceful: true });
+      running = running.filter((c) => c !== a);
+      await waitForClusters([b], () => b.topology.members.length === 1, 'b sees a leave', 20_000);
+      expect(b.shardCountOf(KIND), 'after its only host left').to.equal(1024);
+    });
+
     it('refuses a member that cuts a kind into another number of shards, naming both values', async () => {
       await start('a');
       const err = await Cluster.start({
