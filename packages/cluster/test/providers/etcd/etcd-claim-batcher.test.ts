@@ -89,8 +89,10 @@ describe('EtcdClaimBatcher', function () {
     wanted = false;
     await Promise.all(first);
     expect(await late).to.deep.equal({ abandoned: true });
-    expect((await client.get(key(1000).toString()).exec()).kvs, 'abandoned key in etcd').to.be
-      .empty;
+    expect(
+      (await client.get(key(1000).toString()).exec()).kvs,
+      'abandoned key in etcd',
+    ).to.have.length(0);
     expect(kv.txns).to.equal(4);
   });
 
