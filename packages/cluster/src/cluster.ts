@@ -314,6 +314,7 @@ export class Cluster implements GrainClusterHandle, HealthSource {
       cluster?.hosted.close();
       cluster?.metrics?.close();
       cluster?.load.close();
+      cluster?.caller.close();
       if (ownsSystem) await system.shutdown();
       await ops?.close();
       throw err;
@@ -341,6 +342,20 @@ export class Cluster implements GrainClusterHandle, HealthSource {
       return Promise.reject(err as Error);
     }
     return this.caller.request<T>(kind, identity, message, options, undefined);
+  }
+
+  /**
+   * Whether a grain call with this deadline (`timeoutMs`, default requestTimeoutMs) made now can
+   * be answered in time: false with maxOutstandingCalls in flight (the call would fail at once
+   * with OverloadedError), or when its deadline is shorter than this member, saturated by its
+   * own calls, makes a call wait (twice its event-loop delay, with 256 or more calls in flight):
+   * the call would most likely miss its deadline after costing its send, its timer and its
+   * failure (docs/overload.md). It allocates and counts nothing. A server offered more than it
+   * can call should ask before it does the work of a request and shed the request at once
+   * when this is false: a promise per refused call costs as much as the calls it can finish.
+   */
+  canCall(timeoutMs?: number): boolean {
+    return this.caller.canCall(timeoutMs);
   }
 
   /**
@@ -633,6 +648,7 @@ export class Cluster implements GrainClusterHandle, HealthSource {
       this.sendFailures.close();
       this.metrics?.close();
       this.load.close();
+      this.caller.close();
       if (this.ownsSystem) await this.system.shutdown();
       await this.ops?.close();
     }

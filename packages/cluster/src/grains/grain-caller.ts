@@ -97,7 +97,9 @@ export class GrainCaller implements CallRetrier {
 
   constructor(private readonly deps: CallerDeps) {
     this.routes = new LocalRoutes(deps.system);
-    this.load = new CallerLoad(deps.overload, deps.counters, deps.random, deps.memberId);
+    this.load = new CallerLoad(deps.overload, deps.counters, deps.random, deps.memberId, () =>
+      deps.clock.monotonic(),
+    );
     this.sleepers = new Sleepers(deps.clock);
   }
 
@@ -202,6 +204,16 @@ export class GrainCaller implements CallRetrier {
         throw err;
       },
     );
+  }
+
+  /** See Cluster.canCall. */
+  canCall(timeoutMs: number | undefined): boolean {
+    return this.load.admits(timeoutMs ?? this.deps.defaultTimeoutMs);
+  }
+
+  /** Stops the caller's timers (the member stops). */
+  close(): void {
+    this.load.close();
   }
 
   /** CallRetrier: the member is shutting down. */

@@ -1,4 +1,5 @@
 import type { RandomSource } from '@granary/core';
+import { CallerDelay } from './caller-delay';
 import { OverloadedError } from './errors';
 import type { ResolvedOverloadOptions } from './overload-options';
 import type { OverloadCounters } from './overload-stats';
@@ -15,6 +16,8 @@ const MAX_THROTTLES = 1024;
  */
 export class CallerLoad {
   readonly budget: RetryBudget;
+  /** How long this member's own event loop makes a call wait. */
+  readonly delay: CallerDelay;
   private readonly throttles = new Map<string, OwnerThrottle>();
   private readonly maxOutstanding: number;
 
@@ -23,8 +26,10 @@ export class CallerLoad {
     readonly counters: OverloadCounters,
     private readonly random: RandomSource,
     private readonly memberId: string,
+    monotonic: () => number,
   ) {
     this.budget = new RetryBudget(options.retryBudget);
+    this.delay = new CallerDelay(monotonic);
     this.maxOutstanding = options.maxOutstandingCalls;
   }
 
@@ -34,6 +39,21 @@ export class CallerLoad {
     if (counters.outstanding < this.maxOutstanding) return undefined;
     counters.refusedOutstanding++;
     return OverloadedError.of('maxOutstandingCalls', this.memberId, kind, String(identity));
+  }
+
+  /**
+   * Whether a call with `timeoutMs` made now can be answered in time: maxOutstandingCalls would
+   * not refuse it, and its deadline is longer than this member, saturated by its own calls,
+   * makes a call wait (CallerDelay). Counts nothing, allocates nothing.
+   */
+  admits(timeoutMs: number): boolean {
+    const outstanding = this.counters.outstanding;
+    return outstanding < this.maxOutstanding && !this.delay.tooLate(timeoutMs, outstanding);
+  }
+
+  /** Stops the delay probe (the member stops). */
+  close(): void {
+    this.delay.close();
   }
 
   /**

@@ -33,6 +33,11 @@ export interface OverloadRunOptions {
     { multiple: number; overMs: number; afterMultiple: number; afterMs: number } | undefined;
   /** Latency window of the recovery phase. */
   windowMs: number;
+  /**
+   * The generators ask Cluster.canCall before each call and shed the calls it refuses, as
+   * docs/overload.md tells a server offered more than it can call (caller-bound).
+   */
+  shed?: boolean;
   /** Extra Cluster.start options of the nodes and of the generators. */
   nodeOptions?: Record<string, unknown>;
   loadOptions?: Record<string, unknown>;
@@ -49,6 +54,8 @@ export interface PhaseReport {
    * them (counted in `errors` as ERR_DEADLINE_EXCEEDED too).
    */
   expiredBeforeStart: number;
+  /** Calls the generators shed at the source (Cluster.canCall was false; also in `errors`). */
+  shedBeforeStart: number;
   /** Successful calls per second. */
   goodput: number;
   p50: number;
@@ -126,6 +133,7 @@ export const OVERLOAD_DEFAULTS: Record<
     phaseMs: 5000,
     recovery: { multiple: 4, overMs: 5000, afterMultiple: 0.5, afterMs: 5000 },
     windowMs: 250,
+    shed: true,
   },
 };
 
@@ -299,6 +307,7 @@ function merge(outcomes: PhaseOutcome[]): {
   ok: number;
   started: number;
   expiredBeforeStart: number;
+  shedBeforeStart: number;
   seconds: number;
   histogram: number[];
   errors: Record<string, number>;
@@ -310,6 +319,7 @@ function merge(outcomes: PhaseOutcome[]): {
   let ok = 0;
   let started = 0;
   let expiredBeforeStart = 0;
+  let shedBeforeStart = 0;
   let seconds = 0;
   for (const p of outcomes) {
     addHistogram(histogram, p.histogram);
@@ -318,9 +328,19 @@ function merge(outcomes: PhaseOutcome[]): {
     ok += p.ok;
     started += p.started;
     expiredBeforeStart += p.expiredBeforeStart;
+    shedBeforeStart += p.shedBeforeStart ?? 0;
     seconds = Math.max(seconds, p.seconds);
   }
-  return { ok, started, expiredBeforeStart, seconds, histogram, errors, overloaded };
+  return {
+    ok,
+    started,
+    expiredBeforeStart,
+    shedBeforeStart,
+    seconds,
+    histogram,
+    errors,
+    overloaded,
+  };
 }
 
 /**
@@ -332,6 +352,7 @@ export async function runOverload(o: OverloadRunOptions): Promise<OverloadReport
   const w = await startWorld(o);
   const kind = o.turnUs > 0 ? WORK_KIND : CHEAP_KIND;
   const call = { kind, grains: o.grains, timeoutMs: o.timeoutMs };
+  const shed = o.shed === true;
   const waitMs = (ms: number): number => ms + o.timeoutMs + 60_000;
   try {
     const every = (c: Record<string, unknown>): Array<Record<string, unknown>> =>
@@ -361,7 +382,13 @@ export async function runOverload(o: OverloadRunOptions): Promise<OverloadReport
       const before = await snapshot(w);
       const sampler = sampleNodes(w);
       const outcomes = await w.phase(
-        every({ cmd: 'phase', steps: [{ rate, durationMs: o.phaseMs }], windowMs: 0, ...call }),
+        every({
+          cmd: 'phase',
+          steps: [{ rate, durationMs: o.phaseMs }],
+          windowMs: 0,
+          shed,
+          ...call,
+        }),
         waitMs(o.phaseMs),
       );
       const nodes = await sampler.stop();
@@ -371,6 +398,7 @@ export async function runOverload(o: OverloadRunOptions): Promise<OverloadReport
         multiple,
         offered: (m.started / o.phaseMs) * 1000,
         expiredBeforeStart: m.expiredBeforeStart,
+        shedBeforeStart: m.shedBeforeStart,
         goodput: m.ok / (o.phaseMs / 1000),
         p50: percentileOf(m.histogram, 50),
         p99: percentileOf(m.histogram, 99),
@@ -397,6 +425,7 @@ export async function runOverload(o: OverloadRunOptions): Promise<OverloadReport
             { rate: (r.afterMultiple * capacity) / o.generators, durationMs: r.afterMs },
           ],
           windowMs: o.windowMs,
+          shed,
           ...call,
         }),
         waitMs(r.overMs + r.afterMs),
@@ -473,6 +502,7 @@ export function formatPhase(p: PhaseReport, capacity: number): string {
     (p.expiredBeforeStart > 0
       ? ` (${p.expiredBeforeStart} expired before the generator started them)`
       : '') +
+    (p.shedBeforeStart > 0 ? ` (${p.shedBeforeStart} shed by the generator: canCall false)` : '') +
     `; cpu node ${p.cpu.nodes.join('/')} load ${p.cpu.generators.join('/')} cores` +
     `; node rss ${mem(p.nodes, 'rss')} MiB; load heap ${mem(p.generators, 'heapUsed')} MiB` +
     (counters ? `; ${counters}` : '')
