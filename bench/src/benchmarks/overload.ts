@@ -18,6 +18,8 @@ interface PhaseLike {
   offered: number;
   goodput: number;
   p99: number;
+  /** Calls the generators shed before making them (Cluster.canCall false; caller-bound). */
+  shedBeforeStart?: number;
   errors: Record<string, number>;
   counters: Record<string, number>;
   nodes: Memory[];
@@ -92,6 +94,7 @@ function phaseCases(scenario: Scenario, multiples: number[]): BenchCase[] {
       (r) => phase(r, m).errors.ERR_DEADLINE_EXCEEDED ?? 0,
     ),
     figure(scenario, `drops-x${m}`, 'calls', (r) => count(phase(r, m), 'drops.')),
+    figure(scenario, `shed-at-source-x${m}`, 'calls', (r) => phase(r, m).shedBeforeStart ?? 0),
     figure(scenario, `retries-x${m}`, 'calls', (r) => count(phase(r, m), 'retries.spent')),
   ]);
 }
