@@ -47,6 +47,26 @@ describe('Remote large messages', function () {
     expect(reply.every((x) => x === 7)).to.equal(true);
   });
 
+  it('delivers every byte of large messages in flight together both ways (chunk memory is reused)', async () => {
+    const [a, b] = await pair({ largeMessageBytes: 16 * 1024 });
+    const pattern = (k: number, n: number): Buffer => {
+      const m = Buffer.allocUnsafe(n);
+      for (let i = 0; i < n; i++) m[i] = (i * 31 + k * 17 + (i >>> 8)) & 255;
+      return m;
+    };
+    const sent = [0, 1, 2, 3, 4, 5, 6, 7].map((k) => pattern(k, 200 * 1024 + k * 1000));
+    const replies = await Promise.all(
+      sent.map((m) =>
+        a.system.root.request<Uint8Array>(new PID(b.address, 'echo'), m, { timeoutMs: 20_000 }),
+      ),
+    );
+    replies.forEach((reply, k) => {
+      expect(Buffer.from(reply).equals(sent[k]!), `message ${k} came back byte for byte`).to.equal(
+        true,
+      );
+    });
+  });
+
   it('keeps the order of messages from one sender to one target, whatever their sizes', async () => {
     const [a, b] = await pair({ largeMessageBytes: 4096 });
     const seen: string[] = [];

@@ -15,12 +15,19 @@ export interface Chunk {
 /**
  * `Frame { chunk: { total?, data: frame[offset, offset + size) } }`: one piece of a large
  * message's frame, written between the small batches of its link. The first piece states the
- * size of the whole frame, so the receiver allocates it once (within its limits).
+ * size of the whole frame, so the receiver allocates it once (within its limits). `memory`
+ * gives the bytes to encode into (exactly `bytes` long); by default they are allocated.
  */
-export function encodeChunk(frame: Uint8Array, offset: number, size: number): Buffer {
+export function encodeChunk(
+  frame: Uint8Array,
+  offset: number,
+  size: number,
+  memory?: (bytes: number) => Buffer,
+): Buffer {
   const first = offset === 0;
   const body = (first ? 1 + varintSize(frame.byteLength) : 0) + 1 + varintSize(size) + size;
-  const out = Buffer.allocUnsafe(1 + varintSize(body) + body);
+  const length = 1 + varintSize(body) + body;
+  const out = memory === undefined ? Buffer.allocUnsafe(length) : memory(length);
   let pos = 0;
   out[pos++] = FRAME_CHUNK_TAG;
   pos = varint(out, pos, body);

@@ -1,6 +1,7 @@
 import { EndpointUnavailableError, RemoteBackpressureError } from '../../errors';
 import type { Clock } from '../../clock';
 import { BatchBuilder } from './batch-builder';
+import { CHUNK_BUFFERS } from './chunk-buffers';
 import { encodeLargeFrame, recycleLargeFrame } from './large-frame';
 import { encodeChunk } from './link-frames';
 import type { OutboundEnvelope } from './outbound-envelope';
@@ -26,6 +27,9 @@ const WAIT_SWEEP_MS = 50;
  * large message to one chunk per event-loop turn, a third of its MB/s beside busy small calls.
  */
 const MAX_CHUNK_BYTES_IN_FLIGHT = 256 * 1024;
+
+/** Most bytes a chunk's frame adds to its data (tags, the frame's and the chunk's lengths). */
+const CHUNK_HEADER_BYTES = 32;
 
 /** What a link's sender needs from its node. */
 export interface LinkSenderHost {
@@ -305,7 +309,8 @@ export class LinkSender implements LinkListener {
   private writeChunk(): void {
     const c = this.chunking!;
     const size = Math.min(this.host.largeMessageBytes, c.frame.byteLength - c.offset);
-    const chunk = encodeChunk(c.frame, c.offset, size);
+    const capacity = this.host.largeMessageBytes + CHUNK_HEADER_BYTES;
+    const chunk = encodeChunk(c.frame, c.offset, size, (n) => CHUNK_BUFFERS.take(n, capacity));
     c.offset += size;
     if (c.offset === c.frame.byteLength) {
       this.chunking = undefined;
@@ -315,6 +320,7 @@ export class LinkSender implements LinkListener {
     this.chunkBytesInFlight += chunk.byteLength;
     this.link.write(chunk, () => {
       this.chunkBytesInFlight -= chunk.byteLength;
+      CHUNK_BUFFERS.give(chunk); // grpc-js copied it into its own framed message
       this.pump();
     });
   }
