@@ -23,13 +23,10 @@ import {
 import { EtcdCompactor } from './etcd-compactor';
 import { encodeNote } from './etcd-notes';
 import { registerMember } from './etcd-registration';
+import { JOIN_BACKOFF_INITIAL_MS, JOIN_BACKOFF_MAX_MS, retryUntil } from './etcd-join-retry';
 import { EtcdTopologyWatch, type ReceivedNote } from './etcd-topology-watch';
 import { hostCooldownPolicy, PASS_THROUGH_POLICY } from './etcd-client-policy';
 
-/** First retry delay of join() while etcd is unreachable. */
-const JOIN_BACKOFF_INITIAL_MS = 100;
-/** Cap of the join backoff: a starting member comes back within this long of etcd returning. */
-const JOIN_BACKOFF_MAX_MS = 1000;
 /**
  * First delay of re-registration after a fence (jittered: [125, 250] ms). Not zero: when one CPU
  * burst fences many members at once, their re-registrations (each a membership change that every
@@ -124,9 +121,11 @@ export class EtcdProvider implements ClusterProvider {
         ...this.options.etcd?.faultHandling,
       },
     };
-    this.client = new Etcd3(etcdOptions);
+    const client = new Etcd3(etcdOptions);
+    this.client = client;
+    const deadline = Date.now() + this.options.joinTimeoutMs;
     try {
-      await this.registerWithRetry(Date.now() + this.options.joinTimeoutMs);
+      await this.registerWithRetry(deadline);
       const watch = new EtcdTopologyWatch(
         this.client,
         this.keys,
@@ -136,7 +135,16 @@ export class EtcdProvider implements ClusterProvider {
       );
       watch.topologyListeners.add((t) => this.topologyListeners.emit(t));
       watch.noteListeners.add((n) => this.receiveNote(n));
-      await watch.start();
+      // Retried like the registration: in a join storm (128 members starting at once) etcd may
+      // answer the first read after the request deadline, and one slow read must not fail a
+      // join that already registered.
+      await retryUntil(deadline, () => watch.start(), {
+        what: 'read the topology',
+        endpoints: this.options.endpoints,
+        joinTimeoutMs: this.options.joinTimeoutMs,
+        logger: this.logger,
+        stopped: () => this.stopped,
+      });
       this.watch = watch;
       this.compactor = new EtcdCompactor(
         () => this.requireClient('compact'),
@@ -148,6 +156,16 @@ export class EtcdProvider implements ClusterProvider {
       );
       this.compactor.start();
     } catch (err) {
+      // Registered but not joined: stop keeping the lease and revoke it, or the lease thread
+      // would keep a member key alive that no member stands behind (others would place ranges
+      // on it that nobody claims).
+      const lease = this.lease;
+      this.lease = undefined;
+      if (lease) {
+        lease.stop();
+        this.staleLeases.add(lease.id);
+        await this.revokeStale(client).catch(() => undefined);
+      }
       await this.teardown();
       throw err;
     }
