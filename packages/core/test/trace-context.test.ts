@@ -167,6 +167,12 @@ describe('trace context in headers (W3C)', () => {
       expect(parseTraceparent(`00-${'0'.repeat(32)}-${SPAN_ID}-01`)).to.equal(undefined);
       expect(parseTraceparent(`00-${TRACE_ID}-${SPAN_ID}-01-extra`)).to.equal(undefined);
       expect(parseTraceparent(`01-${TRACE_ID}-${SPAN_ID}-01-future`)).to.not.equal(undefined);
+      expect(parseTraceparent(`00-${TRACE_ID.toUpperCase()}-${SPAN_ID}-01`)).to.equal(undefined);
+      expect(parseTraceparent(`00-${TRACE_ID}-${'0'.repeat(16)}-01`)).to.equal(undefined);
+      expect(parseTraceparent(`00-${TRACE_ID}-${SPAN_ID}-0g`)).to.equal(undefined);
+      expect(parseTraceparent(`00_${TRACE_ID}-${SPAN_ID}-01`)).to.equal(undefined);
+      expect(parseTraceparent(`01-${TRACE_ID}-${SPAN_ID}-01x`)).to.equal(undefined);
+      expect(parseTraceparent(`00-${TRACE_ID}-${SPAN_ID}-0`)).to.equal(undefined);
       expect(traceContextOf({ [TRACEPARENT_HEADER]: 'garbage' })).to.equal(ROOT_CONTEXT);
       expect(traceContextOf(undefined)).to.equal(ROOT_CONTEXT);
       const baggage = traceContextOf({ [BAGGAGE_HEADER]: 'bad=%E0%A4%A,good=1' });
@@ -176,6 +182,23 @@ describe('trace context in headers (W3C)', () => {
           ?.getAllEntries()
           .map(([k]) => k),
       ).to.deep.equal(['good']);
+    });
+
+    it('reads the ids and the sampled flag of well-formed values, surrounding blanks trimmed', () => {
+      expect(parseTraceparent(`00-${TRACE_ID}-${SPAN_ID}-01`)).to.deep.equal({
+        traceId: TRACE_ID,
+        spanId: SPAN_ID,
+        traceFlags: 1,
+        isRemote: true,
+      });
+      expect(parseTraceparent(` 00-${TRACE_ID}-${SPAN_ID}-00 `)?.traceFlags).to.equal(0);
+      // Flags other than sampled are not kept (W3C: unknown flags are not propagated).
+      expect(parseTraceparent(`00-${TRACE_ID}-${SPAN_ID}-ff`)?.traceFlags).to.equal(1);
+      expect(parseTraceparent(`00-${TRACE_ID}-${SPAN_ID}-02`)?.traceFlags).to.equal(0);
+      expect(parseTraceparent(`cc-${TRACE_ID}-${SPAN_ID}-01`)?.spanId).to.equal(SPAN_ID);
+      expect(
+        parseTraceparent(`00-${TRACE_ID}-${SPAN_ID}-01`, 'k=v')?.traceState?.get('k'),
+      ).to.equal('v');
     });
   });
 

@@ -5,6 +5,7 @@ import {
   ATTR_DEADLINE_REMAINING_MS,
   ATTR_GRAIN_KEY,
   ATTR_GRAIN_KIND,
+  ATTR_NODE_ID,
   ATTR_REASON,
   ATTR_RPC_METHOD,
   ATTR_RPC_SYSTEM_NAME,
@@ -78,6 +79,7 @@ export class CallTelemetry {
           [ATTR_GRAIN_KIND]: call.kind,
           [ATTR_GRAIN_KEY]: call.identity,
           [ATTR_DEADLINE_REMAINING_MS]: call.deadline - call.start,
+          [ATTR_NODE_ID]: this.telemetry.node,
         },
         base,
       );

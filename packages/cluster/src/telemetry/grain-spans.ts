@@ -1,10 +1,18 @@
-import { ROOT_CONTEXT, SpanKind, trace, type Context, type Span } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
 import { traceContextOf } from '@granary/core';
 import {
   ATTR_ACTIVATION_ID,
   ATTR_DEADLINE_REMAINING_MS,
   ATTR_GRAIN_KEY,
   ATTR_GRAIN_KIND,
+  ATTR_NODE_ID,
   ATTR_REASON,
   ATTR_RPC_METHOD,
   ATTR_RPC_SYSTEM_NAME,
@@ -60,10 +68,18 @@ export function startTurnSpan(
 ): SpanScope {
   const method = methodOf(message);
   const parent = traceContextOf(header);
-  const attributes = grainAttributes(grain);
-  attributes[ATTR_RPC_SYSTEM_NAME] = RPC_SYSTEM;
-  attributes[ATTR_RPC_METHOD] = method;
-  if (deadline !== undefined) attributes[ATTR_DEADLINE_REMAINING_MS] = deadline - now;
+  // One object with every attribute (one shape, no property added after it is made).
+  const attributes: Attributes = {
+    [ATTR_GRAIN_KIND]: grain.kind,
+    [ATTR_GRAIN_KEY]: grain.identity,
+    [ATTR_ACTIVATION_ID]: grain.id,
+    [ATTR_SHARD]: grain.shard,
+    [ATTR_SHARD_EPOCH]: grain.epoch,
+    [ATTR_RPC_SYSTEM_NAME]: RPC_SYSTEM,
+    [ATTR_RPC_METHOD]: method,
+    [ATTR_DEADLINE_REMAINING_MS]: deadline === undefined ? undefined : deadline - now,
+    [ATTR_NODE_ID]: telemetry.node,
+  };
   const span = telemetry.startSpan(
     spanNameOf(grain.kind, method),
     SpanKind.SERVER,

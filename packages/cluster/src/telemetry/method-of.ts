@@ -23,12 +23,30 @@ export function methodOf(message: unknown): string {
   return typeof name === 'string' && name !== '' && name !== 'Object' ? name : 'object';
 }
 
+/** Span names made so far, by kind and method (both bounded; emptied past MAX_SPAN_NAMES). */
+const spanNames = new Map<string, Map<string, string>>();
+let spanNameCount = 0;
+const MAX_SPAN_NAMES = 4096;
+
 /**
  * A call's span name: the method of a generated client's call (`package.Service/Method`, as the
- * RPC conventions name spans), else `kind/message type`.
+ * RPC conventions name spans), else `kind/message type`. Made once per kind and method: every
+ * span keeps its name until exported, and a traced member names two spans per call.
  */
 export function spanNameOf(kind: string, method: string): string {
-  return method.includes('/') ? method : `${kind}/${method}`;
+  let byMethod = spanNames.get(kind);
+  let name = byMethod?.get(method);
+  if (name !== undefined) return name;
+  name = method.includes('/') ? method : `${kind}/${method}`;
+  if (spanNameCount >= MAX_SPAN_NAMES) {
+    spanNames.clear();
+    spanNameCount = 0;
+    byMethod = undefined;
+  }
+  if (byMethod === undefined) spanNames.set(kind, (byMethod = new Map()));
+  byMethod.set(method, name);
+  spanNameCount++;
+  return name;
 }
 
 function typeNameOf(message: object): string | undefined {
