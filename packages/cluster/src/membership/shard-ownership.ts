@@ -50,6 +50,18 @@ export interface OwnedKind {
 }
 
 /**
+ * Claims in flight at once (started, not answered); the reconcile queue waits above it. The
+ * provider sends a few transactions of 64 claims at a time (etcd's TxnWindow: at most 4), so a
+ * member starting alone with 2 kinds x 16,384 ranges held all 32,768 claims in memory at once (an
+ * async call, a promise, keys and closures each) for its first second or two. V8 sizes its old
+ * generation from what a full GC finds alive, and its first full GC fell in that window: it found
+ * 44-54 MiB alive instead of 24, and the node (issue 26's overload benchmark) then piled up to
+ * ~190 MiB of heap before its next full GC instead of ~90 (RSS +75-110 MiB over idle instead of
+ * +35). 1,024 keeps the provider fed (4 x 64 claims in flight, 3 windows waiting).
+ */
+export const MAX_CLAIMS_IN_FLIGHT = 1024;
+
+/**
  * Eager claiming, per claim range: after a topology change, claim each range this member is now
  * the desired owner of, release (after the drain hooks) each range it holds but no longer should,
  * and wait for ranges another member still holds (claim again when the provider reports the
@@ -77,6 +89,8 @@ export class ShardOwnership implements FencedMember {
   /** Releases that failed in the store; retried so the claim does not linger until lease expiry. */
   private readonly orphans = new Map<string, { kind: string; range: number; epoch: number }>();
   private readonly queue: WorkQueue;
+  /** Claims started and not settled (the queue pauses at MAX_CLAIMS_IN_FLIGHT). */
+  private claiming = 0;
   private readonly passes: PassScheduler;
   /** The newest topology (FencedMember); claims follow it once its placement pass has run. */
   topology: Topology = EMPTY_TOPOLOGY;
@@ -119,6 +133,8 @@ export class ShardOwnership implements FencedMember {
     this.queue = new WorkQueue(
       this.list.map((k) => k.ranges),
       (i, r) => this.reconcile(this.list[i], r),
+      undefined,
+      () => this.claiming >= MAX_CLAIMS_IN_FLIGHT,
     );
     this.passes = new PassScheduler((t) => this.applyPlacement(t), clock);
   }
@@ -380,6 +396,7 @@ export class ShardOwnership implements FencedMember {
 
   private async claimOp(k: KindClaims, range: number): Promise<void> {
     k.busy[range] = 1;
+    this.claiming++;
     const generation = this.generation;
     const span = this.span(SPAN_CLAIM, k, range);
     let failure: unknown;
@@ -429,7 +446,9 @@ export class ShardOwnership implements FencedMember {
       }
     } finally {
       if (span !== undefined) endSpan(span, failure);
+      this.claiming--;
       this.settle(k, range);
+      if (this.claiming < MAX_CLAIMS_IN_FLIGHT) this.queue.resume();
     }
   }
 

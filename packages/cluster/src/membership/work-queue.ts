@@ -7,7 +7,8 @@ export const TURN_BUDGET_MS = 8;
 
 /**
  * A queue of (kind index, range) items drained in turns of at most TURN_BUDGET_MS. Items are
- * deduplicated while queued. `idle()` resolves once the queue is empty.
+ * deduplicated while queued. `idle()` resolves once the queue is empty. While `paused()` is true
+ * the queue keeps its items and stops draining; `resume()` starts it again.
  */
 export class WorkQueue {
   private items: number[] = [];
@@ -20,6 +21,8 @@ export class WorkQueue {
     sizes: readonly number[],
     private readonly work: (kindIndex: number, range: number) => void,
     private readonly now: () => number = () => performance.now(),
+    /** Asked before each item: true holds the rest until resume(). */
+    private readonly paused: () => boolean = () => false,
   ) {
     this.queued = sizes.map((n) => new Uint8Array(n));
   }
@@ -38,6 +41,11 @@ export class WorkQueue {
     this.queued.forEach((q, k) => {
       for (let r = 0; r < q.length; r++) this.push(k, r);
     });
+  }
+
+  /** Drains again after a pause (no-op when nothing is queued or a drain is scheduled). */
+  resume(): void {
+    if (this.head < this.items.length) this.schedule();
   }
 
   /** Drops everything queued. */
@@ -65,6 +73,7 @@ export class WorkQueue {
     const until = this.now() + TURN_BUDGET_MS;
     let n = 0;
     while (this.head < this.items.length) {
+      if (this.paused()) return;
       const k = this.items[this.head++];
       const r = this.items[this.head++];
       this.queued[k][r] = 0;
