@@ -46,7 +46,13 @@ async function measure(small: boolean, largeBytes: number | undefined): Promise<
       }
     }
   };
-  const payload = largeBytes === undefined ? undefined : new Uint8Array(largeBytes).fill(7);
+  // REMOTE_LARGE_JSON=1: the large messages are JSON ({ s: a string of that size }), not bytes.
+  const payload =
+    largeBytes === undefined
+      ? undefined
+      : process.env.REMOTE_LARGE_JSON
+        ? { s: 'x'.repeat(largeBytes - 16) }
+        : new Uint8Array(largeBytes).fill(7);
   const largeWorker = async (): Promise<void> => {
     for (let n = 0; !stop; n++) {
       const start = performance.now();
@@ -136,7 +142,8 @@ export const benchmark = defineBenchmark({
     'head-of-line blocking on one link: 200 closed-loop small grain calls to one node process ' +
     '(etcd membership), alone and beside one caller sending 64 KiB / 256 KiB / 1 MiB messages ' +
     'back to back to other grains on that node (echoed back): small calls/s, p50, p99, and the ' +
-    'large messages MB/s (one direction), alone and beside the small calls',
+    'large messages MB/s (one direction), alone and beside the small calls ' +
+    '(REMOTE_LARGE_JSON=1: the large messages as JSON instead of bytes)',
   repeats: 5,
   async setup() {
     ({ tc, client } = await startPeerAndClient('bench-large'));

@@ -74,7 +74,9 @@ export function deliverBatch(
         );
       }
     } catch (err) {
-      const undecodable: UndecodableMessage = { typeName, payload: payloadOf(env) };
+      // A frame whose memory is reused keeps no view (see WireBatch.reused): a copy.
+      const payload = batch.reused ? new Uint8Array(payloadOf(env)) : payloadOf(env);
+      const undecodable: UndecodableMessage = { typeName, payload };
       state.deadLetters.publish(target, undecodable, sender, reasonOf(err as Error), err as Error);
       continue;
     }

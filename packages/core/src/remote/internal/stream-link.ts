@@ -2,13 +2,13 @@ import * as grpc from '@grpc/grpc-js';
 import { SYSTEM_CLOCK, type Clock } from '../../clock';
 import { LinkLostError, type PeerNotReadingError, RemoteLimitError } from '../../errors';
 import { NO_FRAME_LIMITS, type FrameLimits } from './batch-decoder';
-import { ChunkAssembler } from './chunk-assembler';
+import { ASSEMBLY_BUFFERS, ChunkAssembler } from './chunk-assembler';
 import { decodeChunk, decodeCredit } from './link-frames';
 import type { FrameStream, LinkListener } from './link-types';
 import { LinkWriter, type WriterLimits } from './link-writer';
 import { PathProbe } from './path-probe';
 import type { WireFrame } from './wire';
-import { decodeFrame } from './wire';
+import { decodeFrame, decodesToCopies } from './wire';
 import type { RemoteTraffic } from './remote-traffic';
 
 export type { FrameStream } from './link-types';
@@ -90,6 +90,8 @@ export class StreamLink {
   private busy = false;
   private paused = false;
   private readonly assembler: ChunkAssembler;
+  /** Frames joined from chunks, not yet delivered: their memory goes back to ASSEMBLY_BUFFERS. */
+  private readonly assembled = new Set<Buffer>();
   private readonly writer: LinkWriter;
   /** Bytes received since the handshake, and the part credited to the peer (modulo 2^32). */
   private received = 0;
@@ -205,6 +207,7 @@ export class StreamLink {
     if (this.closed) return;
     this.inbox.length = 0; // nothing more is delivered from a link we abort
     this.arrivals.length = 0;
+    this.assembled.clear();
     if (this.side === 'client') {
       (this.stream as grpc.ClientDuplexStream<Buffer, Buffer>).cancel();
     } else {
@@ -238,18 +241,22 @@ export class StreamLink {
         new RemoteLimitError(option, `a ${bytes.byteLength}-byte frame is over ${limit} bytes`),
       );
     }
-    let frame: Buffer | undefined = bytes;
+    let frame = bytes;
     if (this.authenticated) {
       try {
         const credit = decodeCredit(bytes);
         if (credit !== undefined) return this.writer.credit(credit);
         this.noteReceived(bytes.byteLength);
         const chunk = decodeChunk(bytes);
-        if (chunk !== undefined) frame = this.assembler.add(chunk);
+        if (chunk !== undefined) {
+          const joined = this.assembler.add(chunk);
+          if (joined === undefined) return;
+          this.assembled.add(joined);
+          frame = joined;
+        }
       } catch (err) {
         return this.rejected(err as Error);
       }
-      if (frame === undefined) return;
     }
     const receivedAt = this.config.clock.now();
     if (this.busy) {
@@ -323,13 +330,19 @@ export class StreamLink {
 
   private handle(bytes: Buffer, receivedAt: number): void {
     if (this.closed) return;
+    const assembled = this.assembled.size > 0 && this.assembled.delete(bytes);
     let frame: WireFrame;
     try {
       frame = decodeFrame(bytes, this.config);
     } catch (err) {
       return this.rejected(err as Error);
     }
+    // A joined frame whose messages keep no view of it serves the next one once delivered;
+    // one whose payloads are bytes (delivered as views) stays theirs.
+    const reuse = assembled && frame.batch !== undefined && decodesToCopies(frame.batch);
+    if (reuse) frame.batch!.reused = true;
     this.handlers.onFrame(this, frame, receivedAt);
+    if (reuse) ASSEMBLY_BUFFERS.give(bytes);
   }
 
   /** A frame that broke a limit or could not be decoded: report it and close the link. */

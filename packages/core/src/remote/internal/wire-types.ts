@@ -59,6 +59,12 @@ export interface WireBatch {
   targetIds: string[];
   senderAddresses: string[];
   envelopes: WireEnvelope[];
+  /**
+   * The frame's memory serves another frame once this batch is delivered (a frame joined from
+   * chunks whose messages all decode to copies, JSON or errors: see AssemblyBuffers): nothing
+   * delivered may keep a view of it.
+   */
+  reused?: boolean;
 }
 
 /** Decoded Frame: exactly one of the fields is set. */

@@ -1,6 +1,9 @@
 import type * as protobuf from 'protobufjs';
 import { loadProto } from '../../serialization/internal/proto-files';
-import type { SerializationRegistry } from '../../serialization/serialization-registry';
+import {
+  SerializationFormat,
+  type SerializationRegistry,
+} from '../../serialization/serialization-registry';
 import { decodeBatchFrame, NO_FRAME_LIMITS, type FrameLimits } from './batch-decoder';
 import type { WireBatch, WireEnvelope, WireFrame } from './wire-types';
 
@@ -50,6 +53,20 @@ export type {
 /** The payload of a decoded envelope as a view (no copy). */
 export function payloadOf(env: WireEnvelope): Uint8Array {
   return env.bytes.subarray(env.start, env.end);
+}
+
+/**
+ * True when no message of `batch` keeps a view of the frame once decoded: every payload is
+ * JSON or an error (decoded into objects and strings). Bytes are delivered as a view of the
+ * frame, and so are a protobuf message's bytes fields.
+ */
+export function decodesToCopies(batch: WireBatch): boolean {
+  for (const env of batch.envelopes) {
+    if (env.format !== SerializationFormat.Json && env.format !== SerializationFormat.Error) {
+      return false;
+    }
+  }
+  return true;
 }
 
 /** Encodes one frame for a raw-bytes gRPC write. */
