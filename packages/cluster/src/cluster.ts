@@ -718,7 +718,7 @@ export class Cluster implements GrainClusterHandle, HealthSource {
     const span = t.tracing ? t.startSpan('granary.lease.lost', 0, {}, ROOT_CONTEXT) : undefined;
     this.logger.warn(
       { member: this.id, ...traceFields(span) },
-      'lease lost: fenced, re-registering',
+      'lease lost: fenced until the lease is proven alive again or re-registered',
     );
     try {
       this.ownership.leaseLost();

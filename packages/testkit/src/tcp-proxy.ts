@@ -28,6 +28,11 @@ export interface TcpProxyHandle {
   heal(): void;
   /** True while partitioned. */
   readonly partitioned: boolean;
+  /**
+   * Delays every byte from the server to the client by `ms` from now on (0: no delay), in order:
+   * a server that answers late, e.g. one starved of CPU, while requests reach it on time.
+   */
+  delayReplies(ms: number): void;
   /** Resets every open connection (both sides see the connection close). */
   cut(): void;
   /** Closes the proxy and every connection. */
@@ -58,19 +63,35 @@ export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxyH
   const host = options.host ?? '127.0.0.1';
   const pairs = new Set<Pair>();
   let partitioned = false;
+  let replyDelayMs = 0;
 
-  const forward = (from: Socket, to: Socket, held: Buffer[]): void => {
+  const forward = (from: Socket, to: Socket, held: Buffer[], replies: boolean): void => {
+    // Delayed chunks wait here, due times in order, behind one timer (so they stay in order).
+    const late: Array<{ due: number; chunk: Buffer }> = [];
+    let timer: NodeJS.Timeout | undefined;
+    const pump = (): void => {
+      timer = undefined;
+      while (late.length > 0 && late[0]!.due <= Date.now()) {
+        const { chunk } = late.shift()!;
+        if (!to.destroyed) to.write(chunk);
+      }
+      if (late.length > 0) timer = setTimeout(pump, late[0]!.due - Date.now());
+    };
     from.on('data', (chunk: Buffer) => {
       if (partitioned || held.length > 0) held.push(chunk);
-      else to.write(chunk);
+      else if ((replies && replyDelayMs > 0) || late.length > 0) {
+        const due = Math.max(Date.now() + (replies ? replyDelayMs : 0), late.at(-1)?.due ?? 0);
+        late.push({ due, chunk });
+        timer ??= setTimeout(pump, Math.max(0, late[0]!.due - Date.now()));
+      } else to.write(chunk);
     });
   };
   const server: Server = createServer((client) => {
     const upstream = connect({ host: targetHost, port: targetPort });
     const pair: Pair = { client, server: upstream, toServer: [], toClient: [] };
     pairs.add(pair);
-    forward(client, upstream, pair.toServer);
-    forward(upstream, client, pair.toClient);
+    forward(client, upstream, pair.toServer, false);
+    forward(upstream, client, pair.toClient, true);
     const close = (): void => {
       pairs.delete(pair);
       client.destroy();
@@ -103,6 +124,9 @@ export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxyH
     },
     partition: () => {
       partitioned = true;
+    },
+    delayReplies: (ms: number) => {
+      replyDelayMs = ms;
     },
     heal: () => {
       partitioned = false;

@@ -258,10 +258,16 @@ export class ShardOwnership implements FencedMember {
     this.orphans.clear();
   }
 
-  /** Re-registered: claim again under the current topology. */
+  /**
+   * Back (re-registered, or the same lease proven alive): claim again under the current topology.
+   * On the same lease the store still holds this member's claims: a wanted one answers with its
+   * epoch; the audit, run now, releases those the member no longer wants (the topology may have
+   * moved while it was fenced).
+   */
   leaseRestored(): void {
     this.fenced = false;
     this.queue.pushAll();
+    void this.audit();
   }
 
   /** Graceful shutdown: stop claiming, drain and release every held range, wait for all of it. */

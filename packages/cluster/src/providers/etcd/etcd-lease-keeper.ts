@@ -12,18 +12,39 @@ import type { ResolvedEtcdProviderOptions } from './etcd-provider-options';
 const VALIDITY_CHECK_MS = 100;
 
 /**
+ * What the keeper tells its owner. `lost` says whether the lease may still come back: a trust
+ * window that ran out while etcd was merely slow to answer is `recoverable` (the lease thread goes
+ * on sending keep-alives; `restored` runs if one is answered while etcd still holds the lease);
+ * a lease etcd reports gone, revoked after a loop stall, or not restored within the recovery
+ * window is not.
+ */
+export interface LeaseKeeperEvents {
+  lost(cause: string, recoverable: boolean): void;
+  restored(): void;
+}
+
+/**
  * One etcd lease: granted here on the main thread, kept alive by the process's lease thread
  * (LeaseThread, off the main event loop), and known cheaply and synchronously to be alive or
  * not. The lease is trusted until `send time of the last answered keep-alive + TTL - margin`
  * (etcd restarts the TTL when it receives the keep-alive, which is later), a time the lease
- * thread writes to shared memory; `valid()` compares it with the clock. When it passes, when
- * etcd says the lease is gone, or when the thread stops keeping it because the main loop stalled
- * longer than `maxLoopStallMs`, `onLost` runs once.
+ * thread writes to shared memory; `valid()` compares it with the clock.
+ *
+ * When that time passes the lease is suspended (`lost`, recoverable): not trusted, but still
+ * kept. etcd never renews an expired lease (a keep-alive of one answers TTL 0), so a keep-alive
+ * answered with a positive TTL proves the lease lived without a gap since it was granted, and
+ * with it every key on it: nobody else can have claimed what it holds. Such an answer makes the
+ * lease trusted again by the same rule as always (its send time + TTL - margin), and `restored`
+ * runs. When etcd says the lease is gone, when the thread stops keeping it because the main loop
+ * stalled longer than `maxLoopStallMs` (it revokes it), or when no answer restores it within
+ * `recoverWithinMs`, `lost` runs (not recoverable) and the keeper stops.
  */
 export class EtcdLeaseKeeper {
   private checkTimer: NodeJS.Timeout | undefined;
   private lost = false;
   private released = false;
+  /** performance.now() when the trust window ran out (recovering until recoverWithinMs after). */
+  private suspendedAt: number | undefined;
   private readonly thread = LeaseThread.get();
   private readonly slot: number;
 
@@ -33,7 +54,7 @@ export class EtcdLeaseKeeper {
     trustedUntil: number,
     private readonly options: ResolvedEtcdProviderOptions,
     private readonly logger: ClusterLogger,
-    private readonly onLost: (cause: string) => void,
+    private readonly events: LeaseKeeperEvents,
   ) {
     this.slot = this.thread.allocate(
       {
@@ -50,7 +71,7 @@ export class EtcdLeaseKeeper {
     client: Etcd3,
     options: ResolvedEtcdProviderOptions,
     logger: ClusterLogger,
-    onLost: (cause: string) => void,
+    events: LeaseKeeperEvents,
   ): Promise<EtcdLeaseKeeper> {
     const sentAt = performance.now();
     const res = await client.leaseClient.leaseGrant(
@@ -63,7 +84,7 @@ export class EtcdLeaseKeeper {
         'etcd granted a different lease TTL than ttlSeconds; fencing still uses ttlSeconds',
       );
     }
-    return new EtcdLeaseKeeper(String(res.ID), sentAt + trustMs(options), options, logger, onLost);
+    return new EtcdLeaseKeeper(String(res.ID), sentAt + trustMs(options), options, logger, events);
   }
 
   /** Hands the lease to the lease thread and starts the validity timer. */
@@ -82,15 +103,42 @@ export class EtcdLeaseKeeper {
       attemptTimeoutMs: this.options.requestTimeoutMs,
       maxLoopStallMs: this.options.maxLoopStallMs,
     });
-    this.checkTimer = setInterval(() => this.valid(), VALIDITY_CHECK_MS);
+    this.checkTimer = setInterval(() => this.check(), VALIDITY_CHECK_MS);
   }
 
-  /** O(1): true while the lease is provably alive; the first false triggers onLost. */
+  /**
+   * O(1): true while the lease is provably alive. The first false suspends it (`lost`,
+   * recoverable); it stays false while suspended, whatever the clock says, until the check timer
+   * has seen the lease trusted again and `restored` ran.
+   */
   valid(): boolean {
-    if (this.lost || this.released) return false;
+    if (this.lost || this.released || this.suspendedAt !== undefined) return false;
     if (performance.now() < this.thread.trustedUntil(this.slot)) return true;
-    this.fail('no keep-alive answered within ttlSeconds - safetyMarginMs');
+    this.suspendedAt = performance.now();
+    this.events.lost('no keep-alive answered within ttlSeconds - safetyMarginMs', true);
     return false;
+  }
+
+  /** True while suspended: not trusted, still kept alive in the hope etcd still holds it. */
+  get recovering(): boolean {
+    return this.suspendedAt !== undefined && !this.lost && !this.released;
+  }
+
+  /** The validity timer: notices a lapse with no traffic, a restored lease, a recovery too late. */
+  private check(): void {
+    if (this.suspendedAt === undefined) {
+      this.valid();
+      return;
+    }
+    const now = performance.now();
+    if (now < this.thread.trustedUntil(this.slot)) {
+      this.suspendedAt = undefined;
+      this.events.restored();
+    } else if (now - this.suspendedAt > recoverWithinMs(this.options)) {
+      this.fail(
+        `no keep-alive answered within ${recoverWithinMs(this.options)} ms of the fence (2 x ttlSeconds)`,
+      );
+    }
   }
 
   /** Stops keeping the lease (the lease itself is left to the caller: revoke or let it expire). */
@@ -106,8 +154,17 @@ export class EtcdLeaseKeeper {
     if (this.lost || this.released) return;
     this.lost = true;
     this.stop();
-    this.onLost(cause);
+    this.events.lost(cause, false);
   }
+}
+
+/**
+ * How long a suspended lease is kept in the hope that etcd still holds it: two TTLs. Past that,
+ * re-registering is no slower than waiting (etcd, if it answers at all, has had a whole TTL to
+ * expire the lease), and a member whose keep-alive stream is wedged gets a fresh start.
+ */
+function recoverWithinMs(options: ResolvedEtcdProviderOptions): number {
+  return 2 * options.ttlSeconds * 1000;
 }
 
 /** How long after sending an answered keep-alive the lease is trusted. */

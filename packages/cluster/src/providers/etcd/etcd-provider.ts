@@ -1,5 +1,5 @@
 import { Etcd3, type IOptions } from 'etcd3';
-import { JoinRefusedError, JoinTimeoutError, LeaseLostError, NotJoinedError } from '../../errors';
+import { LeaseLostError, NotJoinedError } from '../../errors';
 import { Listeners } from '../../internal/listeners';
 import { NOOP_LOGGER, type ClusterLogger } from '../../internal/logger';
 import type { MemberStatus, Topology } from '../../membership/topology';
@@ -13,8 +13,6 @@ import type {
 } from '../cluster-provider';
 import { EtcdClaimBatcher, type EtcdTxnCalls } from './etcd-claim-batcher';
 import { encodeClaim, encodeMember, EtcdKeys } from './etcd-keys';
-import { JitteredBackoff } from '../../internal/jittered-backoff';
-import { EtcdLeaseKeeper, revokeLease } from './etcd-lease-keeper';
 import {
   resolveEtcdProviderOptions,
   type EtcdProviderOptions,
@@ -22,25 +20,11 @@ import {
 } from './etcd-provider-options';
 import { EtcdCompactor } from './etcd-compactor';
 import { encodeNote } from './etcd-notes';
-import { registerMember } from './etcd-registration';
-import { JOIN_BACKOFF_INITIAL_MS, JOIN_BACKOFF_MAX_MS, retryUntil } from './etcd-join-retry';
+import { retryUntil } from './etcd-join-retry';
+import { EtcdMemberLease } from './etcd-member-lease';
 import { EtcdTopologyWatch, type ReceivedNote } from './etcd-topology-watch';
 import { hostCooldownPolicy, PASS_THROUGH_POLICY } from './etcd-client-policy';
 
-/**
- * First delay of re-registration after a fence (jittered: [125, 250] ms). Not zero: when one CPU
- * burst fences many members at once, their re-registrations (each a membership change that every
- * member reacts to) spread out instead of landing together on a saturated cluster.
- */
-const REREGISTER_BACKOFF_INITIAL_MS = 250;
-/** Cap of the re-registration backoff. */
-const REREGISTER_BACKOFF_MAX_MS = 10_000;
-/**
- * A fence within this long of the last registration continues a streak: each fence of a streak
- * starts the backoff one doubling higher, so a member that keeps fencing (a starved host) backs
- * off to seconds instead of churning the membership.
- */
-const FENCE_STREAK_WINDOW_MS = 30_000;
 /**
  * gRPC reconnect backoff to etcd (grpc-js defaults to 1 s growing to 120 s, far too slow for a
  * lease of a few seconds).
@@ -58,9 +42,9 @@ const GRPC_CHANNEL_OPTIONS = {
  * on a lease kept alive well inside `ttlSeconds`; a watch on `<prefix>/<cluster>/` drives the
  * topology. Claims are keys `<prefix>/<cluster>/shards/<kind>/<n>` created in a transaction only
  * if absent, on the member's lease; the epoch is the key's create revision; release deletes only
- * if the epoch matches. A member that cannot prove its lease alive fences itself (`lease-lost`),
- * revokes the old lease, re-registers with a new one (new incarnation) and reports
- * `lease-restored`.
+ * if the epoch matches. A member that cannot prove its lease alive fences itself (`lease-lost`)
+ * and reports `lease-restored` once it is back: on the same lease if etcd still holds it, else
+ * under a new registration (new incarnation); see EtcdMemberLease.
  *
  * @example
  * const provider = new EtcdProvider({ endpoints: ['http://127.0.0.1:2379'], ttlSeconds: 3 });
@@ -74,33 +58,36 @@ export class EtcdProvider implements ClusterProvider {
   private keys: EtcdKeys | undefined;
   private self: JoinRequest | undefined;
   private status: MemberStatus = 'up';
-  private incarnation = 0;
-  private lease: EtcdLeaseKeeper | undefined;
-  /** Leases of earlier registrations that still need revoking (their claims go with them). */
-  private readonly staleLeases = new Set<string>();
+  private readonly registration: EtcdMemberLease;
   private watch: EtcdTopologyWatch | undefined;
   private compactor: EtcdCompactor | undefined;
   private readonly batcher: EtcdClaimBatcher;
   private stopped = false;
   private readonly topologyListeners = new Listeners<Topology>();
   private readonly releaseListeners = new Listeners<ClaimReleased>();
-  private readonly healthListeners = new Listeners<LeaseHealth>();
   private readonly letGoListeners = new Listeners<string>();
-  /** When the last registration succeeded (Date.now()), and fences in a row since. */
-  private registeredAt = 0;
-  private fenceStreak = 0;
 
   /** Validates the options at once: a bad one throws InvalidOptionError naming it. */
   constructor(options: EtcdProviderOptions) {
     this.options = resolveEtcdProviderOptions(options);
     this.logger = this.options.logger ?? NOOP_LOGGER;
+    this.registration = new EtcdMemberLease({
+      options: this.options,
+      logger: () => this.logger,
+      client: (op) => this.requireClient(op),
+      keys: (op) => this.requireKeys(op),
+      self: (op) => this.requireSelf(op),
+      memberValue: () => this.memberValue(),
+      leaving: () => this.status !== 'up',
+      stopped: () => this.stopped,
+    });
     this.batcher = new EtcdClaimBatcher(
       () => this.kv(),
       this.options.requestTimeoutMs,
-      (lease) => this.lease?.id === lease && this.lease.valid(),
+      (lease) => this.registration.currentId() === lease,
       {
         key: (to) => this.requireKeys('release').note(to, this.requireSelf('release').id),
-        lease: () => (this.lease?.valid() ? this.lease.id : undefined),
+        lease: () => this.registration.currentId(),
       },
     );
   }
@@ -125,7 +112,7 @@ export class EtcdProvider implements ClusterProvider {
     this.client = client;
     const deadline = Date.now() + this.options.joinTimeoutMs;
     try {
-      await this.registerWithRetry(deadline);
+      await this.registration.register(deadline);
       const watch = new EtcdTopologyWatch(
         this.client,
         this.keys,
@@ -159,13 +146,7 @@ export class EtcdProvider implements ClusterProvider {
       // Registered but not joined: stop keeping the lease and revoke it, or the lease thread
       // would keep a member key alive that no member stands behind (others would place ranges
       // on it that nobody claims).
-      const lease = this.lease;
-      this.lease = undefined;
-      if (lease) {
-        lease.stop();
-        this.staleLeases.add(lease.id);
-        await this.revokeStale(client).catch(() => undefined);
-      }
+      await this.registration.revoke(client).catch(() => undefined);
       await this.teardown();
       throw err;
     }
@@ -173,8 +154,9 @@ export class EtcdProvider implements ClusterProvider {
 
   async markLeaving(): Promise<void> {
     this.status = 'leaving';
-    const lease = this.lease;
-    if (!lease || !lease.valid()) return; // re-registration writes the new status
+    const lease = this.registration.current();
+    // Fenced: the registration writes the new status when it is back (same lease or new one).
+    if (!lease || !lease.valid()) return;
     await this.requireClient('markLeaving').kv.put(
       {
         key: this.requireKeys('markLeaving').member(this.requireSelf('markLeaving').id),
@@ -188,11 +170,7 @@ export class EtcdProvider implements ClusterProvider {
   async leave(): Promise<void> {
     if (!this.client || this.stopped) return;
     this.stopped = true;
-    const lease = this.lease;
-    this.lease = undefined;
-    if (lease) this.staleLeases.add(lease.id);
-    lease?.stop();
-    await this.revokeStale(this.client).catch((err) => {
+    await this.registration.revoke(this.client).catch((err) => {
       this.logger.warn(
         { err },
         'could not revoke the lease on leave; its keys expire with the TTL',
@@ -212,15 +190,15 @@ export class EtcdProvider implements ClusterProvider {
   async claim(kind: string, shard: number, wanted?: () => boolean): Promise<ClaimResult> {
     this.requireClient('claim');
     const self = this.requireSelf('claim');
-    const lease = this.lease;
+    const lease = this.registration.current();
     if (!lease || !lease.valid()) throw new LeaseLostError(`claim ${kind}/${shard}`);
     const key = this.requireKeys('claim').shard(kind, shard);
-    const value = encodeClaim({ member: self.id, incarnation: this.incarnation });
+    const value = encodeClaim({ member: self.id, incarnation: this.registration.incarnation });
     try {
       return await this.batcher.claim(key, value, lease.id, wanted);
     } catch (err) {
       if (isLeaseNotFound(err)) {
-        this.loseLease(lease, 'etcd rejected a claim: lease not found');
+        this.registration.gone(lease, 'etcd rejected a claim: lease not found');
         throw new LeaseLostError(`claim ${kind}/${shard}`, { cause: err });
       }
       throw err;
@@ -242,20 +220,20 @@ export class EtcdProvider implements ClusterProvider {
   }
 
   onLeaseHealth(listener: (e: LeaseHealth) => void): () => void {
-    return this.healthListeners.add(listener);
+    return this.registration.healthListeners.add(listener);
   }
 
   leaseValid(): boolean {
-    return this.lease !== undefined && this.lease.valid();
+    return this.registration.valid();
   }
 
   async heldClaims(): Promise<HeldClaims> {
     const client = this.requireClient('heldClaims');
     const keys = this.requireKeys('heldClaims');
-    const lease = this.lease;
-    if (!lease || !lease.valid()) throw new LeaseLostError('heldClaims');
+    const lease = this.registration.currentId();
+    if (lease === undefined) throw new LeaseLostError('heldClaims');
     const res = await client.leaseClient.leaseTimeToLive(
-      { ID: lease.id, keys: true },
+      { ID: lease, keys: true },
       { deadline: Date.now() + this.options.requestTimeoutMs },
     );
     const claims: HeldClaims['claims'] = [];
@@ -267,12 +245,12 @@ export class EtcdProvider implements ClusterProvider {
   }
 
   async releaseStray(kind: string, shard: number): Promise<void> {
-    const lease = this.lease;
-    if (!lease || !lease.valid()) throw new LeaseLostError(`releaseStray ${kind}/${shard}`);
+    const lease = this.registration.currentId();
+    if (lease === undefined) throw new LeaseLostError(`releaseStray ${kind}/${shard}`);
     const key = this.requireKeys('releaseStray').shard(kind, shard);
     await this.kv().txn(
       {
-        compare: [{ key, target: 'Lease', result: 'Equal', lease: lease.id }],
+        compare: [{ key, target: 'Lease', result: 'Equal', lease }],
         success: [{ request_delete_range: { key } }],
       },
       { deadline: Date.now() + this.options.requestTimeoutMs },
@@ -280,12 +258,12 @@ export class EtcdProvider implements ClusterProvider {
   }
 
   askToLetGo(member: string): void {
-    const lease = this.lease;
+    const lease = this.registration.currentId();
     const self = this.self;
-    if (!lease || !lease.valid() || !self || !this.keys) return;
+    if (lease === undefined || !self || !this.keys) return;
     const key = this.keys.note(member, self.id);
     this.requireClient('askToLetGo')
-      .kv.put({ key, value: encodeNote({ letGo: true }), lease: lease.id })
+      .kv.put({ key, value: encodeNote({ letGo: true }), lease })
       .catch((err: unknown) =>
         this.logger.debug({ err, member }, 'could not ask a member to let go of its claims'),
       );
@@ -322,114 +300,6 @@ export class EtcdProvider implements ClusterProvider {
    */
   protected kv(): EtcdTxnCalls {
     return this.requireClient('claim').kv;
-  }
-
-  /**
-   * Registers, retrying with jittered backoff until `deadline` (join) or forever
-   * (re-registration, which also waits `firstDelayMs` before its first attempt).
-   */
-  private async registerWithRetry(
-    deadline: number,
-    backoff = new JitteredBackoff(JOIN_BACKOFF_INITIAL_MS, JOIN_BACKOFF_MAX_MS),
-    firstDelayMs = 0,
-  ): Promise<void> {
-    if (firstDelayMs > 0) await new Promise((r) => setTimeout(r, firstDelayMs));
-    for (let attempt = 1; ; attempt++) {
-      if (this.stopped) throw new NotJoinedError('register');
-      try {
-        await this.register();
-        this.registeredAt = Date.now();
-        return;
-      } catch (err) {
-        if (this.stopped) throw err;
-        // A join that conflicts with the cluster's configuration fails at once; a re-registration
-        // keeps trying (the conflicting member may leave), saying why.
-        if (err instanceof JoinRefusedError && Number.isFinite(deadline)) throw err;
-        const delay = backoff.next();
-        const endpoints = this.options.endpoints.join(', ');
-        if (Date.now() + delay >= deadline) {
-          throw new JoinTimeoutError(
-            `could not join cluster '${this.self?.cluster}' through etcd at ${endpoints} within ` +
-              `${this.options.joinTimeoutMs} ms (joinTimeoutMs) after ${attempt} attempts: ${(err as Error).message}`,
-            { cause: err },
-          );
-        }
-        this.logger.warn(
-          { err, endpoints: this.options.endpoints, attempt, retryInMs: Math.round(delay) },
-          `cannot register with etcd at ${endpoints}; retrying in ${Math.round(delay)} ms`,
-        );
-        await new Promise((r) => setTimeout(r, delay));
-      }
-    }
-  }
-
-  /**
-   * One registration: revoke stale leases, grant a lease, create the member key only if absent.
-   * A key still held by a lease that is not ours (a previous process with this id) is waited out.
-   */
-  private async register(): Promise<void> {
-    const client = this.requireClient('join');
-    const self = this.requireSelf('join');
-    await this.revokeStale(client);
-    const lease = await EtcdLeaseKeeper.grant(client, this.options, this.logger, (cause) =>
-      this.loseLease(lease, cause),
-    );
-    const giveUp = async (): Promise<void> => {
-      lease.stop();
-      await revokeLease(client, lease.id, this.options.requestTimeoutMs).catch(() => undefined);
-    };
-    try {
-      this.incarnation = await registerMember(
-        client,
-        this.requireKeys('join'),
-        self,
-        this.memberValue(),
-        lease.id,
-        this.options.requestTimeoutMs,
-      );
-    } catch (err) {
-      await giveUp();
-      throw err;
-    }
-    if (this.stopped) {
-      await giveUp();
-      return;
-    }
-    this.lease = lease;
-    lease.start();
-  }
-
-  /** Fence now, then revoke the old lease and register again in the background. */
-  private loseLease(lease: EtcdLeaseKeeper, cause: string): void {
-    if (this.lease !== lease || this.stopped) return;
-    this.lease = undefined;
-    lease.stop();
-    this.staleLeases.add(lease.id);
-    this.logger.warn({ lease: lease.id, cause }, 'etcd lease lost: fencing and re-registering');
-    // leaseValid() is already false; listeners run after the caller (often canServe) returns.
-    queueMicrotask(() => this.healthListeners.emit('lease-lost'));
-    this.fenceStreak =
-      Date.now() - this.registeredAt < FENCE_STREAK_WINDOW_MS ? this.fenceStreak + 1 : 0;
-    const backoff = new JitteredBackoff(REREGISTER_BACKOFF_INITIAL_MS, REREGISTER_BACKOFF_MAX_MS);
-    backoff.skip(this.fenceStreak);
-    const firstDelayMs = backoff.next();
-    this.logger.info(
-      { fenceStreak: this.fenceStreak, firstDelayMs: Math.round(firstDelayMs) },
-      're-registering after a fence',
-    );
-    void this.registerWithRetry(Number.POSITIVE_INFINITY, backoff, firstDelayMs).then(
-      () => {
-        if (!this.stopped) this.healthListeners.emit('lease-restored');
-      },
-      (err) => this.logger.debug({ err }, 're-registration stopped'),
-    );
-  }
-
-  private async revokeStale(client: Etcd3): Promise<void> {
-    for (const id of [...this.staleLeases]) {
-      await revokeLease(client, id, this.options.requestTimeoutMs);
-      this.staleLeases.delete(id);
-    }
   }
 
   private memberValue(): Buffer {

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { InvalidOptionError } from '@granary/core';
 import type { Etcd3 } from 'etcd3';
-import { freePort, type EtcdHandle } from '@granary/testkit';
+import { Etcd3 as Etcd3Client } from 'etcd3';
+import { freePort, startEtcd, startTcpProxy, type EtcdHandle } from '@granary/testkit';
 import { JoinRefusedError, JoinTimeoutError, LeaseLostError } from '../../../src/errors';
 import type { ClusterLogger } from '../../../src/internal/logger';
 import type { Topology } from '../../../src/membership/topology';
@@ -256,6 +257,38 @@ describe('EtcdProvider', () => {
       expect(a.leaseValid()).to.equal(true);
     });
 
+    it('keep-alives answered later than attemptTimeoutMs but within the trust window: never fenced', async () => {
+      // Every answer from etcd 1.5 s late: each keep-alive outlives the 500 ms attempt timeout, so
+      // the stream is left for a new one each time; the left stream's late answers must still
+      // count (the lease is alive in etcd and trusted for 4.5 s after each send).
+      const proxy = await startTcpProxy({ target: etcd.endpoints[0]! });
+      try {
+        const a = make({
+          endpoints: [proxy.url],
+          ttlSeconds: 5,
+          keepAliveIntervalMs: 500,
+          requestTimeoutMs: 500,
+        });
+        await a.join(self('a', name()));
+        const health: LeaseHealth[] = [];
+        a.onLeaseHealth((e) => health.push(e));
+        proxy.delayReplies(1500);
+        const until = Date.now() + 7000; // past the 4.5 s trust window: would have fenced by now
+        while (Date.now() < until) {
+          expect(a.leaseValid(), `lease valid ${until - Date.now()} ms before the end`).to.equal(
+            true,
+          );
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(health).to.deep.equal([]);
+        proxy.delayReplies(0);
+      } finally {
+        await Promise.all(providers.map((p) => p.leave()));
+        providers = [];
+        await proxy.close();
+      }
+    });
+
     it('leave deletes the member key and its claims at once', async () => {
       const a = make();
       await a.join(self('a', name()));
@@ -263,6 +296,68 @@ describe('EtcdProvider', () => {
       await a.leave();
       const res = await client.getAll().prefix(`/granary/${name()}/`).keys();
       expect(res).to.deep.equal([]);
+    });
+  });
+
+  describe('with etcd paused (its own etcd)', () => {
+    let etcd: EtcdHandle;
+    let client: Etcd3Client;
+    before(async () => {
+      etcd = await startEtcd();
+      client = new Etcd3Client({ hosts: etcd.endpoints });
+    });
+    after(async () => {
+      client?.close();
+      etcd?.resume();
+      await etcd?.stop();
+    });
+
+    it('etcd silent past the trust window but holding the lease: fenced, then back on the same lease, incarnation and claims', async () => {
+      // Trusted for 2.5 s after each answered send (keep-alive every 500 ms); etcd expires the
+      // lease 5 s after the last keep-alive it received. Paused until the member fences (~2-2.5 s),
+      // then resumed: ~2 s before etcd could expire the lease.
+      const a = new EtcdProvider({
+        endpoints: etcd.endpoints,
+        ttlSeconds: 5,
+        safetyMarginMs: 2500,
+        keepAliveIntervalMs: 500,
+      });
+      try {
+        await a.join(self('a', 'paused'));
+        const { epoch } = (await a.claim('K', 7)) as { epoch: number };
+        const before = (await client.get('/granary/paused/members/a').exec()).kvs[0]!;
+        const health: LeaseHealth[] = [];
+        a.onLeaseHealth((e) => health.push(e));
+        const lost = next<LeaseHealth>(
+          (l) => a.onLeaseHealth(l),
+          (e) => e === 'lease-lost',
+        );
+        const restored = next<LeaseHealth>(
+          (l) => a.onLeaseHealth(l),
+          (e) => e === 'lease-restored',
+        );
+        const pausedAt = Date.now();
+        etcd.pause();
+        try {
+          await lost;
+        } finally {
+          etcd.resume();
+        }
+        expect(Date.now() - pausedAt, 'fenced before etcd could expire the lease').to.be.below(
+          4500,
+        );
+        expect(a.leaseValid()).to.equal(false);
+        expect(await a.claim('K', 7).catch((e) => e)).to.be.instanceOf(LeaseLostError);
+        await restored;
+        expect(health).to.deep.equal(['lease-lost', 'lease-restored']);
+        expect(a.leaseValid()).to.equal(true);
+        const after = (await client.get('/granary/paused/members/a').exec()).kvs[0]!;
+        expect(after.lease, 'same lease').to.equal(before.lease);
+        expect(after.create_revision, 'same incarnation').to.equal(before.create_revision);
+        expect(await a.claim('K', 7), 'the claim kept its epoch').to.deep.equal({ epoch });
+      } finally {
+        await a.leave();
+      }
     });
   });
 });

@@ -29,9 +29,16 @@ const CHANNEL_OPTIONS = {
 /** One lease kept alive on a connection. */
 interface Kept {
   request: KeepRequest;
-  /** Send times (main clock) of the keep-alives not answered yet, oldest first. */
-  sent: number[];
   validUntil: number;
+}
+
+/**
+ * One LeaseKeepAlive stream and the send times (main clock) of its keep-alives not answered yet,
+ * per lease, oldest first (etcd answers a stream's keep-alives in order).
+ */
+interface Line {
+  stream: grpc.ClientDuplexStream<Buffer, KeepAliveReply>;
+  sent: Map<string, number[]>;
 }
 
 /** What the connection needs from the thread around it. */
@@ -50,6 +57,9 @@ export interface ConnectionHost {
  * trustMs (etcd restarts the TTL when it receives the keep-alive, which is later). The stream
  * moves to the next endpoint at once when it fails, and when a keep-alive stays unanswered for
  * attemptTimeoutMs (a hung or partitioned member), then sends every lease's keep-alive again.
+ * A stream left for being slow is not cancelled at once: it drains for one trust window, and a
+ * late answer on it still counts (an etcd starved of CPU answers seconds late; dropping its
+ * answers would fence members whose leases it keeps renewing).
  * A lease whose main loop is late by more than maxLoopStallMs is no longer kept: its
  * trusted-until time goes to 0 first, then it is revoked (its claims go with it at once, so
  * survivors need not wait for the TTL).
@@ -57,7 +67,9 @@ export interface ConnectionHost {
 export class KeepAliveConnection {
   private readonly kept = new Map<string, Kept>();
   private readonly clients = new Map<string, grpc.Client>();
-  private stream: grpc.ClientDuplexStream<Buffer, KeepAliveReply> | undefined;
+  private line: Line | undefined;
+  /** Streams left for being slow, still read until their answers can no longer help. */
+  private readonly draining = new Set<Line>();
   private opening = false;
   private index = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -82,14 +94,19 @@ export class KeepAliveConnection {
   /** Starts keeping a lease alive (its first keep-alive goes out at once). */
   add(request: KeepRequest): void {
     const validUntil = this.host.shared[slotIndex(request.slot)];
-    this.kept.set(request.lease, { request, sent: [], validUntil });
+    this.kept.set(request.lease, { request, validUntil });
     this.retime();
     this.sendOne(this.kept.get(request.lease)!);
   }
 
   /** Stops keeping the lease of `slot` (its trusted-until time is left to the caller). */
   remove(slot: number): void {
-    for (const [id, k] of this.kept) if (k.request.slot === slot) this.kept.delete(id);
+    for (const [id, k] of this.kept) {
+      if (k.request.slot !== slot) continue;
+      this.kept.delete(id);
+      this.line?.sent.delete(id);
+      for (const l of this.draining) l.sent.delete(id);
+    }
     this.retime();
   }
 
@@ -97,8 +114,10 @@ export class KeepAliveConnection {
   close(): void {
     this.closed = true;
     clearInterval(this.timer);
-    this.stream?.cancel();
-    this.stream = undefined;
+    this.line?.stream.cancel();
+    this.line = undefined;
+    for (const l of this.draining) l.stream.cancel();
+    this.draining.clear();
     for (const c of this.clients.values()) c.close();
     this.clients.clear();
   }
@@ -120,27 +139,30 @@ export class KeepAliveConnection {
         this.fence(k, stalled);
         continue;
       }
-      if (k.sent.length > 0 && now - k.sent[0] > k.request.attemptTimeoutMs) stuck = true;
+      const oldest = this.line?.sent.get(k.request.lease)?.[0];
+      if (oldest !== undefined && now - oldest > k.request.attemptTimeoutMs) stuck = true;
     }
     if (stuck) {
-      this.reset('no keep-alive reply within the attempt timeout');
+      this.reset('no keep-alive reply within the attempt timeout', true);
       return;
     }
     for (const k of this.kept.values()) this.sendOne(k);
   }
 
   private sendOne(k: Kept): void {
-    const stream = this.ensureStream();
-    if (!stream) return;
-    k.sent.push(this.host.mainNow());
-    stream.write(encodeLeaseId(k.request.lease));
+    const line = this.ensureStream();
+    if (!line) return;
+    const id = k.request.lease;
+    let sent = line.sent.get(id);
+    if (!sent) line.sent.set(id, (sent = []));
+    sent.push(this.host.mainNow());
+    line.stream.write(encodeLeaseId(id));
   }
 
-  private onReply(reply: KeepAliveReply): void {
+  private onReply(line: Line, reply: KeepAliveReply): void {
+    const sentAt = line.sent.get(reply.id)?.shift();
     const k = this.kept.get(reply.id);
-    if (!k) return;
-    const sentAt = k.sent.shift();
-    if (sentAt === undefined) return;
+    if (!k || sentAt === undefined) return;
     if (reply.ttl <= 0) {
       this.kept.delete(reply.id);
       this.host.shared[slotIndex(k.request.slot)] = 0;
@@ -174,8 +196,8 @@ export class KeepAliveConnection {
     );
   }
 
-  private ensureStream(): grpc.ClientDuplexStream<Buffer, KeepAliveReply> | undefined {
-    if (this.stream || this.closed) return this.stream;
+  private ensureStream(): Line | undefined {
+    if (this.line || this.closed) return this.line;
     if (this.opening) return undefined;
     if (this.template.auth && this.token === undefined) {
       this.authenticate();
@@ -188,23 +210,27 @@ export class KeepAliveConnection {
       this.metadata(),
       {},
     );
-    stream.on('data', (reply: KeepAliveReply) => this.onReply(reply));
-    stream.on('error', (err: Error) => {
-      if (this.stream === stream) this.reset(`keep-alive stream failed: ${err.message}`);
-    });
-    stream.on('end', () => {
-      if (this.stream === stream) this.reset('keep-alive stream ended');
-    });
-    this.stream = stream;
-    return stream;
+    const line: Line = { stream, sent: new Map() };
+    stream.on('data', (reply: KeepAliveReply) => this.onReply(line, reply));
+    const gone = (cause: string): void => {
+      this.draining.delete(line);
+      if (this.line === line) this.reset(cause, false);
+    };
+    stream.on('error', (err: Error) => gone(`keep-alive stream failed: ${err.message}`));
+    stream.on('end', () => gone('keep-alive stream ended'));
+    this.line = line;
+    return line;
   }
 
-  /** Drops the stream, moves to the next endpoint and sends every keep-alive again. */
-  private reset(cause: string): void {
-    const old = this.stream;
-    this.stream = undefined;
-    old?.cancel();
-    for (const k of this.kept.values()) k.sent = [];
+  /**
+   * Leaves the stream (drained for one trust window if it is only slow, else cancelled), moves to
+   * the next endpoint and sends every keep-alive again.
+   */
+  private reset(cause: string, drain: boolean): void {
+    const old = this.line;
+    this.line = undefined;
+    if (old && drain) this.drain(old);
+    else old?.stream.cancel();
     this.token = undefined;
     const endpoint = this.template.endpoints[this.index];
     this.index = (this.index + 1) % this.template.endpoints.length;
@@ -225,6 +251,16 @@ export class KeepAliveConnection {
     }, delay);
   }
 
+  /** Reads a slow stream's late answers until no answer can extend any trust, then cancels it. */
+  private drain(line: Line): void {
+    this.draining.add(line);
+    const trustMs = Math.max(0, ...[...this.kept.values()].map((k) => k.request.trustMs));
+    setTimeout(() => {
+      if (!this.draining.delete(line)) return;
+      line.stream.cancel();
+    }, trustMs).unref();
+  }
+
   private authenticate(): void {
     const auth = this.template.auth!;
     this.opening = true;
@@ -238,7 +274,7 @@ export class KeepAliveConnection {
       (err, token) => {
         this.opening = false;
         if (err || token === undefined) {
-          this.reset(`etcd authentication failed: ${err?.message ?? 'no token'}`);
+          this.reset(`etcd authentication failed: ${err?.message ?? 'no token'}`, false);
           return;
         }
         this.token = token;
