@@ -33,7 +33,16 @@ async function history(retentionMs: number): Promise<HistoryFigures> {
     const t0 = Date.now();
     await sc.storm();
     await sc.settled(t0);
+    const start = await etcdCounters(etcd.endpoints[0]!);
     for (let i = 0; i < CYCLES; i++) {
+      if (i > 0 && i % 10 === 0) {
+        // Progress, so a run cut short still says how the db grows per join and leave.
+        const c = await etcdCounters(etcd.endpoints[0]!);
+        const perCycleKB = (c.dbSize - start.dbSize) / i / 1e3;
+        process.stderr.write(
+          `  ${JSON.stringify({ retentionMs, cycles: i, dbMB: c.dbSize / 1e6, dbInUseMB: c.dbSizeInUse / 1e6, perCycleKB })}\n`,
+        );
+      }
       const t = Date.now();
       const p = await sc.addProcess(1);
       await sc.settled(t);
