@@ -43,6 +43,7 @@ export class EtcdLeaseKeeper {
   private checkTimer: NodeJS.Timeout | undefined;
   private lost = false;
   private released = false;
+  private kept = false;
   /** performance.now() when the trust window ran out (recovering until recoverWithinMs after). */
   private suspendedAt: number | undefined;
   private readonly thread = LeaseThread.get();
@@ -87,9 +88,14 @@ export class EtcdLeaseKeeper {
     return new EtcdLeaseKeeper(String(res.ID), sentAt + trustMs(options), options, logger, events);
   }
 
-  /** Hands the lease to the lease thread and starts the validity timer. */
-  start(): void {
-    if (this.lost || this.released) return;
+  /**
+   * Hands the lease to the lease thread (keep-alives start) without trusting it to anyone yet:
+   * called right after the grant, so the lease is renewed while the member key is written (a
+   * registration can take seconds on a starved etcd, longer than etcd waits for a keep-alive).
+   */
+  keep(): void {
+    if (this.lost || this.released || this.kept) return;
+    this.kept = true;
     const etcd: Omit<IOptions, 'hosts'> | undefined = this.options.etcd;
     this.thread.keep({
       slot: this.slot,
@@ -103,6 +109,12 @@ export class EtcdLeaseKeeper {
       attemptTimeoutMs: this.options.requestTimeoutMs,
       maxLoopStallMs: this.options.maxLoopStallMs,
     });
+  }
+
+  /** Keeps the lease (if keep() has not) and starts the validity timer: the lease is in use. */
+  start(): void {
+    if (this.lost || this.released) return;
+    this.keep();
     this.checkTimer = setInterval(() => this.check(), VALIDITY_CHECK_MS);
   }
 
@@ -117,6 +129,11 @@ export class EtcdLeaseKeeper {
     this.suspendedAt = performance.now();
     this.events.lost('no keep-alive answered within ttlSeconds - safetyMarginMs', true);
     return false;
+  }
+
+  /** True once the lease is lost for good or stopped (it can never be valid again). */
+  get gone(): boolean {
+    return this.lost || this.released;
   }
 
   /** True while suspended: not trusted, still kept alive in the hope etcd still holds it. */

@@ -85,7 +85,10 @@ export class EtcdMemberLease {
 
   /**
    * Registers, retrying with jittered backoff until `deadline` (join) or forever
-   * (re-registration, which also waits `firstDelayMs` before its first attempt).
+   * (re-registration, which also waits `firstDelayMs` before its first attempt). One lease serves
+   * every attempt while it lives (kept alive meanwhile): in a join storm a registration can fail
+   * several times (a deadline, a race on a kind spec), and a grant per attempt would be a lease
+   * per attempt.
    */
   async register(
     deadline: number,
@@ -94,33 +97,47 @@ export class EtcdMemberLease {
   ): Promise<void> {
     if (firstDelayMs > 0) await new Promise((r) => setTimeout(r, firstDelayMs));
     const { options } = this.host;
-    for (let attempt = 1; ; attempt++) {
-      if (this.host.stopped()) throw new NotJoinedError('register');
-      try {
-        await this.registerOnce();
-        this.registeredAt = Date.now();
-        return;
-      } catch (err) {
-        if (this.host.stopped()) throw err;
-        // A join that conflicts with the cluster's configuration fails at once; a re-registration
-        // keeps trying (the conflicting member may leave), saying why.
-        if (err instanceof JoinRefusedError && Number.isFinite(deadline)) throw err;
-        const delay = backoff.next();
-        const endpoints = options.endpoints.join(', ');
-        if (Date.now() + delay >= deadline) {
-          throw new JoinTimeoutError(
-            `could not join cluster '${this.host.self('join').cluster}' through etcd at ${endpoints} within ` +
-              `${options.joinTimeoutMs} ms (joinTimeoutMs) after ${attempt} attempts: ${(err as Error).message}`,
-            { cause: err },
-          );
+    const client = this.host.client('join');
+    let lease: EtcdLeaseKeeper | undefined;
+    try {
+      for (let attempt = 1; ; attempt++) {
+        if (this.host.stopped()) throw new NotJoinedError('register');
+        try {
+          if (lease?.gone) lease = undefined;
+          lease ??= await this.grant();
+          if (await this.registerOn(lease)) {
+            lease = undefined; // in use
+            this.registeredAt = Date.now();
+          }
+          return; // registered, or stopped meanwhile (the lease is given up below)
+        } catch (err) {
+          if (this.host.stopped()) throw err;
+          // A join that conflicts with the cluster's configuration fails at once; a
+          // re-registration keeps trying (the conflicting member may leave), saying why.
+          if (err instanceof JoinRefusedError && Number.isFinite(deadline)) throw err;
+          const delay = backoff.next();
+          const endpoints = options.endpoints.join(', ');
+          if (Date.now() + delay >= deadline) {
+            throw new JoinTimeoutError(
+              `could not join cluster '${this.host.self('join').cluster}' through etcd at ${endpoints} within ` +
+                `${options.joinTimeoutMs} ms (joinTimeoutMs) after ${attempt} attempts: ${(err as Error).message}`,
+              { cause: err },
+            );
+          }
+          this.host
+            .logger()
+            .warn(
+              { err, endpoints: options.endpoints, attempt, retryInMs: Math.round(delay) },
+              `cannot register with etcd at ${endpoints}; retrying in ${Math.round(delay)} ms`,
+            );
+          await new Promise((r) => setTimeout(r, delay));
         }
-        this.host
-          .logger()
-          .warn(
-            { err, endpoints: options.endpoints, attempt, retryInMs: Math.round(delay) },
-            `cannot register with etcd at ${endpoints}; retrying in ${Math.round(delay)} ms`,
-          );
-        await new Promise((r) => setTimeout(r, delay));
+      }
+    } finally {
+      // Not registered on it: stop keeping it and revoke it (its keys, if any, go with it).
+      if (lease) {
+        lease.stop();
+        await revokeLease(client, lease.id, options.requestTimeoutMs).catch(() => undefined);
       }
     }
   }
@@ -145,13 +162,9 @@ export class EtcdMemberLease {
     await this.revokeStale(client);
   }
 
-  /**
-   * One registration: revoke stale leases, grant a lease, create the member key only if absent.
-   * A key still held by a lease that is not ours (a previous process with this id) is waited out.
-   */
-  private async registerOnce(): Promise<void> {
+  /** Revokes stale leases, then grants a lease and starts keeping it alive (not trusted yet). */
+  private async grant(): Promise<EtcdLeaseKeeper> {
     const client = this.host.client('join');
-    const self = this.host.self('join');
     await this.revokeStale(client);
     const lease: EtcdLeaseKeeper = await EtcdLeaseKeeper.grant(
       client,
@@ -162,25 +175,29 @@ export class EtcdMemberLease {
         restored: () => this.restored(lease),
       },
     );
+    lease.keep();
+    return lease;
+  }
+
+  /**
+   * Creates the member key on `lease` only if absent (a key held by another lease, a previous
+   * process with this id, is waited out) and puts the lease in use. False if the provider
+   * stopped meanwhile (the caller gives the lease up).
+   */
+  private async registerOn(lease: EtcdLeaseKeeper): Promise<boolean> {
+    const client = this.host.client('join');
+    const self = this.host.self('join');
+    const keys = this.host.keys('join');
+    const value = this.host.memberValue();
     const timeoutMs = this.host.options.requestTimeoutMs;
-    const giveUp = async (): Promise<void> => {
-      lease.stop();
-      await revokeLease(client, lease.id, timeoutMs).catch(() => undefined);
-    };
-    try {
-      const keys = this.host.keys('join');
-      const value = this.host.memberValue();
-      this.incarnation = await registerMember(client, keys, self, value, lease.id, timeoutMs);
-    } catch (err) {
-      await giveUp();
-      throw err;
-    }
-    if (this.host.stopped()) {
-      await giveUp();
-      return;
-    }
+    const incarnation = await registerMember(client, keys, self, value, lease.id, timeoutMs);
+    if (this.host.stopped()) return false;
+    // etcd expired it while the member key was written (its loss was reported to nobody).
+    if (lease.gone) throw new Error('the lease expired during registration');
+    this.incarnation = incarnation;
     this.lease = lease;
     lease.start();
+    return true;
   }
 
   /** Fence now; then wait for the lease to come back (recoverable) or register again. */

@@ -22,6 +22,7 @@ import { EtcdCompactor } from './etcd-compactor';
 import { encodeNote } from './etcd-notes';
 import { retryUntil } from './etcd-join-retry';
 import { EtcdMemberLease } from './etcd-member-lease';
+import { LeaseThread } from './lease/lease-thread';
 import { EtcdTopologyWatch, type ReceivedNote } from './etcd-topology-watch';
 import { hostCooldownPolicy, PASS_THROUGH_POLICY } from './etcd-client-policy';
 
@@ -111,6 +112,8 @@ export class EtcdProvider implements ClusterProvider {
     const client = new Etcd3(etcdOptions);
     this.client = client;
     const deadline = Date.now() + this.options.joinTimeoutMs;
+    // The lease thread boots while the lease is granted and the member key written, not after.
+    LeaseThread.get().warm();
     try {
       await this.registration.register(deadline);
       const watch = new EtcdTopologyWatch(
@@ -315,6 +318,7 @@ export class EtcdProvider implements ClusterProvider {
 
   private async teardown(): Promise<void> {
     this.stopped = true;
+    LeaseThread.get().idle();
     this.compactor?.stop();
     await this.watch?.stop();
     this.watch = undefined;

@@ -39,7 +39,8 @@ function decodeSpec(value: Buffer): KindShards | undefined {
  * where it is absent or stale and no live member hosts the kind, the spec is (re)written, with
  * the guard that no member key changed since the read (so no host with the old spec registered
  * meanwhile). A live host of a kind with another spec refuses the join with JoinRefusedError
- * naming both values. Returns the member key's create revision (the incarnation).
+ * naming both values. Returns the member key's create revision (the incarnation); a member key
+ * already on `lease` (an earlier attempt applied, its answer lost) counts as registered.
  */
 export async function registerMember(
   client: Etcd3,
@@ -103,7 +104,10 @@ export async function registerMember(
     { deadline: Date.now() + timeoutMs },
   );
   if (!res.succeeded) {
-    const holder = res.responses[0]?.response_range?.kvs[0]?.lease;
+    const held = res.responses[0]?.response_range?.kvs[0];
+    const holder = held?.lease;
+    // Ours: an earlier attempt on this lease was applied though its answer was lost.
+    if (held && String(holder) === lease) return Number(held.create_revision);
     if (holder !== undefined) {
       throw new Error(
         `member key of '${self.id}' is still held by lease ${holder} (another process with this id, or a previous incarnation whose lease has not expired yet)`,

@@ -69,6 +69,21 @@ export class LeaseThread {
     return this.shared[slotIndex(slot)];
   }
 
+  /**
+   * Starts the thread now, ahead of the first lease: booting a worker (a V8 isolate loading
+   * grpc-js) takes seconds of CPU on a host where many processes start at once, and a lease
+   * granted before the thread runs goes unrenewed meanwhile. `idle()` stops it again if no lease
+   * came.
+   */
+  warm(): void {
+    this.ensureStarted();
+  }
+
+  /** Stops the thread if it keeps no lease (after warm() for a join that failed). */
+  idle(): void {
+    if (this.owners.size === 0) this.shutdown();
+  }
+
   /** Hands the slot's lease to the thread. */
   keep(request: Omit<KeepRequest, 'type'>): void {
     this.post({ type: 'keep', ...request });
