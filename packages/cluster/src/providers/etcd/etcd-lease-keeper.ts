@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Etcd3, IOptions } from 'etcd3';
 import type { ClusterLogger } from '../../internal/logger';
@@ -10,6 +11,21 @@ import type { ResolvedEtcdProviderOptions } from './etcd-provider-options';
  * wake-up from a blocked loop this timer is overdue and fires in the first timers phase.
  */
 const VALIDITY_CHECK_MS = 100;
+
+/**
+ * One lease to grant, across retries: its id (random, 63 bits: chosen by the member so that a
+ * retry can tell its own earlier grant from none) and when the first try was sent.
+ */
+export interface GrantAttempt {
+  readonly id: string;
+  firstSentAt?: number;
+}
+
+/** A new grant attempt with a random positive int64 id. */
+export function newGrantAttempt(): GrantAttempt {
+  const id = randomBytes(8).readBigUInt64BE() & 0x7fff_ffff_ffff_ffffn;
+  return { id: (id === 0n ? 1n : id).toString() };
+}
 
 /**
  * What the keeper tells its owner. `lost` says whether the lease may still come back: a trust
@@ -67,25 +83,41 @@ export class EtcdLeaseKeeper {
     );
   }
 
-  /** Grants a lease of `ttlSeconds`; `start()` hands it to the lease thread. */
+  /**
+   * Grants a lease of `ttlSeconds` under the id of `attempt` (chosen here, not by etcd); `keep()`
+   * hands it to the lease thread. A grant whose answer was lost (a deadline: etcd may have
+   * granted it) is retried with the same attempt: etcd then answers that the lease exists, and
+   * it is this member's, trusted from the first attempt's send time (no later than etcd's grant).
+   * So a slow etcd never leaves granted leases nobody keeps.
+   */
   static async grant(
     client: Etcd3,
     options: ResolvedEtcdProviderOptions,
     logger: ClusterLogger,
     events: LeaseKeeperEvents,
+    attempt: GrantAttempt,
   ): Promise<EtcdLeaseKeeper> {
     const sentAt = performance.now();
-    const res = await client.leaseClient.leaseGrant(
-      { TTL: options.ttlSeconds },
-      { deadline: Date.now() + options.requestTimeoutMs },
-    );
-    if (Number(res.TTL) !== options.ttlSeconds) {
-      logger.warn(
-        { requested: options.ttlSeconds, granted: Number(res.TTL) },
-        'etcd granted a different lease TTL than ttlSeconds; fencing still uses ttlSeconds',
+    attempt.firstSentAt ??= sentAt;
+    // Granted now: etcd created it on receiving this request. Already there: an earlier try of
+    // this attempt created it, no earlier than the first try was sent.
+    let from = sentAt;
+    try {
+      const res = await client.leaseClient.leaseGrant(
+        { TTL: options.ttlSeconds, ID: attempt.id },
+        { deadline: Date.now() + options.requestTimeoutMs },
       );
+      if (Number(res.TTL) !== options.ttlSeconds) {
+        logger.warn(
+          { requested: options.ttlSeconds, granted: Number(res.TTL) },
+          'etcd granted a different lease TTL than ttlSeconds; fencing still uses ttlSeconds',
+        );
+      }
+    } catch (err) {
+      if (!/lease already exists/.test(String(err))) throw err;
+      from = attempt.firstSentAt;
     }
-    return new EtcdLeaseKeeper(String(res.ID), sentAt + trustMs(options), options, logger, events);
+    return new EtcdLeaseKeeper(attempt.id, from + trustMs(options), options, logger, events);
   }
 
   /**

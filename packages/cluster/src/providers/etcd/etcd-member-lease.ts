@@ -6,7 +6,12 @@ import type { ClusterLogger } from '../../internal/logger';
 import type { JoinRequest, LeaseHealth } from '../cluster-provider';
 import type { EtcdKeys } from './etcd-keys';
 import { JOIN_BACKOFF_INITIAL_MS, JOIN_BACKOFF_MAX_MS } from './etcd-join-retry';
-import { EtcdLeaseKeeper, revokeLease } from './etcd-lease-keeper';
+import {
+  EtcdLeaseKeeper,
+  newGrantAttempt,
+  revokeLease,
+  type GrantAttempt,
+} from './etcd-lease-keeper';
 import type { ResolvedEtcdProviderOptions } from './etcd-provider-options';
 import { registerMember } from './etcd-registration';
 
@@ -65,6 +70,8 @@ export class EtcdMemberLease {
   /** When the last registration succeeded (Date.now()), and fences in a row since. */
   private registeredAt = 0;
   private fenceStreak = 0;
+  /** A grant whose outcome is unknown: the next grant retries it under the same id. */
+  private grantAttempt: GrantAttempt | undefined;
 
   constructor(private readonly host: MemberLeaseHost) {}
 
@@ -162,10 +169,14 @@ export class EtcdMemberLease {
     await this.revokeStale(client);
   }
 
-  /** Revokes stale leases, then grants a lease and starts keeping it alive (not trusted yet). */
+  /**
+   * Revokes stale leases, then grants a lease and starts keeping it alive (not trusted yet). A
+   * grant that failed is retried under the same attempt (the same lease id).
+   */
   private async grant(): Promise<EtcdLeaseKeeper> {
     const client = this.host.client('join');
     await this.revokeStale(client);
+    this.grantAttempt ??= newGrantAttempt();
     const lease: EtcdLeaseKeeper = await EtcdLeaseKeeper.grant(
       client,
       this.host.options,
@@ -174,7 +185,9 @@ export class EtcdMemberLease {
         lost: (cause, recoverable) => this.lost(lease, cause, recoverable),
         restored: () => this.restored(lease),
       },
+      this.grantAttempt,
     );
+    this.grantAttempt = undefined;
     lease.keep();
     return lease;
   }

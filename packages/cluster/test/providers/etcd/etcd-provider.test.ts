@@ -312,6 +312,31 @@ describe('EtcdProvider', () => {
       await etcd?.stop();
     });
 
+    it('a lease grant whose answer is lost: the retry adopts the lease etcd granted, no second lease', async () => {
+      // Answers 1.5 s late for a while: each grant reaches etcd (and is applied) but misses its
+      // 500 ms deadline; the retries reuse the lease id, so etcd ends up with one lease.
+      const proxy = await startTcpProxy({ target: etcd.endpoints[0]! });
+      const before = new Set(
+        ((await client.leaseClient.leaseLeases()).leases ?? []).map((l) => String(l.ID)),
+      );
+      const a = new EtcdProvider({ endpoints: [proxy.url], ttlSeconds: 5, requestTimeoutMs: 500 });
+      try {
+        proxy.delayReplies(1500);
+        const fast = setTimeout(() => proxy.delayReplies(0), 700);
+        await a.join(self('a', 'grant'));
+        clearTimeout(fast);
+        const leases = ((await client.leaseClient.leaseLeases()).leases ?? [])
+          .map((l) => String(l.ID))
+          .filter((id) => !before.has(id));
+        const member = (await client.get('/granary/grant/members/a').exec()).kvs[0]!;
+        expect(leases, 'leases granted by the join').to.deep.equal([String(member.lease)]);
+        expect(a.leaseValid()).to.equal(true);
+      } finally {
+        await a.leave();
+        await proxy.close();
+      }
+    });
+
     it('etcd silent past the trust window but holding the lease: fenced, then back on the same lease, incarnation and claims', async () => {
       // Trusted for 2.5 s after each answered send (keep-alive every 500 ms); etcd expires the
       // lease 5 s after the last keep-alive it received. Paused until the member fences (~2-2.5 s),
