@@ -6,6 +6,9 @@ describe('ByteWriter', () => {
     it('agrees with Buffer.byteLength for ASCII, 2-, 3- and 4-byte characters and lone surrogates', () => {
       for (const s of ['', 'future$12', 'größe', '✓ värde', '😀x', 'a\ud800b', '\udc00']) {
         expect(utf8Length(s), s).to.equal(Buffer.byteLength(s));
+        // Long text is measured natively: the same lengths.
+        const long = s.repeat(300) + 'x'.repeat(300);
+        expect(utf8Length(long), `${s} x 300`).to.equal(Buffer.byteLength(long));
       }
     });
   });

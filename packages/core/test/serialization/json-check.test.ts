@@ -3,7 +3,7 @@ import { SerializationError } from '../../src/errors';
 import { Started } from '../../src/messages';
 import { PID } from '../../src/pid';
 import { Props } from '../../src/props';
-import { MAX_JSON_DEPTH } from '../../src/serialization/internal/json-check';
+import { checkJsonDepth, MAX_JSON_DEPTH } from '../../src/serialization/internal/json-check';
 import { decodeJson, encodeJsonText } from '../../src/serialization/internal/json-codec';
 import { rejectionOf, startNode, stopNodes, type TestNode } from '../remote/helpers';
 
@@ -51,6 +51,32 @@ describe('JSON messages at the API', () => {
     >;
     (big.items as Array<Record<string, unknown>>)[1500]!.when = 7n;
     expect(thrown(() => encodeJsonText(big)).path).to.equal('$.items[1500].when');
+  });
+
+  it('counts only brackets outside strings: escaped quotes and backslash runs end a string where JSON does', () => {
+    const deep = (n: number): string => '['.repeat(n) + ']'.repeat(n);
+    const pad = 'x'.repeat(MAX_JSON_DEPTH);
+    const fine = [
+      JSON.stringify({ s: '['.repeat(1000), pad }),
+      JSON.stringify({ s: 'a"b\\"[[[' + '{'.repeat(600), t: '\\', pad }),
+      `[${JSON.stringify('\\'.repeat(7) + '"' + '['.repeat(400))}, "${pad}"]`,
+      deep(MAX_JSON_DEPTH),
+    ];
+    for (const text of fine) expect(() => checkJsonDepth(text), text.slice(0, 40)).to.not.throw();
+    const tooDeep = [
+      deep(MAX_JSON_DEPTH + 1),
+      // After a string ending in an escaped backslash (\\"), the brackets count again.
+      `[${JSON.stringify('x\\')}, ${deep(MAX_JSON_DEPTH)}]`,
+      JSON.stringify({ s: 'q"uote', pad }).slice(0, -1) + `, "n": ${deep(MAX_JSON_DEPTH)}}`,
+    ];
+    for (const text of tooDeep) {
+      JSON.parse(text); // each is JSON
+      expect(thrown(() => checkJsonDepth(text)).message, text.slice(0, 40)).to.contain(
+        'MAX_JSON_DEPTH',
+      );
+    }
+    // The scan keeps no state between texts (its pattern's position is reset after a throw).
+    expect(() => checkJsonDepth(fine[0]!)).to.not.throw();
   });
 
   it(`limits nesting to MAX_JSON_DEPTH (${MAX_JSON_DEPTH}) when encoding and decoding`, () => {
