@@ -242,12 +242,7 @@ export class Cluster implements GrainClusterHandle, HealthSource {
     this.ownership.onBeforeRelease((kind, shard) => this.hosted.drain(kind, shard));
   }
 
-  /**
-   * Validates the options, joins the cluster and claims the shards this member should own;
-   * resolves once those first claims are answered (at most START_CLAIMS_WAIT_MS, 5 s, after
-   * joining: a claim still unanswered then goes on in the background), so a call made right
-   * after it finds its grain's shard held rather than being refused and retried.
-   */
+  /** Validates the options, joins the cluster and starts claiming shards. */
   static async start(options: StartOptions): Promise<Cluster> {
     // An option given as undefined takes its default, as if it were left out.
     const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
@@ -705,7 +700,6 @@ export class Cluster implements GrainClusterHandle, HealthSource {
         () => Object.fromEntries(this.shardCounts),
       );
     }
-    await this.ownership.claimsAnswered(START_CLAIMS_WAIT_MS);
   }
 
   /**
@@ -786,12 +780,6 @@ export class Cluster implements GrainClusterHandle, HealthSource {
     if (this.state === 'stopped') throw new ClusterStoppedError(operation);
   }
 }
-
-/**
- * Longest wait of Cluster.start for the member's first claims to be answered: long enough for a
- * loaded etcd, short enough that a member whose store stalls still starts (and claims later).
- */
-export const START_CLAIMS_WAIT_MS = 5_000;
 
 /** Longest grain identity, in UTF-8 bytes: it travels in every call's target id. */
 export const MAX_IDENTITY_BYTES = 1024;

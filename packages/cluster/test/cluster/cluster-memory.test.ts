@@ -36,20 +36,6 @@ describe('Cluster (MemoryProvider)', () => {
   }
 
   describe('start', () => {
-    it('resolves with the shards it should own already held (default 16,384 shards)', async () => {
-      // A call made right after start must find its shard held, not be refused and retried:
-      // with the default shard count the claims take longer than one turn.
-      const c = await Cluster.start({
-        name: 'test',
-        id: 'solo',
-        provider: new MemoryProvider(table),
-        kinds: [{ name: KIND }],
-      });
-      running.push(c);
-      expect(c.heldShards(KIND)).to.have.length(c.shardCountOf(KIND)!);
-      expect(c.shardCountOf(KIND)).to.equal(16_384);
-    });
-
     it('rejects shardCount < 1, naming shardCount', async () => {
       const err = await Cluster.start({
         name: 'x',
