@@ -29,8 +29,17 @@ class FakeLink {
   listen(l: LinkListener): void {
     this.listener = l;
   }
+  /** Set: the next write finds the stream stuck and closes the link from inside write. */
+  closeOnWrite: Error | undefined;
   write(frame: Buffer): boolean {
     this.frames.push(frame);
+    const lost = this.closeOnWrite;
+    if (lost !== undefined) {
+      this.closeOnWrite = undefined;
+      this.isClosed = true;
+      this.listener!.linkClosed(lost);
+      return false;
+    }
     if (this.full) this.isBlocked = true;
     return true;
   }
@@ -135,6 +144,21 @@ describe('LinkSender: a blocked link', () => {
     for (const id of ['f', 'g']) sender.send(envelope(id));
     sender.linkClosed(new Error('lost'));
     expect(rejected).to.deep.equal(['f', 'g']);
+  });
+
+  it('rejects each waiting envelope once when a write made while draining the backlog closes the link', () => {
+    // StreamLink closes the link from inside write (a stuck stream): close runs while the
+    // backlog is being batched, and must see neither the envelope in hand nor a sent slot.
+    link.full = true;
+    for (const id of ['a', 'b', 'c', 'd', 'e', 'f', 'g']) sender.send(envelope(id));
+    expect(link.sent()).to.deep.equal([['a', 'b']]);
+    link.full = false;
+    link.closeOnWrite = new Error('stuck');
+    link.drain(); // batches c, d: the write of that frame closes the link
+    expect(link.sent().flat()).to.deep.equal(['a', 'b', 'c', 'd']);
+    expect(rejected).to.deep.equal(['e', 'f', 'g']);
+    sender.send(envelope('h')); // after close: rejected, not kept
+    expect(rejected).to.deep.equal(['e', 'f', 'g', 'h']);
   });
 
   it('keeps the backlog of a peer that reads slower than we send, past maxOutboundBytes', () => {

@@ -177,10 +177,15 @@ export class LinkSender implements LinkListener {
     for (; i < waiting.length && !this.link.isBlocked && !this.closed; i++) {
       const env = waiting[i]!;
       waiting[i] = undefined as never; // sent: not kept alive by the backlog
+      // A write below may close the link (a stuck stream) and close() takes the backlog from
+      // head on: it must not see this envelope, now in hand, or the slots already sent.
+      this.head = i + 1;
       this.waitingBytes -= waitingCost(env);
       if (env.deadline !== undefined && env.deadline <= now) this.host.expired(env);
       else if (!this.host.abandoned(env)) this.addToBatch(env);
     }
+    // Closed meanwhile: close() rejected the rest and emptied the backlog.
+    if (this.closed) return;
     if (i === waiting.length) {
       this.waiting = [];
       this.head = 0;
