@@ -123,6 +123,8 @@ export class Cluster implements GrainClusterHandle, HealthSource {
   private readonly sendFailures: LogThrottle;
   private readonly readinessChecks = new Map<string, HealthCheck>();
   private leaseLosses = 0;
+  /** Shard events held while start runs (see emitShardEvent); undefined once delivered. */
+  private startShardEvents: Array<() => void> | undefined = [];
   private readonly releases = new Map<string, Map<string, number>>();
   /** The ops HTTP server (`/livez`, `/readyz`, `/startupz`, `/metrics`), if started. */
   readonly ops: OpsServer | undefined;
@@ -159,13 +161,13 @@ export class Cluster implements GrainClusterHandle, HealthSource {
         acquired: (e) => {
           this.hosted.shardAcquired(e.kind, e.shard);
           this.reminderService?.acquired(e.kind, e.shard, e.epoch);
-          this.events.emit('shard-acquired', e);
+          this.emitShardEvent('shard-acquired', e);
         },
         released: (e) => {
           this.countRelease(e.kind, e.reason);
           this.hosted.shardReleased(e);
           this.reminderService?.released(e.kind, e.shard);
-          this.events.emit('shard-released', e);
+          this.emitShardEvent('shard-released', e);
         },
       },
       logger.child({ component: 'membership' }),
@@ -242,7 +244,12 @@ export class Cluster implements GrainClusterHandle, HealthSource {
     this.ownership.onBeforeRelease((kind, shard) => this.hosted.drain(kind, shard));
   }
 
-  /** Validates the options, joins the cluster and starts claiming shards. */
+  /**
+   * Validates the options, joins the cluster and claims the shards this member should own;
+   * resolves once those first claims are answered (at most START_CLAIMS_WAIT_MS, 5 s, after
+   * joining: a claim still unanswered then goes on in the background), so a call made right
+   * after it finds its grain's shard held rather than being refused and retried.
+   */
   static async start(options: StartOptions): Promise<Cluster> {
     // An option given as undefined takes its default, as if it were left out.
     const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
@@ -308,6 +315,7 @@ export class Cluster implements GrainClusterHandle, HealthSource {
       });
       ops?.setHealth(cluster);
       await cluster.join();
+      cluster.deliverStartShardEvents();
       return cluster;
     } catch (err) {
       // Bad kinds, an insecure remote or a failed join: nothing may keep running.
@@ -700,6 +708,33 @@ export class Cluster implements GrainClusterHandle, HealthSource {
         () => Object.fromEntries(this.shardCounts),
       );
     }
+    await this.ownership.claimsAnswered(START_CLAIMS_WAIT_MS);
+  }
+
+  /**
+   * Emits a shard event, or holds it while start is still running: start waits for the first
+   * claims, so their events would otherwise fire before the caller of start could subscribe.
+   */
+  private emitShardEvent<K extends 'shard-acquired' | 'shard-released'>(
+    event: K,
+    payload: ClusterEvents[K],
+  ): void {
+    if (this.startShardEvents === undefined) this.events.emit(event, payload);
+    else this.startShardEvents.push(() => this.events.emit(event, payload));
+  }
+
+  /**
+   * Delivers the shard events held during start in a later macrotask, so listeners attached
+   * right after `await Cluster.start(...)` (in its continuation) see every acquisition, in
+   * order, as they did when claims were only made after start returned. Later events go straight
+   * to the listeners once the held ones are out.
+   */
+  private deliverStartShardEvents(): void {
+    setImmediate(() => {
+      const held = this.startShardEvents ?? [];
+      this.startShardEvents = undefined;
+      for (const emit of held) emit();
+    });
   }
 
   /**
@@ -780,6 +815,12 @@ export class Cluster implements GrainClusterHandle, HealthSource {
     if (this.state === 'stopped') throw new ClusterStoppedError(operation);
   }
 }
+
+/**
+ * Longest wait of Cluster.start for the member's first claims to be answered: long enough for a
+ * loaded etcd, short enough that a member whose store stalls still starts (and claims later).
+ */
+export const START_CLAIMS_WAIT_MS = 5_000;
 
 /** Longest grain identity, in UTF-8 bytes: it travels in every call's target id. */
 export const MAX_IDENTITY_BYTES = 1024;

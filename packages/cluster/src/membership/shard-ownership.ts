@@ -191,6 +191,28 @@ export class ShardOwnership implements FencedMember {
     this.queue.pushAll();
   }
 
+  /**
+   * Resolves once the claims queued so far have been answered (held, found held by another
+   * member, or failed: a failure is retried on the retry tick, not waited for), or after
+   * `timeoutMs`, whichever comes first. Cluster.start waits on it so a member's first calls find
+   * the shards it can claim already claimed, instead of being refused and retried with backoff.
+   */
+  async claimsAnswered(timeoutMs: number): Promise<void> {
+    let timer: unknown;
+    const timeout = new Promise<void>((resolve) => {
+      timer = this.clock.setTimer(resolve, timeoutMs);
+    });
+    const answered = (async () => {
+      await this.queue.idle();
+      while (this.inflight.size > 0 && !this.stopped) await Promise.allSettled([...this.inflight]);
+    })();
+    try {
+      await Promise.race([answered, timeout]);
+    } finally {
+      this.clock.clearTimer(timer);
+    }
+  }
+
   /** A new topology: claim and release to match it (coalesced with others close in time). */
   topologyChanged(topology: Topology): void {
     // The gates name owners under the newest topology at once (NotOwnerError's hint): until the
