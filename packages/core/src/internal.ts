@@ -18,6 +18,7 @@ export {
 } from './dispatcher';
 export { entryDeadline, entryHeader, entryMessage, entryOf, entrySender } from './entry';
 export { FutureProcess, type ReplySink } from './future-process';
+export { spawnUnlisted } from './internal/actor-context';
 export { retainRuntimeShapes } from './internal/shape-anchor';
 export { promiseSettledBy, type Settlers } from './internal/settlers';
 export { Mailbox } from './mailbox';

@@ -6,8 +6,8 @@ import {
   entryOf,
   entrySender,
   type Entry,
-  type ActorProcess,
   Mailbox,
+  spawnUnlisted,
 } from '@granary/core/internal';
 import {
   ActivationDeniedError,
@@ -348,10 +348,9 @@ export class Activator implements ActivationHost {
     const a = new Activation(this, identity, shard, idleStamp(this.clock), firstDeadline);
     this.table.add(a, hash);
     this.next = a;
-    const system = this.services.system;
-    const pid = system.root.spawn(this.props);
-    // Just spawned here, so the registry answers with its actor (it knows its PID).
-    a.proc = system.registry.get(pid) as ActorProcess;
+    // Not listed in the registry: the activation table is this actor's index (calls reach it
+    // through the kind's router), and the activation stops it when it ends.
+    a.proc = spawnUnlisted(this.services.system, this.props);
     this.next = undefined;
     this.passivation?.add(a);
     return a;

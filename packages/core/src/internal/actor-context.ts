@@ -2,13 +2,14 @@ import type { Context, ReceiveFunc, SendOptions, SenderContext } from '../contex
 import { InvalidArgumentError, SystemShutdownError } from '../errors';
 import { FutureProcess, type RequestOptions } from '../future-process';
 import { POISON_PILL, RECEIVE_TIMEOUT, STARTED, Unwatch, Watch } from '../messages';
-import type { PID } from '../pid';
+import { PID } from '../pid';
 import { entryOf } from '../entry';
 import type { MessageEnvelope, SenderFunc } from '../middleware';
 import type { Entry } from '../process';
 import type { Props } from '../props';
 import type { TimerWheel } from '../timer-wheel';
 import { ActorLifecycle } from './actor-lifecycle';
+import { F_UNLISTED } from './cell-flags';
 import { Envelope } from './envelope';
 import type { Runtime } from './runtime';
 import { deliver, sendEntry } from './deliver';
@@ -40,6 +41,28 @@ export function spawnActor(
   cell.pushSystem(STARTED);
   rt.dispatcher.wake(cell);
   return cell.self;
+}
+
+/**
+ * Starts an actor the registry does not list: it is reached only through the returned process
+ * and its PID (`self`, which caches it; a PID made again from the same id finds nothing). For
+ * runtimes on core that keep their own index of many actors: a grain kind keeps its activations
+ * in its activation table, and listing each in the registry too cost a map insert into the map
+ * of every live actor per activation (13% of the CPU of a local activation, grains-activation;
+ * docs/performance-notes.md) and an entry per idle grain. It is not a top-level actor:
+ * ActorSystem.shutdown neither finds nor waits for it, its owner stops it. It has no parent and
+ * its failures go to the guardian like a top-level actor's.
+ */
+export function spawnUnlisted(rt: Runtime, props: Props): ActorContext {
+  if (rt.isShuttingDown) throw new SystemShutdownError(rt.name);
+  const cell = new ActorContext(rt, props, undefined);
+  const pid = new PID(rt.registry.address, rt.registry.nextId());
+  pid._p = cell;
+  cell.self = pid;
+  cell.flags |= F_UNLISTED;
+  cell.pushSystem(STARTED);
+  rt.dispatcher.wake(cell);
+  return cell;
 }
 
 /** An actor as its `receive` sees it: the cell plus the Context API. */

@@ -14,7 +14,15 @@ import {
 } from '../messages';
 import type { PID } from '../pid';
 import { ActorCell } from './actor-cell';
-import { F_FAILED, F_FINISHING, F_RESTARTING, F_STOPPING, F_SUSPENDED, PAUSED } from './cell-flags';
+import {
+  F_FAILED,
+  F_FINISHING,
+  F_RESTARTING,
+  F_STOPPING,
+  F_SUSPENDED,
+  F_UNLISTED,
+  PAUSED,
+} from './cell-flags';
 import { Envelope } from './envelope';
 import { Failure, RESTART, RESUME_MAILBOX } from './system-messages';
 
@@ -154,7 +162,8 @@ export abstract class ActorLifecycle extends ActorCell {
 
   private finalize(): void {
     const rt = this.runtime;
-    rt.registry.remove(this.self);
+    const unlisted = (this.flags & F_UNLISTED) !== 0;
+    if (!unlisted) rt.registry.remove(this.self);
     rt.dispatcher.retire(this);
     const why = this.terminatedWhy();
     // Never a silent drop: what was still queued is dead-lettered (pending requests reject).
@@ -174,7 +183,7 @@ export abstract class ActorLifecycle extends ActorCell {
       const unwatch = new Unwatch(this.self);
       for (const w of x.watching?.values() ?? []) rt.registry.get(w).sendSystemMessage(w, unwatch);
     }
-    if (this.parent === undefined) rt.topLevelTerminated(this.self);
-    else this.tellTerminated(this.parent, why);
+    if (this.parent !== undefined) this.tellTerminated(this.parent, why);
+    else if (!unlisted) rt.topLevelTerminated(this.self);
   }
 }

@@ -8,4 +8,9 @@ export const F_SUSPENDED = 4;
 export const F_FINISHING = 8;
 /** Stopped by a supervisor after a failure: watchers see `why: 'failed'`. */
 export const F_FAILED = 16;
+/**
+ * Not listed in the registry (spawnUnlisted): reached only through the PID it was given, stopped
+ * by its owner, not a top-level actor that ActorSystem.shutdown waits for.
+ */
+export const F_UNLISTED = 32;
 export const PAUSED = F_STOPPING | F_RESTARTING | F_SUSPENDED;
