@@ -1,4 +1,7 @@
+import type { ExpiredDrops } from '@granary/core';
 import type { OverloadLimit } from './errors';
+import type { DelayReader, LoadShedder } from './load-shedder';
+import type { RetryBudget } from './retry-budget';
 
 /**
  * The overload counters a member keeps as it calls and serves grains (one object per member,
@@ -44,4 +47,33 @@ export interface OverloadStats {
   drops: { send: number; arrival: number; mailbox: number; reply: number };
   /** Retries after OverloadedError (and counted re-sends): spent, and refused by the budget. */
   retries: { spent: number; refusedByBudget: number };
+}
+
+/**
+ * A member's overload figures, as caller (counters, retry budget) and as owner (load shedder),
+ * for one reader of the run-queue delay maximum (each reader resets its own).
+ */
+export function overloadStatsOf(
+  c: OverloadCounters,
+  load: LoadShedder,
+  expired: ExpiredDrops,
+  budget: RetryBudget,
+  reader: DelayReader,
+): OverloadStats {
+  return {
+    outstanding: c.outstanding,
+    pending: load.pending,
+    shedding: load.shedding,
+    sheddingEpisodes: load.episodes,
+    runQueueDelayMs: load.takeMaxDelay(reader),
+    refused: { maxOutstandingCalls: c.refusedOutstanding, ...load.refused },
+    heldBack: c.heldBack,
+    drops: {
+      send: c.droppedBeforeSend + expired.beforeSend,
+      arrival: expired.onArrival,
+      mailbox: c.droppedInMailbox,
+      reply: c.droppedReplies,
+    },
+    retries: { spent: budget.spent, refusedByBudget: budget.refused },
+  };
 }

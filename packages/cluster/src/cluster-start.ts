@@ -1,0 +1,92 @@
+import { InvalidOptionError, type ActorSystem } from '@granary/core';
+import { DEFAULT_CLUSTER_OPTIONS, type ClusterOptions } from './cluster-options';
+import { DEFAULT_GRAINS_OPTIONS, type GrainsOptions } from './grains/grains-options';
+import type { ClusterLogger } from './internal/logger';
+import type { OpsServer } from './ops/ops-server';
+import type { ResolvedOverloadOptions } from './overload/overload-options';
+
+/**
+ * Longest wait of Cluster.start for the member's first claims to be answered: long enough for a
+ * loaded etcd, short enough that a member whose store stalls still starts (and claims later).
+ */
+export const START_CLAIMS_WAIT_MS = 5_000;
+
+/** What Cluster.start takes: the cluster's options and the grains'. */
+export type StartOptions = ClusterOptions & GrainsOptions;
+
+/** Cluster.start's options with their defaults, checked. */
+export type ResolvedStartOptions = StartOptions &
+  typeof DEFAULT_CLUSTER_OPTIONS & { requestTimeoutMs: number };
+
+/** What Cluster.start settled before building the member. */
+export interface ClusterInit {
+  readonly id: string;
+  readonly address: string;
+  readonly system: ActorSystem;
+  /** The cluster made the system (and its remote): it shuts them down with itself. */
+  readonly ownsSystem: boolean;
+  readonly options: ResolvedStartOptions;
+  readonly overload: ResolvedOverloadOptions;
+  /** The member's logger, bound with `{ node }` (parts bind their `component`). */
+  readonly logger: ClusterLogger;
+  /** The ops server, started before the join (undefined without `ops`). */
+  readonly ops: OpsServer | undefined;
+}
+
+/**
+ * Cluster.start's options merged over their defaults and checked.
+ * @throws InvalidOptionError naming the first option out of range.
+ */
+export function resolveStartOptions(options: StartOptions): ResolvedStartOptions {
+  // An option given as undefined takes its default, as if it were left out.
+  const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
+  const merged = {
+    ...DEFAULT_CLUSTER_OPTIONS,
+    ...(given as StartOptions),
+    requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_GRAINS_OPTIONS.requestTimeoutMs,
+  };
+  if (typeof merged.name !== 'string' || merged.name.length === 0 || merged.name.includes('/')) {
+    throw new InvalidOptionError('name', "must be a non-empty string without '/'");
+  }
+  if (!merged.provider) throw new InvalidOptionError('provider', 'is required');
+  if (!(Number.isFinite(merged.claimRetryMs) && merged.claimRetryMs > 0)) {
+    throw new InvalidOptionError('claimRetryMs', `must be > 0, got ${merged.claimRetryMs}`);
+  }
+  if (!(merged.requestTimeoutMs > 0)) {
+    throw new InvalidOptionError('requestTimeoutMs', `must be > 0, got ${merged.requestTimeoutMs}`);
+  }
+  return merged;
+}
+
+/**
+ * Opens the state and reminder stores (each told the member's logger): a store that cannot keep
+ * what it promises (durability) stops the member before it joins.
+ */
+export async function openStores(
+  merged: ResolvedStartOptions,
+  logger: ClusterLogger,
+): Promise<void> {
+  const stateLogger = logger.child({ component: 'state' });
+  const reminderStore = merged.reminders?.store;
+  reminderStore?.useLogger?.(logger.child({ component: 'reminders' }));
+  await Promise.all([
+    ...(merged.stateStores ?? []).map((store) => {
+      store.useLogger?.(stateLogger);
+      return store.open?.();
+    }),
+    reminderStore?.open?.(),
+  ]);
+}
+
+/**
+ * The address this member states: `address` if given, else its system's (unless the system
+ * does not listen), else the remote's advertised `host:port`, else `nonhost`.
+ */
+export function memberAddress(merged: ResolvedStartOptions, system: ActorSystem): string {
+  const remote = merged.remote;
+  return (
+    merged.address ??
+    (system.address === 'nonhost' ? undefined : system.address) ??
+    (remote ? `${remote.advertisedHost ?? remote.host}:${remote.port}` : 'nonhost')
+  );
+}
