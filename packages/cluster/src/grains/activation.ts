@@ -475,7 +475,9 @@ export class Activation implements Actor, TimerOwner {
   private turn(ctx: Context, message: unknown, timer?: ActivationTimer): void | Promise<void> {
     const host = this.host;
     const deadline = ctx.deadline;
-    if (deadline !== undefined && deadline <= host.services.system.clock.now()) {
+    // Read once: it also tells whether a reply made before the turn returns is still wanted.
+    let now = 0;
+    if (deadline !== undefined && deadline <= (now = host.services.system.clock.now())) {
       if (ctx.headers[H_ACK] !== '1') return host.dropped(this);
     }
     const def = host.def;
@@ -504,7 +506,7 @@ export class Activation implements Actor, TimerOwner {
     const timed = watch !== undefined || stats !== undefined;
     const t0 = timed ? clock.monotonic() : 0;
     const headers = ctx.headers;
-    const gctx = new GrainTurnContext(this, ctx, message, headers, false, deadline);
+    const gctx = new GrainTurnContext(this, ctx, message, headers, false, deadline, now);
     let result: unknown;
     try {
       const telemetry = services.telemetry;

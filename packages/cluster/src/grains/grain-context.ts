@@ -109,6 +109,8 @@ export class GrainTurnContext implements GrainContext {
   private readonly due: number;
   private cachedChain: string | undefined = undefined;
   private from: PID | undefined | typeof UNREAD;
+  /** The turn's start time while it runs synchronously; 0 once it awaits (see `expired`). */
+  private startedAt: number;
   /** The turn's trace context (its server span; the activation's span in onActivate). */
   private trace: TraceContext | undefined = undefined;
   /** The turn's server span, ended with the turn. */
@@ -123,9 +125,16 @@ export class GrainTurnContext implements GrainContext {
     lifecycle: boolean,
     /** The call's deadline as it travelled with the request (core's `ctx.deadline`). */
     deadline: number | undefined,
+    /**
+     * Wall-clock time read when the turn started (read only when the call has a deadline): a
+     * reply made before the turn returns is checked against it rather than a new clock read
+     * (see `expired`).
+     */
+    startedAt = 0,
   ) {
     this.due = deadline ?? Infinity;
     this.from = lifecycle ? undefined : UNREAD;
+    this.startedAt = startedAt;
   }
 
   get sender(): PID | undefined {
@@ -155,6 +164,7 @@ export class GrainTurnContext implements GrainContext {
   /** @internal the turn returned a promise: fix the sender before the core context moves on. */
   pin(): void {
     if (this.from === UNREAD) this.from = this.core.sender;
+    this.startedAt = 0; // a reply after an await reads the clock
   }
 
   /**
@@ -308,11 +318,17 @@ export class GrainTurnContext implements GrainContext {
 
   /**
    * True (and counted) when the call's deadline has passed: its caller has given up, so the reply
-   * is not encoded nor sent.
+   * is not encoded nor sent. A reply made before the turn returns is checked against the time
+   * the turn started (its deadline had not passed then): the call expired in the mailbox, if at
+   * all, where the turn's start dropped it; one that runs out during a synchronous turn is
+   * answered anyway, and its caller ignores the late reply. A reply after an await reads the
+   * clock, since an await can take any time.
    */
   private expired(): boolean {
     const due = this.due;
-    if (due === Infinity || due > this.core.system.clock.now()) return false;
+    if (due === Infinity) return false;
+    const now = this.startedAt;
+    if (due > (now !== 0 ? now : this.core.system.clock.now())) return false;
     this.activation.host.services.counters.droppedReplies++;
     return true;
   }
