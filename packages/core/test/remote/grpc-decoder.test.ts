@@ -86,9 +86,7 @@ describe('framedInPlace: a frame with room for gRPC’s prefix is framed without
     expect(framed.readUInt32BE(1)).to.equal(800);
     expect(framed.subarray(5).every((b) => b === 9)).to.equal(true);
     expect(framedInPlace(memory.subarray(6, 100)), 'not at the prefix room').to.equal(undefined);
-    expect(framedInPlace(Buffer.alloc(2000).subarray(5)), 'memory without room').to.equal(
-      undefined,
-    );
+    expect(framedInPlace(Buffer.alloc(2000).subarray(5)), 'memory without room').to.equal(undefined);
     expect(framedInPlace(Buffer.from('small')), 'a pool slice').to.equal(undefined);
   });
 });

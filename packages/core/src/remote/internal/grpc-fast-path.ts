@@ -88,9 +88,7 @@ export function clientSendFastPath(client: grpc.Client): boolean {
       if (handler !== undefined && typeof write === 'function') {
         handler.writeMessage = (message: Buffer, compress: boolean): Promise<Buffer> => {
           const framed = compress ? undefined : framedInPlace(message);
-          return framed !== undefined
-            ? Promise.resolve(framed)
-            : write.call(handler, message, compress);
+          return framed !== undefined ? Promise.resolve(framed) : write.call(handler, message, compress);
         };
       }
       return filter;
@@ -105,9 +103,7 @@ export function clientSendFastPath(client: grpc.Client): boolean {
  */
 export function clientReceiveFastPath(stream: grpc.ClientDuplexStream<Buffer, Buffer>): boolean {
   interface Chain {
-    call?: {
-      call?: { child?: { underlyingCalls?: Array<{ call?: { child?: { decoder?: unknown } } }> } };
-    };
+    call?: { call?: { child?: { underlyingCalls?: Array<{ call?: { child?: { decoder?: unknown } } }> } } };
   }
   const attempts = (stream as unknown as Chain).call?.call?.child?.underlyingCalls;
   if (!Array.isArray(attempts) || attempts.length !== 1) return false;
