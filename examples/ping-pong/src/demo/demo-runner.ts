@@ -132,9 +132,10 @@ export class DemoRunner {
       ['ponger-b', 'ponger'],
       ['pinger', 'pinger'],
     ] as const) {
-      const port = await freePort();
-      if (this.ending) return;
-      this.spawn(name, role, { ...base, GRANARY_PORT: String(port) });
+      // Port 0: each node binds a port the OS picks and announces it through membership. A
+      // port picked here and bound later by the node could be taken in between (seen in CI:
+      // the pinger was handed the port ponger-a had just bound).
+      this.spawn(name, role, { ...base, GRANARY_PORT: '0' });
     }
   }
 
