@@ -1,47 +1,28 @@
-import type * as net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { Clock } from '../clock';
-import { EndpointUnavailableError, type HandshakeError, LinkLostError } from '../errors';
+import { EndpointUnavailableError, type HandshakeError } from '../errors';
 import type { EndpointHost } from './endpoint';
 import { Endpoint } from './endpoint';
-import { ConnectionGuard } from './internal/connection-guard';
-import { channelCredentials, serverCredentials } from './internal/credentials';
+import type { ConnectionGuard } from './internal/connection-guard';
+import { channelCredentials } from './internal/credentials';
 import { EventLog, type RemoteStats } from './internal/event-log';
-import { channelOptions, serverOptions } from './internal/grpc-options';
+import { channelOptions } from './internal/grpc-options';
+import { closeServer, listenServer } from './internal/grpc-server';
+import { reportCorruptFrame, reportViolation } from './internal/link-reports';
 import { LinkRoute } from './internal/link-route';
 import { LinkSender, type LinkSenderHost } from './internal/link-sender';
 import type { RemoteLogger } from './internal/logger';
 import type { OutboundEnvelope } from './internal/outbound-envelope';
 import type { ResolvedRemoteOptions } from './internal/resolve-options';
 import { Acceptor, type AcceptorHost } from './internal/acceptor';
-import type { LinkConfig, LinkViolation, StreamLinkHandlers } from './internal/stream-link';
+import type { LinkConfig, StreamLinkHandlers } from './internal/stream-link';
 import type { StreamLink } from './internal/stream-link';
-import type { WireBatch, WireFrame } from './internal/wire';
-import { CONNECT_METHOD, encodeFrame } from './internal/wire';
+import type { WireFrame } from './internal/wire';
+import { encodeFrame } from './internal/wire';
 import { RemoteTraffic } from './internal/remote-traffic';
+import type { TransportEvents } from './transport-events';
 
-/** How long a graceful server shutdown may wait for peers to end their streams. */
-const SERVER_SHUTDOWN_GRACE_MS = 2000;
-
-const identity = (bytes: Buffer): Buffer => bytes;
-
-/** What the transport hands up to the remote. */
-export interface TransportEvents {
-  /** A batch from an authenticated link; `receivedAt`: Date.now() when the frame arrived. */
-  batch(batch: WireBatch, link: StreamLink, receivedAt: number): void;
-  reject(address: string, env: OutboundEnvelope, error: Error): void;
-  up(address: string): void;
-  down(address: string, error: Error): void;
-  /** An endpoint was removed (down too long, or evicted at maxEndpoints). */
-  removed(endpoint: Endpoint): void;
-  /** True for a request whose requester no longer waits (cancelled, or timed out here). */
-  abandoned(env: OutboundEnvelope): boolean;
-  /** A request dropped unsent: its deadline passed while its link was blocked. */
-  expired(env: OutboundEnvelope): void;
-}
-
-/** @deprecated name of {@link RemoteStats}. */
-export type TransportStats = RemoteStats;
+export type { TransportEvents, TransportStats } from './transport-events';
 
 /**
  * The gRPC side of a node: the server peers dial (behind a ConnectionGuard), and one
@@ -99,8 +80,8 @@ export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHo
     this.linkHandlers = {
       onFrame: (link, frame, receivedAt) => this.onFrame(link, frame, receivedAt),
       onClose: () => undefined,
-      onCorruptFrame: (link, error) => this.onCorruptFrame(link, error),
-      onViolation: (link, error) => this.onViolation(link, error),
+      onCorruptFrame: (link, error) => reportCorruptFrame(this.events, link, error),
+      onViolation: (link, error) => reportViolation(this.events, link, error),
     };
   }
 
@@ -150,30 +131,11 @@ export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHo
       this.memberId = this.config.memberId ?? this.address;
       return this.address;
     }
-    const server = new grpc.Server(serverOptions(this.config.limits));
-    server.addService(
-      {
-        Connect: {
-          path: CONNECT_METHOD,
-          requestStream: true,
-          responseStream: true,
-          requestSerialize: identity,
-          requestDeserialize: identity,
-          responseSerialize: identity,
-          responseDeserialize: identity,
-        },
-      },
-      {
-        Connect: (call: grpc.ServerDuplexStream<Buffer, Buffer>) => this.acceptor.accept(call),
-      },
-    );
-    const injector = server.createConnectionInjector(serverCredentials(this.config.tls));
-    const guard = new ConnectionGuard(
-      this.config.limits,
-      (socket: net.Socket) => injector.injectConnection(socket),
+    const { server, guard, port } = await listenServer(
+      this.config,
+      (call) => this.acceptor.accept(call),
       this.events,
     );
-    const port = await guard.listen(this.config.host, this.config.port);
     this.server = server;
     this.guard = guard;
     this.address = hostPort(this.config.advertisedHost, port);
@@ -294,17 +256,7 @@ export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHo
     this.events.close();
     const server = this.server;
     if (!server) return;
-    await new Promise<void>((resolve) => {
-      const force = setTimeout(() => {
-        server.forceShutdown();
-        resolve();
-      }, SERVER_SHUTDOWN_GRACE_MS);
-      server.tryShutdown(() => {
-        clearTimeout(force);
-        resolve();
-      });
-    });
-    await this.guard?.close();
+    await closeServer(server, this.guard);
   }
 
   /** True while another live authenticated inbound link states this address or member id. */
@@ -333,39 +285,9 @@ export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHo
       endpoint?.drainLink();
       endpoint?.peerLeft();
     } else {
-      this.onCorruptFrame(link, new Error('handshake frame after the handshake'));
+      reportCorruptFrame(this.events, link, new Error('handshake frame after the handshake'));
       link.abort(grpc.status.INVALID_ARGUMENT, 'unexpected handshake frame');
     }
-  }
-
-  private onCorruptFrame(link: StreamLink, error: Error): void {
-    this.events.report(
-      'corruptFrames',
-      'error',
-      { peer: link.peerAddress || undefined, err: error.message },
-      'corrupt remote frame; closing that stream',
-    );
-  }
-
-  private onViolation(link: StreamLink, error: LinkViolation): void {
-    const peer = link.peerAddress || undefined;
-    if (error instanceof LinkLostError) {
-      return this.events.report(
-        'linksLost',
-        'warn',
-        { peer, err: error.message },
-        'remote link is dead though not closed (a healed partition); a new connection replaces it',
-      );
-    }
-    const notReading = error.code === 'ERR_PEER_NOT_READING';
-    this.events.report(
-      notReading ? 'peersNotReading' : 'limitExceeded',
-      'warn',
-      { peer, limit: error.limit, err: error.message },
-      notReading
-        ? 'remote peer is not reading; its link is closed'
-        : 'remote peer exceeded a limit; its link is closed',
-    );
   }
 
   /** Removes endpoints down (or idle after a link) longer than endpointDownTtlMs. */
