@@ -2,14 +2,15 @@ import { expect } from 'chai';
 import { ChunkBuffers } from '../../src/remote/internal/chunk-buffers';
 import { decodeChunk, encodeChunk } from '../../src/remote/internal/link-frames';
 
-describe('ChunkBuffers: chunk memory reused once grpc-js took the chunk', () => {
+describe('ChunkBuffers: chunk memory reused once the chunk was written', () => {
   it('gives views of exactly the bytes asked, reuses a returned buffer, and never hands out a slice of Node’s shared pool', () => {
     const buffers = new ChunkBuffers();
     const small = buffers.take(100, 200);
     expect(small.byteLength).to.equal(100);
-    // Its own allocation of the capacity asked, not a slice of the 8 KiB pool small Buffers share.
-    expect(small.byteOffset, 'own allocation').to.equal(0);
-    expect(small.buffer.byteLength, 'the capacity asked').to.equal(200);
+    // Its own allocation of the capacity asked (and room for gRPC's prefix before the chunk),
+    // not a slice of the 8 KiB pool small Buffers share.
+    expect(small.byteOffset, 'own allocation, the prefix room before it').to.equal(5);
+    expect(small.buffer.byteLength, 'the capacity asked and the prefix').to.equal(205);
     buffers.give(small);
     const again = buffers.take(150, 200);
     expect(again.buffer, 'the returned memory serves the next chunk').to.equal(small.buffer);

@@ -2,6 +2,7 @@ import type { PeerCertificate } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import type { ConnectionGuard } from './connection-guard';
 import type { EventLog } from './event-log';
+import { serverFastPath } from './grpc-fast-path';
 import { LINK_WINDOW_BYTES, resetCall, setCallReceiveLimit, setCallWindow } from './grpc-options';
 import { pingCall } from './path-probe';
 import type { ResolvedRemoteOptions } from './resolve-options';
@@ -97,6 +98,8 @@ export class Acceptor {
         setImmediate(() => host.guard?.dropUnauthenticated(peer));
       }
     };
+    // First, while grpc-js' decoder is between messages (it is replaced, see grpc-fast-path).
+    const fastPaths = serverFastPath(call);
     // Before the handshake a peer may send only a small frame; grpc-js refuses a larger one
     // before buffering it.
     setCallReceiveLimit(call, limits.maxHandshakeBytes, tooLarge('limits.maxHandshakeBytes'));
@@ -141,6 +144,7 @@ export class Acceptor {
       },
       host.linkConfig,
     );
+    link.fastPaths = fastPaths;
     if (host.closing) return link.abort(grpc.status.UNAVAILABLE, 'node is shutting down');
     this.links.add(link);
     this.calls.set(link, call);

@@ -1,3 +1,6 @@
+import { GRPC_PREFIX_BYTES } from './grpc-decoder';
+import { prefixableMemory } from './grpc-frames';
+
 /**
  * Most chunk buffers kept for reuse per process: a link has at most MAX_CHUNK_BYTES_IN_FLIGHT
  * (256 KiB) of chunks written and not yet taken, four 64 KiB chunks, so a few links at once.
@@ -5,11 +8,13 @@
 const MAX_SPARE = 16;
 
 /**
- * Buffers for the chunks of large messages, reused once grpc-js has taken a chunk (its write
- * completed: grpc-js copies every message into its own framed buffer before writing it, on
- * the client and the server side). A new 64 KiB buffer per chunk was 1 MiB of ArrayBuffers
- * per 1 MiB message, and that churn of external memory is what drives V8 into full garbage
- * collections every few messages (remote-large: one every 50-70 ms, pausing the small calls).
+ * Buffers for the chunks of large messages, reused once a chunk's write completed. A new
+ * 64 KiB buffer per chunk was 1 MiB of ArrayBuffers per 1 MiB message, and that churn of
+ * external memory is what drives V8 into full garbage collections every few messages
+ * (remote-large: one every 50-70 ms, pausing the small calls). Each has room for gRPC's
+ * prefix before the chunk, so grpc-js frames it in place instead of copying it (see
+ * grpc-fast-path); a write completes once HTTP/2 wrote it (or, where grpc-js copies, once it
+ * copied it), so the memory is free again then.
  */
 export class ChunkBuffers {
   private readonly spare: Buffer[] = [];
@@ -19,11 +24,12 @@ export class ChunkBuffers {
    * `capacity` bytes (what the link's largest chunk needs).
    */
   take(bytes: number, capacity: number): Buffer {
-    const buffer = this.spare.pop();
-    if (buffer !== undefined && buffer.byteLength >= bytes) return buffer.subarray(0, bytes);
-    // (A spare too small for this link's chunks is dropped.) Never from Node's shared pool:
-    // a small Buffer.allocUnsafe is a slice of memory that other buffers live in.
-    return Buffer.allocUnsafeSlow(Math.max(bytes, capacity)).subarray(0, bytes);
+    let memory = this.spare.pop();
+    // (A spare too small for this link's chunks is dropped.)
+    if (memory === undefined || memory.byteLength - GRPC_PREFIX_BYTES < bytes) {
+      memory = prefixableMemory(Math.max(bytes, capacity));
+    }
+    return memory.subarray(GRPC_PREFIX_BYTES, GRPC_PREFIX_BYTES + bytes);
   }
 
   /**
@@ -32,7 +38,7 @@ export class ChunkBuffers {
    */
   give(chunk: Buffer): void {
     if (this.spare.length >= MAX_SPARE) return;
-    // The whole allocation, not the chunk's view of it (a last chunk may be short).
+    // The whole allocation (its prefix room too), not the chunk's view of it.
     this.spare.push(Buffer.from(chunk.buffer));
   }
 }

@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { EndpointUnavailableError, type HandshakeError } from '../../errors';
 import { ClientHandshake } from './client-handshake';
+import { clientReceiveFastPath, clientSendFastPath } from './grpc-fast-path';
 import type { RemoteLogger } from './logger';
 import { StreamLink, type LinkConfig, type StreamLinkHandlers } from './stream-link';
 import { CONNECT_METHOD, encodeFrame } from './wire';
@@ -46,8 +47,10 @@ export interface Dial {
 export function dial(address: string, host: DialHost, on: DialCallbacks): Dial {
   let client: grpc.Client;
   let stream: grpc.ClientDuplexStream<Buffer, Buffer>;
+  let sendFast = false;
   try {
     client = new grpc.Client(address, host.credentials, host.channelOptions);
+    sendFast = clientSendFastPath(client);
     stream = client.makeBidiStreamRequest(CONNECT_METHOD, identity, identity);
   } catch (err) {
     // An address grpc cannot even parse: unreachable like any other, never a throw into send().
@@ -86,6 +89,8 @@ export function dial(address: string, host: DialHost, on: DialCallbacks): Dial {
         state = 'open';
         clearTimeout(timer);
         l.peerMemberId = step.memberId;
+        // Only now is grpc-js' decoder there (the call got its connection).
+        l.fastPaths = { send: sendFast, receive: clientReceiveFastPath(stream) };
         l.authenticate();
         on.open(l);
       },

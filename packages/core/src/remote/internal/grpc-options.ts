@@ -1,5 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { ResolvedRemoteLimits } from '../remote-limits';
+import { FAST_PATH_CHANNEL_OPTIONS } from './grpc-fast-path';
 
 /**
  * Keepalive pings on every connection: a peer that vanished without closing (host crash,
@@ -49,6 +50,7 @@ export function channelOptions(
     'grpc.max_send_message_length': -1,
     'grpc.max_metadata_size': limits.maxMetadataBytes,
     'grpc.enable_retries': 0,
+    ...FAST_PATH_CHANNEL_OPTIONS,
     'grpc.use_local_subchannel_pool': 1,
     'grpc.keepalive_time_ms': KEEPALIVE_TIME_MS,
     'grpc.keepalive_timeout_ms': KEEPALIVE_TIMEOUT_MS,

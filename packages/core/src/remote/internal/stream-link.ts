@@ -3,6 +3,8 @@ import { SYSTEM_CLOCK, type Clock } from '../../clock';
 import { LinkLostError, type PeerNotReadingError, RemoteLimitError } from '../../errors';
 import { NO_FRAME_LIMITS, type FrameLimits } from './batch-decoder';
 import { ASSEMBLY_BUFFERS, ChunkAssembler } from './chunk-assembler';
+import { RECEIVE_BUFFERS } from './grpc-decoder';
+import type { FastPaths } from './grpc-fast-path';
 import { decodeChunk, decodeCredit } from './link-frames';
 import type { FrameStream, LinkListener } from './link-types';
 import { LinkWriter, type WriterLimits } from './link-writer';
@@ -79,6 +81,8 @@ export class StreamLink {
   peerAddress: string;
   /** The member id the peer stated in its handshake (once authenticated). */
   peerMemberId = '';
+  /** Whether grpc-js frames this link's chunks in place and joins large messages in reused memory. */
+  fastPaths: FastPaths = { send: false, receive: false };
   /** What lives as long as the link: its sender, the route back over it. */
   private readonly listeners: LinkListener[] = [];
   private closed = false;
@@ -250,6 +254,8 @@ export class StreamLink {
         const chunk = decodeChunk(bytes);
         if (chunk !== undefined) {
           const joined = this.assembler.add(chunk);
+          // Its data is copied into the frame: the memory grpc-js decoded it into is free.
+          RECEIVE_BUFFERS.give(bytes);
           if (joined === undefined) return;
           this.assembled.add(joined);
           frame = joined;
