@@ -2,10 +2,13 @@ import { SYSTEM_CLOCK, type Clock } from '@granary/core';
 import type { Topology } from './topology';
 
 /**
- * Quiet time after a topology event before the placement pass runs, when events are rare: a
- * failover pays this once.
+ * Delay of the placement pass after a lone topology event (none in the BURST_WINDOW_MS before):
+ * none. A failover pays it on its critical path (the dead member's key goes, its ranges are
+ * claimed once the pass ran), and 20 ms here made grains-failover's last grain answer ~20-40 ms
+ * later (the callers' backoff then missed the claim by one more step). An event that follows
+ * within the window is coalesced with the ones after it (PASS_BURST_QUIET_MS).
  */
-export const PASS_QUIET_MS = 20;
+export const PASS_QUIET_MS = 0;
 /**
  * Quiet time when the previous event came less than BURST_WINDOW_MS earlier (a join storm, a
  * rolling deploy, many members re-registering at once): events a few hundred ms apart are

@@ -202,7 +202,7 @@ describe('Cluster (MemoryProvider)', () => {
       );
       const b = await start('b');
       const both = [a, b];
-      // The drain starts with the placement pass after the topology event (coalesced: ~20 ms).
+      // The drain starts with the placement pass after the topology event (at once for a lone one).
       await firstDrain;
       await waitForClusters(both, () => b.topology.members.length === 2, 'b sees both');
       const moving = [...draining.keys()];

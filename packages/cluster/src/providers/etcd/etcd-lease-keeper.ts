@@ -88,7 +88,7 @@ export class EtcdLeaseKeeper {
    * hands it to the lease thread. A grant whose answer was lost (a deadline: etcd may have
    * granted it) is retried with the same attempt: etcd then answers that the lease exists, and
    * it is this member's, trusted from the first attempt's send time (no later than etcd's grant).
-   * So a slow etcd never leaves granted leases nobody keeps.
+   * So a slow etcd never leaves granted leases nobody keeps. `timeoutMs`: this attempt's deadline.
    */
   static async grant(
     client: Etcd3,
@@ -96,6 +96,7 @@ export class EtcdLeaseKeeper {
     logger: ClusterLogger,
     events: LeaseKeeperEvents,
     attempt: GrantAttempt,
+    timeoutMs = options.requestTimeoutMs,
   ): Promise<EtcdLeaseKeeper> {
     const sentAt = performance.now();
     attempt.firstSentAt ??= sentAt;
@@ -105,7 +106,7 @@ export class EtcdLeaseKeeper {
     try {
       const res = await client.leaseClient.leaseGrant(
         { TTL: options.ttlSeconds, ID: attempt.id },
-        { deadline: Date.now() + options.requestTimeoutMs },
+        { deadline: Date.now() + timeoutMs },
       );
       if (Number(res.TTL) !== options.ttlSeconds) {
         logger.warn(

@@ -5,7 +5,7 @@ import { Listeners } from '../../internal/listeners';
 import type { ClusterLogger } from '../../internal/logger';
 import type { JoinRequest, LeaseHealth } from '../cluster-provider';
 import type { EtcdKeys } from './etcd-keys';
-import { JOIN_BACKOFF_INITIAL_MS, JOIN_BACKOFF_MAX_MS } from './etcd-join-retry';
+import { JOIN_BACKOFF_INITIAL_MS, JOIN_BACKOFF_MAX_MS, type JoinBudget } from './etcd-join-retry';
 import {
   EtcdLeaseKeeper,
   newGrantAttempt,
@@ -91,14 +91,15 @@ export class EtcdMemberLease {
   }
 
   /**
-   * Registers, retrying with jittered backoff until `deadline` (join) or forever
-   * (re-registration, which also waits `firstDelayMs` before its first attempt). One lease serves
-   * every attempt while it lives (kept alive meanwhile): in a join storm a registration can fail
-   * several times (a deadline, a race on a kind spec), and a grant per attempt would be a lease
-   * per attempt.
+   * Registers, retrying with jittered backoff within the join's `budget` (renewed when the lease
+   * is granted and when the member key is written), or forever without one (re-registration,
+   * which also waits `firstDelayMs` before its first attempt). One lease serves every attempt
+   * while it lives (kept alive meanwhile): in a join storm a registration can fail several times
+   * (a deadline, a race on a kind spec), and a grant per attempt would be a lease per attempt.
+   * Each failed attempt gives the next request a longer deadline (JoinBudget.attemptTimeoutMs).
    */
   async register(
-    deadline: number,
+    budget?: JoinBudget,
     backoff = new JitteredBackoff(JOIN_BACKOFF_INITIAL_MS, JOIN_BACKOFF_MAX_MS),
     firstDelayMs = 0,
   ): Promise<void> {
@@ -111,20 +112,25 @@ export class EtcdMemberLease {
         if (this.host.stopped()) throw new NotJoinedError('register');
         try {
           if (lease?.gone) lease = undefined;
-          lease ??= await this.grant();
-          if (await this.registerOn(lease)) {
+          const timeoutMs = budget?.attemptTimeoutMs(attempt) ?? options.requestTimeoutMs;
+          if (!lease) {
+            lease = await this.grant(timeoutMs);
+            budget?.progress();
+          }
+          if (await this.registerOn(lease, timeoutMs)) {
             lease = undefined; // in use
             this.registeredAt = Date.now();
+            budget?.progress();
           }
           return; // registered, or stopped meanwhile (the lease is given up below)
         } catch (err) {
           if (this.host.stopped()) throw err;
           // A join that conflicts with the cluster's configuration fails at once; a
           // re-registration keeps trying (the conflicting member may leave), saying why.
-          if (err instanceof JoinRefusedError && Number.isFinite(deadline)) throw err;
+          if (err instanceof JoinRefusedError && budget) throw err;
           const delay = backoff.next();
           const endpoints = options.endpoints.join(', ');
-          if (Date.now() + delay >= deadline) {
+          if (budget && Date.now() + delay >= budget.deadline) {
             throw new JoinTimeoutError(
               `could not join cluster '${this.host.self('join').cluster}' through etcd at ${endpoints} within ` +
                 `${options.joinTimeoutMs} ms (joinTimeoutMs) after ${attempt} attempts: ${(err as Error).message}`,
@@ -173,7 +179,7 @@ export class EtcdMemberLease {
    * Revokes stale leases, then grants a lease and starts keeping it alive (not trusted yet). A
    * grant that failed is retried under the same attempt (the same lease id).
    */
-  private async grant(): Promise<EtcdLeaseKeeper> {
+  private async grant(timeoutMs: number): Promise<EtcdLeaseKeeper> {
     const client = this.host.client('join');
     await this.revokeStale(client);
     this.grantAttempt ??= newGrantAttempt();
@@ -186,6 +192,7 @@ export class EtcdMemberLease {
         restored: () => this.restored(lease),
       },
       this.grantAttempt,
+      timeoutMs,
     );
     this.grantAttempt = undefined;
     lease.keep();
@@ -197,12 +204,11 @@ export class EtcdMemberLease {
    * process with this id, is waited out) and puts the lease in use. False if the provider
    * stopped meanwhile (the caller gives the lease up).
    */
-  private async registerOn(lease: EtcdLeaseKeeper): Promise<boolean> {
+  private async registerOn(lease: EtcdLeaseKeeper, timeoutMs: number): Promise<boolean> {
     const client = this.host.client('join');
     const self = this.host.self('join');
     const keys = this.host.keys('join');
     const value = this.host.memberValue();
-    const timeoutMs = this.host.options.requestTimeoutMs;
     const incarnation = await registerMember(client, keys, self, value, lease.id, timeoutMs);
     if (this.host.stopped()) return false;
     // etcd expired it while the member key was written (its loss was reported to nobody).
@@ -274,7 +280,7 @@ export class EtcdMemberLease {
         { fenceStreak: this.fenceStreak, firstDelayMs: Math.round(firstDelayMs) },
         're-registering after a fence',
       );
-    void this.register(Number.POSITIVE_INFINITY, backoff, firstDelayMs).then(
+    void this.register(undefined, backoff, firstDelayMs).then(
       () => {
         if (!this.host.stopped()) this.healthListeners.emit('lease-restored');
       },

@@ -51,8 +51,10 @@ export interface EtcdProviderOptions {
    */
   maxLoopStallMs?: number;
   /**
-   * How long join() retries (with backoff) while etcd is unreachable before it throws
-   * JoinTimeoutError.
+   * How long join() retries (with backoff) while etcd answers none of its steps before it throws
+   * JoinTimeoutError. Each step etcd answers (the lease granted, the member key written) gives the
+   * next one this long again, so a slow but working etcd (a join storm) does not fail a join; each
+   * retried request waits longer for its answer (requestTimeoutMs doubled per failure, up to 4 x).
    * @default 10000
    */
   joinTimeoutMs?: number;

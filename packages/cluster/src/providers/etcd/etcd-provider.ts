@@ -20,7 +20,7 @@ import {
 } from './etcd-provider-options';
 import { EtcdCompactor } from './etcd-compactor';
 import { encodeNote } from './etcd-notes';
-import { retryUntil } from './etcd-join-retry';
+import { JoinBudget, retryUntil } from './etcd-join-retry';
 import { EtcdMemberLease } from './etcd-member-lease';
 import { LeaseThread } from './lease/lease-thread';
 import { EtcdTopologyWatch, type ReceivedNote } from './etcd-topology-watch';
@@ -111,11 +111,11 @@ export class EtcdProvider implements ClusterProvider {
     };
     const client = new Etcd3(etcdOptions);
     this.client = client;
-    const deadline = Date.now() + this.options.joinTimeoutMs;
+    const budget = new JoinBudget(this.options.joinTimeoutMs, this.options.requestTimeoutMs);
     // The lease thread boots while the lease is granted and the member key written, not after.
     LeaseThread.get().warm();
     try {
-      await this.registration.register(deadline);
+      await this.registration.register(budget);
       const watch = new EtcdTopologyWatch(
         this.client,
         this.keys,
@@ -125,10 +125,10 @@ export class EtcdProvider implements ClusterProvider {
       );
       watch.topologyListeners.add((t) => this.topologyListeners.emit(t));
       watch.noteListeners.add((n) => this.receiveNote(n));
-      // Retried like the registration: in a join storm (128 members starting at once) etcd may
-      // answer the first read after the request deadline, and one slow read must not fail a
-      // join that already registered.
-      await retryUntil(deadline, () => watch.start(), {
+      // Retried like the registration, with a budget of its own (the registration renewed it):
+      // in a join storm (128 members starting at once) etcd may answer the first read after the
+      // request deadline, and one slow read must not fail a join that already registered.
+      await retryUntil(budget, (timeoutMs) => watch.start(timeoutMs), {
         what: 'read the topology',
         endpoints: this.options.endpoints,
         joinTimeoutMs: this.options.joinTimeoutMs,

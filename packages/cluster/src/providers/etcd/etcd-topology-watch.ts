@@ -44,8 +44,8 @@ export class EtcdTopologyWatch {
   }
 
   /** Loads the members and starts watching from the revision after the load. */
-  async start(): Promise<void> {
-    const revision = await this.load();
+  async start(readTimeoutMs = this.requestTimeoutMs): Promise<void> {
+    const revision = await this.load(readTimeoutMs);
     const notes = this.keys.notesTo(this.selfId);
     this.stream = new EtcdWatchStream(
       this.client,
@@ -86,10 +86,10 @@ export class EtcdTopologyWatch {
    * Reads every member key and replaces the member table with it (at start, and when the watch's
    * resume point was compacted away); returns the read's revision.
    */
-  private async load(): Promise<number> {
+  private async load(timeoutMs = this.requestTimeoutMs): Promise<number> {
     const res = await this.client.kv.range(
       { key: Buffer.from(this.keys.members), range_end: prefixEnd(this.keys.members) },
-      { deadline: Date.now() + this.requestTimeoutMs },
+      { deadline: Date.now() + timeoutMs },
     );
     const before = new Set(this.members.keys());
     this.members.clear();
