@@ -1,6 +1,6 @@
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { LogThrottle, type ActorSystem, type PID } from '@granary/core';
-import type { ClusterInit } from './cluster-start';
+import { START_CLAIMS_WAIT_MS, type ClusterInit } from './cluster-start';
 import type { GrainCallOptions, GrainClusterHandle, GrainSendOptions } from './grains/grain';
 import { GrainCaller } from './grains/grain-caller';
 import { HostedGrains } from './grains/hosted-grains';
@@ -295,6 +295,7 @@ export abstract class ClusterMember implements GrainClusterHandle {
         () => Object.fromEntries(this.shardCounts.own),
       );
     }
+    await this.ownership.claimsAnswered(START_CLAIMS_WAIT_MS);
   }
 
   /**

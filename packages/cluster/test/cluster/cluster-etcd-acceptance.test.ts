@@ -94,6 +94,30 @@ describe('Cluster on etcd, nodes as processes (acceptance)', function () {
     await expectNoOrphans(three);
   });
 
+  it("a lone member reports each shard's acquisition once, those landed while start ran included", async () => {
+    // Cluster.start waits for the first claims, so a lone member holds every shard when it
+    // returns; their events are held and delivered after it. A node that also listed the shards
+    // held at start reported each twice, and 'acquired once' below failed whenever a claim
+    // landed before start returned.
+    const one = await spawn('n1');
+    await waitForViews([one], () => viewsAgree([one], KIND, SHARDS, 1), 'n1 holds every shard');
+    // A barrier: the node answers this after every line it wrote before (stdout keeps order).
+    const from = one.node.lines.length;
+    one.node.send({ cmd: 'state' });
+    await one.node.waitFor((d) => d.type === 'state', 5000, from);
+    for (let s = 0; s < SHARDS; s++) {
+      expect(
+        one.acquiredEpochs.get(s),
+        `shard ${s}: epochs of n1's 'acquired' lines`,
+      ).to.have.length(1);
+    }
+    // The test's own watch on the claims may trail the node's view by a moment.
+    const puts = () => log!.events.filter((e) => e.type === 'Put' && e.holder === 'n1');
+    for (let i = 0; i < 50 && puts().length < SHARDS; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(puts(), 'claims n1 wrote to etcd (watched for up to 5 s)').to.have.length(SHARDS);
+  });
+
   it('a 4th member: ~1/4 of shards move, each once; the others keep owner and epoch', async () => {
     const three = await Promise.all([spawn('n1'), spawn('n2'), spawn('n3')]);
     await waitForViews(three, () => viewsAgree(three, KIND, SHARDS, 3), 'three agree');
@@ -112,12 +136,16 @@ describe('Cluster on etcd, nodes as processes (acceptance)', function () {
       } else {
         moved++;
         expect(a.holder).to.equal('n4');
-        expect(fourth.acquiredCount.get(s), `shard ${s} acquired once by n4`).to.equal(1);
+        expect(
+          fourth.acquiredCount.get(s),
+          `shard ${s} acquired once by n4 (epochs ${fourth.acquiredEpochs.get(s)?.join(', ')})`,
+        ).to.equal(1);
       }
     }
     for (const v of three) {
       for (const [s, count] of v.acquiredCount) {
-        expect(count, `${v.id} did not re-acquire shard ${s}`).to.equal(
+        const epochs = v.acquiredEpochs.get(s)?.join(', ');
+        expect(count, `${v.id} did not re-acquire shard ${s} (epochs ${epochs})`).to.equal(
           acquiredBefore.get(v.id)!.get(s),
         );
       }

@@ -12,6 +12,11 @@ export class NodeView {
   topology: Topology = { version: 0, members: [] };
   readonly held = new Map<number, number>();
   readonly acquiredCount = new Map<number, number>();
+  /**
+   * Epoch of each 'acquired' line per shard, in order: a shard acquired again has a new epoch; the
+   * same epoch twice is one acquisition reported twice.
+   */
+  readonly acquiredEpochs = new Map<number, number[]>();
   leaseLost = 0;
   leaseRestored = 0;
   /** receivedAt of the line that last changed this view. */
@@ -44,6 +49,10 @@ export class NodeView {
           d.shard as number,
           (this.acquiredCount.get(d.shard as number) ?? 0) + 1,
         );
+        this.acquiredEpochs.set(d.shard as number, [
+          ...(this.acquiredEpochs.get(d.shard as number) ?? []),
+          d.epoch as number,
+        ]);
         break;
       case 'released':
         this.held.delete(d.shard as number);
