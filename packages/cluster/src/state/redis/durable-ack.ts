@@ -17,6 +17,8 @@ export class DurabilityShortfall extends StateStoreError {
 interface Waiter {
   /** The connection generation the batch's script was sent and answered on. */
   connection: number;
+  /** A read: the WAIT must cover what it saw, whichever connection wrote it (see after()). */
+  read: boolean;
   resolve: () => void;
   reject: (err: Error) => void;
 }
@@ -30,6 +32,14 @@ interface Waiter {
  * WAIT covers the writes of the connection it is sent on, so it must go out on the connection
  * that carried the batch (ioredis resends a script after NOSCRIPT, so only its reply proves the
  * write went out): a batch whose connection was replaced in between fails instead.
+ *
+ * Reads too (with a `fenceKey`): what a read found may be a write of another connection whose
+ * own WAIT fell short, stored on the primary and on no replica. WAIT waits for the replication
+ * offset Redis recorded for the asking connection: after its last command up to Redis 7.0, but
+ * from 7.2 (with WAITAOF) only after its last command that propagated a write, so there a read
+ * alone is covered by nothing. Before the WAIT of a batch with reads, one INCR of the fence key
+ * (the same connection, after the reads) moves that offset past everything the reads saw; the
+ * replication stream is in order, so a replica that acknowledged the fence has all of it.
  */
 export class DurableAck {
   private waiting: Waiter[] = [];
@@ -42,6 +52,8 @@ export class DurableAck {
     private readonly timeoutMs: number,
     /** The current connection generation (grows on every close). */
     private readonly connection: () => number,
+    /** The key a batch with reads INCRs before its WAIT; without one, reads are refused. */
+    private readonly fenceKey?: string,
   ) {}
 
   /** True when batches need a WAIT or WAITAOF after them. */
@@ -50,10 +62,16 @@ export class DurableAck {
     return plan.replicas > 0 || plan.waitAof;
   }
 
-  /** Resolves once the writes answered on `connection` are durable per the plan. */
-  after(connection: number): Promise<void> {
+  /**
+   * Resolves once the writes answered on `connection` are durable per the plan; with `read`,
+   * also everything a read answered on it found (the batch's WAIT then follows a fence write).
+   */
+  after(connection: number, read = false): Promise<void> {
+    if (read && this.fenceKey === undefined) {
+      return Promise.reject(new Error('DurableAck: reads need a fenceKey'));
+    }
     return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ connection, resolve, reject });
+      this.waiting.push({ connection, read, resolve, reject });
       if (!this.inFlight && !this.scheduled) {
         // A batch's replies settle together, each in its own microtask: wait for all of them.
         this.scheduled = true;
@@ -86,7 +104,18 @@ export class DurableAck {
     }
     this.inFlight = true;
     const { replicas, waitAof } = this.plan();
-    const command = waitAof
+    // Sent before the WAIT on the same connection, so Redis runs it first (see the class doc).
+    const fence = batch.some((w) => w.read)
+      ? this.client.incr(this.fenceKey!).then(
+          () => undefined,
+          (err: unknown) => {
+            throw new DurabilityShortfall(
+              `could not write the fence that makes WAIT cover a read (${err instanceof Error ? err.message : String(err)})`,
+            );
+          },
+        )
+      : undefined;
+    const waited = waitAof
       ? this.client.call('WAITAOF', 1, 0, this.timeoutMs).then((reply) => {
           const [local] = reply as number[];
           if (!(local! >= 1)) {
@@ -102,6 +131,8 @@ export class DurableAck {
             );
           }
         });
+    // Both settle before the batch does: a fence that failed leaves the WAIT proving nothing.
+    const command = fence === undefined ? waited : Promise.all([fence, waited]);
     command
       .then(() => {
         // A client that resends unanswered commands after a reconnect may have run the WAIT on

@@ -107,7 +107,12 @@ export class RedisCommands {
     const outcome = op === 'read' || op === 'open' ? '' : '; the outcome is unknown';
     // Before the StateStoreError pass-through: a shortfall is one, and must not reach callers.
     if (err instanceof DurabilityShortfall) {
-      return new StateUnavailableError(kind, id, op, `${message}${outcome}`, { cause: err });
+      // A read's shortfall: what it found may be a write no replica has (not served).
+      const detail =
+        op === 'read'
+          ? `what Redis holds is not on the replicas yet, so it is not served: ${message}`
+          : `${message}${outcome}`;
+      return new StateUnavailableError(kind, id, op, detail, { cause: err });
     }
     if (err instanceof StateStoreError) return err;
     const isReply = err instanceof Error && err.name === 'ReplyError';

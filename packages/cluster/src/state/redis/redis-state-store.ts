@@ -168,6 +168,7 @@ export class RedisStateStore implements StateStore {
         () => this.gate.plan,
         o.durabilityTimeoutMs,
         () => this.commands.connection,
+        this.keys.fence,
       );
     }
     this.ledger = new LossLedger(o.stateLostPolicy, this.logger);
@@ -233,7 +234,7 @@ export class RedisStateStore implements StateStore {
     const key = this.keyOf(kind, id);
     for (let attempt = 0; ; attempt++) {
       const [state, v, lost] = await this.run(kind, id, 'read', () =>
-        this.client.hmgetBuffer(key, 's', 'v', 'l'),
+        this.durableRead(this.client.hmgetBuffer(key, 's', 'v', 'l')),
       );
       const version = v === null ? null : Number(v);
       // After the policy accepted a loss (or a write raced a mark) the grain is read again, once.
@@ -330,6 +331,23 @@ export class RedisStateStore implements StateStore {
     const connection = this.commands.connection;
     return sent.then((reply) =>
       reply[0] === REPLY_OK ? ack.after(connection).then(() => reply) : reply,
+    );
+  }
+
+  /**
+   * A read's reply, once what it found is durable as the plan asks. Without this a read could
+   * serve a write whose own WAIT fell short (stored on the primary only, never acknowledged):
+   * the grain would answer from it and its version would be taken as acknowledged, so a
+   * failover that drops it would be reported as lost state. Finding nothing needs no wait.
+   */
+  private durableRead(sent: Promise<(Buffer | null)[]>): Promise<(Buffer | null)[]> {
+    const ack = this.ack;
+    if (ack === undefined || !ack.active) return sent;
+    const connection = this.commands.connection;
+    return sent.then((reply) =>
+      reply.every((field) => field === null)
+        ? reply
+        : ack.after(connection, true).then(() => reply),
     );
   }
 

@@ -1,8 +1,9 @@
 /**
  * The Redis keys of one store: a grain's hash `<prefix>{<kind>/<id>}` (a hash tag, so on Redis
  * Cluster everything of one grain is in one slot; the kind escaped, so kind 'a/b' + id 'c'
- * differs from 'a' + 'b/c'), the identity marker `<prefix>store` and the set of grains marked
- * lost `<prefix>lost` (neither contains `{`, so no grain key can collide with them).
+ * differs from 'a' + 'b/c'), the identity marker `<prefix>store`, the set of grains marked
+ * lost `<prefix>lost` and the read fence `<prefix>fence` (none contains `{`, so no grain key can
+ * collide with them).
  */
 export class StateKeys {
   private readonly kindKeys = new Map<string, string>();
@@ -10,10 +11,16 @@ export class StateKeys {
   readonly identity: string;
   /** The grain keys marked lost, for stateLoss() (advisory: the marks are authoritative). */
   readonly lostIndex: string;
+  /**
+   * A counter INCRed before the WAIT that covers reads (`'replicated'`, `'fsync'` with WAITAOF):
+   * a write on the reading connection, so the WAIT covers what the reads found (durable-ack.ts).
+   */
+  readonly fence: string;
 
   constructor(private readonly prefix: string) {
     this.identity = `${prefix}store`;
     this.lostIndex = `${prefix}lost`;
+    this.fence = `${prefix}fence`;
   }
 
   /** The key of one grain's hash. */
