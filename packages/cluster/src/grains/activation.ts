@@ -8,29 +8,22 @@ import {
   type Actor,
   type Clock,
   type Context,
-  type PID,
   type TimerWheel,
 } from '@granary/core';
-import { entryOf, type ActorProcess, type Entry } from '@granary/core/internal';
-import { PersistentState } from '../state/persistent-state';
+import { entryOf, type ActorProcess } from '@granary/core/internal';
 import { context as otelContext, type Context as TraceContext } from '@opentelemetry/api';
+import { startTurnSpan } from '../telemetry/grain-spans';
 import {
-  startActivationSpan,
-  startDeactivationSpan,
-  startTurnSpan,
-  traceFields,
-  type SpanScope,
-} from '../telemetry/grain-spans';
-import { endSpan, failSpan } from '../telemetry/telemetry';
+  Deactivate,
+  Rare,
+  type ActivationHost,
+  type ActivationTurn,
+  type HeldMessage,
+  type HostedActivation,
+} from './activation-host';
 import type { DeactivationReason, Grain } from './grain';
-import { GrainTurnContext, grainErrorOf, type TurnHost } from './grain-context';
-import {
-  ActivationState,
-  GRAIN_STATE,
-  isRuntimeStateError,
-  runtimeStateError,
-  type GrainState,
-} from './grain-state';
+import { GrainTurnContext } from './grain-context';
+import type { GrainState } from './grain-state';
 import {
   ActivationTimerSet,
   TimerTick,
@@ -39,88 +32,11 @@ import {
 } from './grain-timers';
 import { errorNameOf, type KindStats } from './grain-stats';
 import { H_ACK } from './internal/call-headers';
-import type { TurnWatch, WatchedTurn } from './turn-watch';
+import { deactivate } from './internal/activation-end';
+import { isPromise } from './internal/thenable';
+import { activate } from './internal/activation-start';
 
-/** A message held for an activation that is deactivating (delivered to the next one). */
-export interface HeldMessage {
-  /** The call's core entry (message, sender, headers). */
-  entry: Entry;
-  /** A send: acknowledged once accepted; the grain sees its `sender` option as the sender. */
-  ack: boolean;
-}
-
-/** Ends an activation: posted by the activator behind every message already routed to it. */
-export class Deactivate {
-  constructor(readonly reason: DeactivationReason) {}
-}
-
-/** Activation ids: the member's random prefix and a counter, so they never repeat. */
-let idSeq = 0;
-
-/**
- * The per-kind host an activation talks to: the kind's Activator (its definition, its shard
- * gate, the member's services, and the activation lifecycle).
- */
-export interface ActivationHost extends TurnHost {
-  /** onActivate is about to run (the activation log). */
-  activated(a: Activation): void;
-  /** onActivate finished (`error`: it failed) after `ms` (metrics; undefined when not timed). */
-  activationDone(a: Activation, ms: number | undefined, error: unknown): void;
-  /** A turn finished; `influencing`: it counts as activity for passivation. */
-  turnEnded(a: Activation, influencing: boolean): void;
-  /** A call expired in the mailbox and was dropped without a turn. */
-  dropped(a: Activation): void;
-  /** Asks `a` to end after the messages already routed to it. */
-  requestDeactivate(a: Activation, reason: DeactivationReason): void;
-  /** onDeactivate ran: the activation is over. */
-  ended(a: Activation, reason: DeactivationReason): void;
-  /** Answers `to` with NotOwnerError for `identity` (this member no longer serves the shard). */
-  notOwner(to: PID | undefined, identity: string, shard: number): void;
-  /** Watches awaiting turns (undefined when the kind has neither longTurnMs nor turnTimeoutMs). */
-  readonly watch: TurnWatch<ActivationTurn> | undefined;
-  /** A synchronous turn took `ms`, past the kind's longTurnMs. */
-  longTurn(a: Activation, ms: number, running: boolean): void;
-  /** Answers `to` with TurnTimeoutError: the activation's stuck turn still runs. */
-  stuckReply(a: Activation, to: PID | undefined): void;
-  /** Served-turn statistics (undefined unless enabled: the admin API turns them on). */
-  readonly stats: KindStats | undefined;
-}
-
-/** An awaiting turn of an activation, as the kind's TurnWatch follows it. */
-export interface ActivationTurn extends WatchedTurn {
-  readonly activation: Activation;
-}
-
-/** What few activations need: allocated on first use, so an idle grain does not carry it. */
-class Rare {
-  /** Held while deactivating (bounded by the kind's mailbox capacity). */
-  held: HeldMessage[] | undefined = undefined;
-  /** Resolved when the activation has ended (drain waits on it). */
-  endWaiters: Array<() => void> | undefined = undefined;
-  /**
-   * onActivate (or the state load) failed: every message gets this error until the activation
-   * ends (a GrainError, or the runtime's state error as it is).
-   */
-  failure: Error | undefined = undefined;
-  /** The state the kind declares, once loaded (the grain's GRAIN_STATE). */
-  state: ActivationState<unknown> | undefined = undefined;
-  /** Reentrant turns still awaiting. */
-  running = 0;
-  /** The activation id, once read. */
-  id: string | undefined = undefined;
-  /** Deactivate was refused by a full mailbox: posted again after the next turn. */
-  deferred: DeactivationReason | undefined = undefined;
-  quiet: (() => void) | undefined = undefined;
-  /** A long turn of this activation was logged (once per activation). */
-  longLogged = false;
-  /** How long a turn found stuck (past turnTimeoutMs) had run then, while it still runs. */
-  stuckRunningMs: number | undefined = undefined;
-  /** ctx.timers, once used. */
-  timers: ActivationTimerSet | undefined = undefined;
-  /** The trace context of the call that started the activation (its span's parent). */
-  traceParent: TraceContext | undefined = undefined;
-}
-
+/** Core lifecycle messages an activation ignores (its own lifecycle is Started and Deactivate). */
 function isLifecycle(m: unknown): boolean {
   return (
     m instanceof Stopping ||
@@ -131,34 +47,8 @@ function isLifecycle(m: unknown): boolean {
   );
 }
 
-/**
- * Left of a first call's time for its answer to travel back: what onActivate (and a state load)
- * gives up early so that its failure reaches the caller as itself (StateUnavailableError)
- * within the caller's deadline, not as the caller's own timeout. A tenth of the time left, at
- * most this.
- */
-const ACTIVATION_REPLY_MARGIN_MS = 250;
-
-/**
- * The deadline of an activation's onActivate and state load: the cluster's requestTimeoutMs
- * from now, and never past the first caller's deadline less a margin for the reply.
- */
-export function activationDeadline(
-  services: { system: { clock: { now(): number } }; activationTimeoutMs: number },
-  firstDeadline: number,
-): number {
-  const now = services.system.clock.now();
-  const own = now + services.activationTimeoutMs;
-  if (!Number.isFinite(firstDeadline)) return own;
-  const margin = Math.min(ACTIVATION_REPLY_MARGIN_MS, Math.max(0, firstDeadline - now) / 10);
-  return Math.min(own, firstDeadline - margin);
-}
-
-function isPromise(v: unknown): v is Promise<unknown> {
-  return (
-    v !== null && typeof v === 'object' && typeof (v as { then?: unknown }).then === 'function'
-  );
-}
+/** Activation ids: the member's random prefix and a counter, so they never repeat. */
+let idSeq = 0;
 
 /**
  * One activation of one grain on this member, and the core actor that runs it (one object per
@@ -175,12 +65,12 @@ function isPromise(v: unknown): v is Promise<unknown> {
  * still serves the shard (`canServe`), so a fenced member stops at once. Grain errors never
  * reach core supervision: they are replies.
  */
-export class Activation implements Actor, TimerOwner {
+export class Activation implements Actor, TimerOwner, HostedActivation {
   state: 'active' | 'deactivating' = 'active';
   /** The core actor running the grain: calls are posted into its mailbox without a lookup. */
   proc!: ActorProcess;
-  /** The grain instance (made when Started runs). */
-  private grain: Grain | undefined = undefined;
+  /** @internal the grain instance (made when Started runs). */
+  grain: Grain | undefined = undefined;
   /** Messages posted to the actor and not yet finished. */
   inflight = 0;
   /** idleStamp() of the last message that influences idle time. */
@@ -188,12 +78,13 @@ export class Activation implements Actor, TimerOwner {
   /** Neighbours in the kind's idle list (ordered by lastActivity). */
   prevIdle: Activation | undefined = undefined;
   nextIdle: Activation | undefined = undefined;
-  private rare: Rare | undefined = undefined;
+  /** @internal what few activations need (see Rare). */
+  rare: Rare | undefined = undefined;
   /**
-   * The deadline of the call that started it (epoch ms, undefined: none); onActivate answers
-   * before it. Cleared when activation starts.
+   * @internal the deadline of the call that started it (epoch ms, undefined: none); onActivate
+   * answers before it. Cleared when activation starts.
    */
-  private firstDeadline: number | undefined;
+  firstDeadline: number | undefined;
   /** Number part of the activation id (the string is built on first read: one less per grain). */
   private readonly seq: number;
 
@@ -334,135 +225,12 @@ export class Activation implements Actor, TimerOwner {
   receive(ctx: Context): void | Promise<void> {
     const message = ctx.message;
     if (message !== null && typeof message === 'object') {
-      if (message instanceof Deactivate) return this.deactivate(ctx, message.reason);
-      if (message instanceof Started) return this.activate(ctx);
+      if (message instanceof Deactivate) return deactivate(this, ctx, message.reason);
+      if (message instanceof Started) return activate(this, ctx);
       if (message instanceof TimerTick) return this.turn(ctx, message, message.timer);
       if (isLifecycle(message)) return;
     }
     return this.turn(ctx, message);
-  }
-
-  /**
-   * Loads the kind's state if it declares one, then runs onActivate; synchronous (no awaited
-   * turn) unless either is asynchronous.
-   */
-  private activate(ctx: Context): void | Promise<void> {
-    const host = this.host;
-    host.activated(this);
-    const services = host.services;
-    const telemetry = services.telemetry;
-    const scope = telemetry.tracing
-      ? startActivationSpan(telemetry, this, this.rare?.traceParent)
-      : undefined;
-    const clock = services.system.clock;
-    const t0 = services.timed ? clock.monotonic() : undefined;
-    const firstDeadline = this.firstDeadline;
-    // Only the first turn needs it: an idle grain keeps no boxed number.
-    this.firstDeadline = undefined;
-    let grain: Grain;
-    try {
-      grain = this.grain = host.def.factory();
-    } catch (err) {
-      return this.activationEnded(t0, scope, err, true);
-    }
-    // Most grains declare neither state nor onActivate: no closure, no deadline per activation.
-    if (host.def.state === undefined && grain.onActivate === undefined) {
-      return this.activationEnded(t0, scope, undefined, false);
-    }
-    const deadline = activationDeadline(services, firstDeadline ?? Infinity);
-    const done = (err: unknown): void => this.activationEnded(t0, scope, err, false);
-    const failed = (err: unknown): void => this.activationEnded(t0, scope, err, true);
-    if (host.def.state !== undefined) {
-      // The state read is a child of the activation's span.
-      const load =
-        scope === undefined
-          ? this.loadState(grain, deadline)
-          : otelContext.with(scope.context, () => this.loadState(grain, deadline));
-      return load.then(
-        () => this.runOnActivate(ctx, grain, deadline, scope, done, failed),
-        (err: unknown) => failed(runtimeStateError(err)),
-      );
-    }
-    return this.runOnActivate(ctx, grain, deadline, scope, done, failed);
-  }
-
-  /** Activation over: `failed` when the factory, the state load or onActivate threw. */
-  private activationEnded(
-    t0: number | undefined,
-    scope: SpanScope | undefined,
-    err: unknown,
-    failed: boolean,
-  ): void {
-    if (failed) this.activationFailed(err, scope);
-    const clock = this.host.services.system.clock;
-    this.host.activationDone(this, t0 === undefined ? undefined : clock.monotonic() - t0, err);
-    if (scope !== undefined) endSpan(scope.span, err);
-  }
-
-  private runOnActivate(
-    ctx: Context,
-    grain: Grain,
-    deadline: number,
-    scope: SpanScope | undefined,
-    done: (err: unknown) => void,
-    failed: (err: unknown) => void,
-  ): void | Promise<void> {
-    if (grain.onActivate === undefined) return done(undefined);
-    let pending: unknown;
-    try {
-      const gctx = new GrainTurnContext(this, ctx, undefined, undefined, true, deadline);
-      if (scope === undefined) pending = grain.onActivate(gctx);
-      else {
-        gctx.traced(scope.context, undefined);
-        pending = otelContext.with(scope.context, grain.onActivate, grain, gctx);
-      }
-    } catch (err) {
-      return failed(err);
-    }
-    if (!isPromise(pending)) return done(undefined);
-    return pending.then(() => done(undefined), failed);
-  }
-
-  /**
-   * Loads the state the kind declares, under the shard epoch of this activation (captured now:
-   * a drain must still be able to save under it), and hands the grain its handle.
-   */
-  private async loadState(grain: Grain, deadline: number): Promise<void> {
-    const host = this.host;
-    const def = host.def;
-    const declared = def.state!;
-    const epoch = host.gate.epochOf(this.shard);
-    const ps = new PersistentState<unknown>({
-      store: declared.store,
-      kind: def.name,
-      id: this.identity,
-      codec: declared.codec,
-      epoch: () => epoch,
-      initial: declared.initial,
-      telemetry: host.services.state,
-    });
-    await ps.load(deadline);
-    const handle = new ActivationState(ps, () => host.requestDeactivate(this, 'state-conflict'));
-    (this.rare ??= new Rare()).state = handle;
-    Object.defineProperty(grain, GRAIN_STATE, { value: handle, configurable: true });
-  }
-
-  private activationFailed(err: unknown, scope: SpanScope | undefined): void {
-    const host = this.host;
-    const kind = host.def.name;
-    (this.rare ??= new Rare()).failure = isRuntimeStateError(err)
-      ? (err as Error)
-      : grainErrorOf(kind, this.identity, err);
-    host.services.logger.warn(
-      {
-        err,
-        grain: `${kind}/${this.identity}`,
-        activationId: this.id,
-        ...traceFields(scope?.span),
-      },
-      'grain activation failed',
-    );
-    host.requestDeactivate(this, 'activation-failed');
   }
 
   /**
@@ -573,73 +341,5 @@ export class Activation implements Actor, TimerOwner {
 
   private counted(stats: KindStats, ms: number, error: unknown, failed: boolean): void {
     stats.turn(this.identity, ms, failed ? errorNameOf(error) : undefined);
-  }
-
-  /**
-   * Runs onDeactivate (after reentrant turns still awaiting), then saves the kind's state if it
-   * persists on deactivation; synchronous when there is nothing to wait for.
-   */
-  private deactivate(ctx: Context, reason: DeactivationReason): void | Promise<void> {
-    const r = this.rare;
-    if (r !== undefined && r.running > 0) {
-      return new Promise<void>((resolve) => (r.quiet = resolve)).then(() =>
-        this.deactivate(ctx, reason),
-      );
-    }
-    const state = r?.failure === undefined ? r?.state : undefined;
-    const save = state !== undefined && this.host.def.state?.persistOnDeactivate === true;
-    const telemetry = this.host.services.telemetry;
-    const scope = telemetry.tracing ? startDeactivationSpan(telemetry, this, reason) : undefined;
-    const pending = this.runOnDeactivate(reason, scope);
-    if (!save && pending === undefined) return this.end(ctx, reason, scope);
-    return (async () => {
-      await pending;
-      if (save) {
-        await state.saveIfChanged().catch((err) => this.deactivateFailed(err, reason, scope));
-      }
-      this.end(ctx, reason, scope);
-    })();
-  }
-
-  /** The grain's onDeactivate (failures logged): a promise only when it is asynchronous. */
-  private runOnDeactivate(
-    reason: DeactivationReason,
-    scope: SpanScope | undefined,
-  ): Promise<void> | undefined {
-    const grain = this.grain;
-    if (this.rare?.failure !== undefined || grain?.onDeactivate === undefined) return undefined;
-    let pending: unknown;
-    try {
-      pending =
-        scope === undefined
-          ? grain.onDeactivate(reason)
-          : otelContext.with(scope.context, grain.onDeactivate, grain, reason);
-    } catch (err) {
-      this.deactivateFailed(err, reason, scope);
-    }
-    if (!isPromise(pending)) return undefined;
-    return pending.then(
-      () => undefined,
-      (err: unknown) => this.deactivateFailed(err, reason, scope),
-    );
-  }
-
-  private deactivateFailed(
-    err: unknown,
-    reason: DeactivationReason,
-    scope: SpanScope | undefined,
-  ): void {
-    if (scope !== undefined) failSpan(scope.span, err);
-    this.host.services.logger.error(
-      { err, grain: `${this.host.def.name}/${this.identity}`, reason, ...traceFields(scope?.span) },
-      'onDeactivate failed',
-    );
-  }
-
-  private end(ctx: Context, reason: DeactivationReason, scope: SpanScope | undefined): void {
-    this.rare?.timers?.cancelAll();
-    scope?.span.end();
-    this.host.ended(this, reason);
-    ctx.stop(ctx.self);
   }
 }

@@ -6,7 +6,6 @@ import {
   entryOf,
   entrySender,
   type Entry,
-  Mailbox,
   spawnUnlisted,
 } from '@granary/core/internal';
 import {
@@ -17,7 +16,8 @@ import {
 } from '../errors';
 import type { ShardGate } from '../membership/fencing';
 import { OverloadedError, type OverloadLimit } from '../overload/errors';
-import { Activation, Deactivate, type ActivationHost, type ActivationTurn } from './activation';
+import { Activation } from './activation';
+import { Deactivate, type ActivationHost, type ActivationTurn } from './activation-host';
 import type { DeactivationReason } from './grain';
 import { ActivationTable } from './internal/activation-table';
 import { replyToOf } from './internal/call-headers';
@@ -26,6 +26,7 @@ import type { KindDefinition } from './kind';
 import type { KindStats } from './grain-stats';
 import { Passivation, idleStamp } from './passivation';
 import { TurnWatch } from './turn-watch';
+import { turnStuck } from './internal/stuck-turn';
 
 /** Core's entry helpers as module-level aliases (a CommonJS import is a getter per read). */
 const messageOf = entryMessage;
@@ -94,8 +95,9 @@ export class Activator implements ActivationHost {
             services.system.clock,
             def.longTurnMs,
             def.turnTimeoutMs,
-            (turn, ms) => this.longTurn(turn.activation, ms, true),
-            (turn, ms) => this.stuck(turn.activation, ms),
+            // Every watched turn is an Activation's (activation.ts makes them).
+            (turn, ms) => this.longTurn(turn.activation as Activation, ms, true),
+            (turn, ms) => turnStuck(this, turn.activation as Activation, ms),
           )
         : undefined;
   }
@@ -199,53 +201,6 @@ export class Activator implements ActivationHost {
       to,
       new TurnTimeoutError(def.name, a.identity, def.turnTimeoutMs, a.stuckMs!),
     );
-  }
-
-  /**
-   * A blocking turn ran past turnTimeoutMs: the calls queued behind it fail now, and so will
-   * those that arrive while it runs (deliver); the activation deactivates when the turn ends and
-   * stays in the table until then, so no second activation of the identity can start.
-   */
-  private stuck(a: Activation, ms: number): void {
-    if (a.stuckMs !== undefined) return;
-    a.stuckMs = ms;
-    this.timedOutTurns++;
-    this.services.logger.warn(
-      {
-        grain: `${this.def.name}/${a.identity}`,
-        activationId: a.id,
-        runningMs: Math.round(ms),
-        turnTimeoutMs: this.def.turnTimeoutMs,
-      },
-      'grain turn stuck past turnTimeoutMs: its queued calls fail; it deactivates when the turn ends',
-    );
-    const proc = a.proc;
-    let deactivate: Deactivate | undefined;
-    // A local actor is its mailbox (core's ActorCell extends Mailbox): take its queue as it is.
-    if (proc instanceof Mailbox) {
-      for (const entry of proc.drainUser() as Entry[]) {
-        const m = messageOf(entry);
-        if (m instanceof Deactivate) {
-          deactivate = m;
-          continue;
-        }
-        a.inflight--;
-        this.queued--;
-        this.services.load.pending--;
-        this.stuckReply(a, senderOf(entry));
-      }
-    }
-    if (deactivate !== undefined) proc.post(proc.self, entryOf(deactivate), false);
-    else if (a.state === 'active') this.requestDeactivate(a, 'turn-timeout');
-    else {
-      const deferred = a.deferredDeactivate;
-      if (
-        deferred !== undefined &&
-        proc.post(proc.self, entryOf(new Deactivate(deferred)), false)
-      ) {
-        a.deferDeactivate(undefined);
-      }
-    }
   }
 
   /** Asks an activation to end after the messages already routed to it. Idempotent. */

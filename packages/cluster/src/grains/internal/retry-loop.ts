@@ -7,7 +7,7 @@ import {
 } from '../../errors';
 import type { CallerLoad } from '../../overload/caller-load';
 import type { OverloadedError } from '../../overload/errors';
-import type { CallerDeps } from '../grain-caller';
+import type { CallerDeps } from './caller-deps';
 import { setbackOf, type Setback } from './call-outcome';
 import type { GrainCall } from './grain-call';
 import type { GrainRef, LocalRoutes } from './grain-refs';
