@@ -3,7 +3,7 @@ import { prefixableMemory } from './grpc-frames';
 
 /**
  * Most chunk buffers kept for reuse per process: a link has at most MAX_CHUNK_BYTES_IN_FLIGHT
- * (256 KiB) of chunks written and not yet taken, four 64 KiB chunks, so a few links at once.
+ * (64 KiB, one chunk) of chunks written and not yet taken, so enough for many links at once.
  */
 const MAX_SPARE = 16;
 
