@@ -1,33 +1,27 @@
 import { SYSTEM_CLOCK, type Clock } from '@granary/core';
-import { LeaseLostError } from '../errors';
 import type { ClusterLogger } from '../internal/logger';
-import { firstShardOf, rangePositions, type KindShards } from '../placement/kind-ranges';
+import { rangePositions } from '../placement/kind-ranges';
 import { placementOf } from '../placement/owner-of';
 import type { ClaimReleased, ClusterProvider } from '../providers/cluster-provider';
+import { ClusterTelemetry } from '../telemetry/telemetry';
 import { auditClaims } from './claim-audit';
-import type { ShardAcquired, ShardReleased, ShardReleaseReason } from './cluster-events';
 import { ClaimGate, type FencedMember, type ShardGate } from './fencing';
-import { KindClaims, type ClaimStats, type Holder } from './kind-claims';
+import type { ClaimStats, Holder, KindClaims } from './kind-claims';
 import { PassScheduler } from './pass-scheduler';
-import { EMPTY_TOPOLOGY, type Topology } from './topology';
-import { WorkQueue } from './work-queue';
-import { ROOT_CONTEXT, type Span } from '@opentelemetry/api';
 import {
-  ATTR_CLAIM_RANGE,
-  ATTR_GRAIN_KIND,
-  ATTR_OUTCOME,
-  ATTR_REASON,
-  ATTR_SHARD,
-  ATTR_SHARD_EPOCH,
-} from '../telemetry/attributes';
-import { ClusterTelemetry, endSpan } from '../telemetry/telemetry';
+  ShardClaims,
+  type BeforeReleaseHook,
+  type OwnedKind,
+  type ShardOwnershipEvents,
+} from './shard-claims';
+import type { Topology } from './topology';
 
-/** Span names of shard claims and releases. */
-const SPAN_CLAIM = 'granary.shard.claim';
-const SPAN_RELEASE = 'granary.shard.release';
-
-/** Runs before this member releases a shard on rebalance or graceful shutdown (drain grains). */
-export type BeforeReleaseHook = (kind: string, shard: number) => void | Promise<void>;
+export {
+  MAX_CLAIMS_IN_FLIGHT,
+  type BeforeReleaseHook,
+  type OwnedKind,
+  type ShardOwnershipEvents,
+} from './shard-claims';
 
 /**
  * Retry ticks a claim must linger (same holder, same epoch) before the waiting member asks its
@@ -36,30 +30,6 @@ export type BeforeReleaseHook = (kind: string, shard: number) => void | Promise<
 const LET_GO_AFTER_TICKS = 2;
 /** The audit of this member's claims in the store runs every this many retry ticks. */
 const AUDIT_EVERY_TICKS = 10;
-
-/** Callbacks of ShardOwnership. */
-export interface ShardOwnershipEvents {
-  acquired(e: ShardAcquired): void;
-  released(e: ShardReleased): void;
-}
-
-/** A kind this member hosts, as ShardOwnership needs it. */
-export interface OwnedKind {
-  name: string;
-  shards: KindShards;
-}
-
-/**
- * Claims in flight at once (started, not answered); the reconcile queue waits above it. The
- * provider sends a few transactions of 64 claims at a time (etcd's TxnWindow: at most 4), so a
- * member starting alone with 2 kinds x 16,384 ranges held all 32,768 claims in memory at once (an
- * async call, a promise, keys and closures each) for its first second or two. V8 sizes its old
- * generation from what a full GC finds alive, and its first full GC fell in that window: it found
- * 44-54 MiB alive instead of 24, and the node (issue 26's overload benchmark) then piled up to
- * ~190 MiB of heap before its next full GC instead of ~90 (RSS +75-110 MiB over idle instead of
- * +35). 1,024 keeps the provider fed (4 x 64 claims in flight, 3 windows waiting).
- */
-export const MAX_CLAIMS_IN_FLIGHT = 1024;
 
 /**
  * Eager claiming, per claim range: after a topology change, claim each range this member is now
@@ -80,62 +50,29 @@ export const MAX_CLAIMS_IN_FLIGHT = 1024;
  * placement with the last one and queues only the ranges that changed; the queue is worked in
  * turns of at most TURN_BUDGET_MS.
  */
-export class ShardOwnership implements FencedMember {
-  private readonly kinds = new Map<string, KindClaims>();
-  private readonly list: KindClaims[];
+export class ShardOwnership extends ShardClaims implements FencedMember {
   private readonly gates = new Map<string, ShardGate>();
-  private readonly hooks = new Set<BeforeReleaseHook>();
-  private readonly inflight = new Set<Promise<void>>();
-  /** Releases that failed in the store; retried so the claim does not linger until lease expiry. */
-  private readonly orphans = new Map<string, { kind: string; range: number; epoch: number }>();
-  private readonly queue: WorkQueue;
-  /** Claims started and not settled (the queue pauses at MAX_CLAIMS_IN_FLIGHT). */
-  private claiming = 0;
   private readonly passes: PassScheduler;
-  /** The newest topology (FencedMember); claims follow it once its placement pass has run. */
-  topology: Topology = EMPTY_TOPOLOGY;
-  /** Whether `topology` lists this member (see reconcile). */
-  private selfListed = false;
-  /** True before start, while the lease is lost and after stop (FencedMember). */
-  fenced = true;
-  private leaving = false;
-  private stopped = false;
-  /** Bumped on lease loss: results of operations started under an older lease are dropped. */
-  private generation = 0;
   /** The retry tick's timer (the clock's handle) while started. */
   private retryTimer: unknown;
   private ticks = 0;
   private auditing = false;
   private auditAgain = false;
-  /**
-   * Failed claims and releases since the last retry tick, logged once per tick: with thousands
-   * of ranges, one line per range would bury the log when the store is unreachable.
-   */
-  private readonly failures = new Map<string, { count: number; last: Record<string, unknown> }>();
 
   constructor(
-    private readonly provider: ClusterProvider,
-    private readonly selfId: string,
+    provider: ClusterProvider,
+    selfId: string,
     kinds: ReadonlyArray<OwnedKind>,
-    private readonly events: ShardOwnershipEvents,
-    private readonly logger: ClusterLogger,
+    events: ShardOwnershipEvents,
+    logger: ClusterLogger,
     private readonly claimRetryMs: number,
     /** The member's clock: the retry tick and the coalescing of placement passes run on it. */
     private readonly clock: Clock = SYSTEM_CLOCK,
     /** Spans of claims and releases. */
-    private readonly telemetry: ClusterTelemetry = ClusterTelemetry.DISABLED,
+    telemetry: ClusterTelemetry = ClusterTelemetry.DISABLED,
   ) {
-    this.list = kinds.map((k) => new KindClaims(k.name, k.shards));
-    for (const k of this.list) {
-      this.kinds.set(k.name, k);
-      this.gates.set(k.name, new ClaimGate(k, this));
-    }
-    this.queue = new WorkQueue(
-      this.list.map((k) => k.ranges),
-      (i, r) => this.reconcile(this.list[i], r),
-      undefined,
-      () => this.claiming >= MAX_CLAIMS_IN_FLIGHT,
-    );
+    super(provider, selfId, kinds, events, logger, telemetry);
+    for (const k of this.list) this.gates.set(k.name, new ClaimGate(k, this));
     this.passes = new PassScheduler((t) => this.applyPlacement(t), clock);
   }
 
@@ -362,192 +299,6 @@ export class ShardOwnership implements FencedMember {
     });
   }
 
-  /** A queued claim is still worth sending: same lease generation, range still desired. */
-  private stillWanted(k: KindClaims, range: number, generation: number): boolean {
-    return generation === this.generation && !this.stopped && this.desired(k, range);
-  }
-
-  private desired(k: KindClaims, range: number): boolean {
-    return !this.fenced && !this.leaving && k.desired[range] === 1;
-  }
-
-  private reconcile(k: KindClaims, range: number): void {
-    if (this.stopped) return;
-    if (k.busy[range]) {
-      k.again[range] = 1;
-      return;
-    }
-    const mine = this.desired(k, range);
-    const held = k.epochs[range] > 0;
-    if (mine && !held) this.track(this.claimOp(k, range));
-    else if (!mine && held) {
-      // A topology without this member while its lease is valid is not current (e.g. read
-      // before its own key): nobody else can take the range meanwhile, so keep it rather than
-      // hand its grains off.
-      if (!this.leaving && !this.selfListed) return;
-      this.track(this.releaseOp(k, range, this.leaving ? 'shutdown' : 'rebalance'));
-    } else if (!mine) k.waiting.delete(range);
-  }
-
-  /** The span of one claim or release of a range, when tracing is on. */
-  private span(name: string, k: KindClaims, range: number): Span | undefined {
-    if (!this.telemetry.tracing) return undefined;
-    const attributes = {
-      [ATTR_GRAIN_KIND]: k.name,
-      [ATTR_SHARD]: firstShardOf(range, k.shards),
-      [ATTR_CLAIM_RANGE]: range,
-    };
-    return this.telemetry.startSpan(name, 0 /* INTERNAL */, attributes, ROOT_CONTEXT);
-  }
-
-  private async claimOp(k: KindClaims, range: number): Promise<void> {
-    k.busy[range] = 1;
-    this.claiming++;
-    const generation = this.generation;
-    const span = this.span(SPAN_CLAIM, k, range);
-    let failure: unknown;
-    try {
-      const result = await this.provider.claim(k.name, range, () =>
-        this.stillWanted(k, range, generation),
-      );
-      if ('abandoned' in result) {
-        // Not sent: the range stopped being this member's while the claim was queued. Settle
-        // reconciles it once more (dropping a stale wait on it, or claiming if wanted again).
-        span?.setAttribute(ATTR_OUTCOME, 'abandoned');
-        k.again[range] = 1;
-        return;
-      }
-      if ('epoch' in result) {
-        k.stats.acquired++;
-        span?.setAttributes({ [ATTR_OUTCOME]: 'acquired', [ATTR_SHARD_EPOCH]: result.epoch });
-      } else {
-        k.stats.conflicts++;
-        span?.setAttribute(ATTR_OUTCOME, 'conflict');
-      }
-      if (generation !== this.generation || this.stopped) return;
-      if ('epoch' in result) {
-        k.waiting.delete(range);
-        k.epochs[range] = result.epoch;
-        k.forEachShard(range, (shard) =>
-          this.events.acquired({ kind: k.name, shard, epoch: result.epoch }),
-        );
-      } else {
-        const before = k.waiting.get(range);
-        const same =
-          before?.member === result.heldBy &&
-          result.holderEpoch !== undefined &&
-          before.epoch === result.holderEpoch;
-        k.waiting.set(range, {
-          member: result.heldBy,
-          epoch: result.holderEpoch,
-          seen: same ? before.seen + 1 : 1,
-        });
-      }
-    } catch (err) {
-      k.stats.failed++;
-      failure = err;
-      if (generation === this.generation && !(err instanceof LeaseLostError)) {
-        this.failed('shard claims failed; retrying', { err, kind: k.name, range });
-        if (!k.waiting.has(range)) k.waiting.set(range, { member: '', epoch: undefined, seen: 0 });
-      }
-    } finally {
-      if (span !== undefined) endSpan(span, failure);
-      this.claiming--;
-      this.settle(k, range);
-      if (this.claiming < MAX_CLAIMS_IN_FLIGHT) this.queue.resume();
-    }
-  }
-
-  private async releaseOp(k: KindClaims, range: number, reason: ShardReleaseReason): Promise<void> {
-    k.busy[range] = 1;
-    const epoch = k.epochs[range];
-    const span = this.span(SPAN_RELEASE, k, range);
-    span?.setAttributes({ [ATTR_REASON]: reason, [ATTR_SHARD_EPOCH]: epoch });
-    try {
-      const shards: number[] = [];
-      k.forEachShard(range, (s) => shards.push(s));
-      for (const hook of [...this.hooks]) {
-        for (const shard of shards) {
-          try {
-            await hook(k.name, shard);
-          } catch (err) {
-            this.logger.error(
-              { err, kind: k.name, shard },
-              'before-release hook failed; releasing',
-            );
-          }
-        }
-      }
-      if (k.epochs[range] !== epoch) return; // lost meanwhile (lease lost): nothing to release
-      this.drop(k, range, reason);
-      await this.releaseInStore(k.name, range, epoch, this.desiredOwner(k, range));
-    } finally {
-      span?.end();
-      this.settle(k, range);
-    }
-  }
-
-  /** The range's desired owner under the current topology, if it is another member. */
-  private desiredOwner(k: KindClaims, range: number): string | undefined {
-    const placement = placementOf(this.topology);
-    const id = placement.owner(placement.kind(k.name), range)?.id;
-    return id === this.selfId ? undefined : id;
-  }
-
-  private async releaseInStore(
-    kind: string,
-    range: number,
-    epoch: number,
-    to?: string,
-  ): Promise<void> {
-    try {
-      await this.provider.release(kind, range, epoch, to);
-      this.orphans.delete(`${kind}/${range}`);
-    } catch (err) {
-      this.failed('shard releases failed; retrying', { err, kind, range, epoch });
-      this.orphans.set(`${kind}/${range}`, { kind, range, epoch });
-    }
-  }
-
-  /** Releases a claim the store holds for this member that it did not know of (k: our kind). */
-  private async releaseStrayOp(
-    k: KindClaims | undefined,
-    kind: string,
-    range: number,
-  ): Promise<void> {
-    if (k) k.busy[range] = 1;
-    try {
-      this.logger.warn({ kind, range }, 'releasing a claim this member did not know of');
-      await this.provider.releaseStray?.(kind, range);
-    } catch (err) {
-      this.logger.warn(
-        { err, kind, range },
-        'could not release a stray claim; the next audit retries',
-      );
-    } finally {
-      if (k) this.settle(k, range);
-    }
-  }
-
-  private settle(k: KindClaims, range: number): void {
-    k.busy[range] = 0;
-    if (k.again[range]) {
-      k.again[range] = 0;
-      this.reconcile(k, range);
-    }
-  }
-
-  private drop(k: KindClaims, range: number, reason: ShardReleaseReason): void {
-    const epoch = k.epochs[range];
-    k.epochs[range] = 0;
-    k.forEachShard(range, (shard) => this.events.released({ kind: k.name, shard, epoch, reason }));
-  }
-
-  private track(op: Promise<void>): void {
-    this.inflight.add(op);
-    void op.finally(() => this.inflight.delete(op));
-  }
-
   /** The next retry tick, `claimRetryMs` from now (it does not keep the process alive). */
   private scheduleRetry(): void {
     this.retryTimer = this.clock.setTimer(() => {
@@ -556,14 +307,6 @@ export class ShardOwnership implements FencedMember {
       this.scheduleRetry();
     }, this.claimRetryMs);
     (this.retryTimer as { unref?: () => void } | null)?.unref?.();
-  }
-
-  private failed(what: string, fields: Record<string, unknown>): void {
-    const f = this.failures.get(what);
-    if (f) {
-      f.count++;
-      f.last = fields;
-    } else this.failures.set(what, { count: 1, last: fields });
   }
 
   private retry(): void {

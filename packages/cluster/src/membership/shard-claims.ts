@@ -1,0 +1,300 @@
+import { ROOT_CONTEXT, type Span } from '@opentelemetry/api';
+import { LeaseLostError } from '../errors';
+import type { ClusterLogger } from '../internal/logger';
+import { firstShardOf, type KindShards } from '../placement/kind-ranges';
+import { placementOf } from '../placement/owner-of';
+import type { ClusterProvider } from '../providers/cluster-provider';
+import {
+  ATTR_CLAIM_RANGE,
+  ATTR_GRAIN_KIND,
+  ATTR_OUTCOME,
+  ATTR_REASON,
+  ATTR_SHARD,
+  ATTR_SHARD_EPOCH,
+} from '../telemetry/attributes';
+import { endSpan, type ClusterTelemetry } from '../telemetry/telemetry';
+import type { ShardAcquired, ShardReleased, ShardReleaseReason } from './cluster-events';
+import { KindClaims } from './kind-claims';
+import { EMPTY_TOPOLOGY, type Topology } from './topology';
+import { WorkQueue } from './work-queue';
+
+/** Span names of shard claims and releases. */
+const SPAN_CLAIM = 'granary.shard.claim';
+const SPAN_RELEASE = 'granary.shard.release';
+
+/** Runs before this member releases a shard on rebalance or graceful shutdown (drain grains). */
+export type BeforeReleaseHook = (kind: string, shard: number) => void | Promise<void>;
+
+/** Callbacks of ShardOwnership. */
+export interface ShardOwnershipEvents {
+  acquired(e: ShardAcquired): void;
+  released(e: ShardReleased): void;
+}
+
+/** A kind this member hosts, as ShardOwnership needs it. */
+export interface OwnedKind {
+  name: string;
+  shards: KindShards;
+}
+
+/**
+ * Claims in flight at once (started, not answered); the reconcile queue waits above it. The
+ * provider sends a few transactions of 64 claims at a time (etcd's TxnWindow: at most 4), so a
+ * member starting alone with 2 kinds x 16,384 ranges held all 32,768 claims in memory at once (an
+ * async call, a promise, keys and closures each) for its first second or two. V8 sizes its old
+ * generation from what a full GC finds alive, and its first full GC fell in that window: it found
+ * 44-54 MiB alive instead of 24, and the node (issue 26's overload benchmark) then piled up to
+ * ~190 MiB of heap before its next full GC instead of ~90 (RSS +75-110 MiB over idle instead of
+ * +35). 1,024 keeps the provider fed (4 x 64 claims in flight, 3 windows waiting).
+ */
+export const MAX_CLAIMS_IN_FLIGHT = 1024;
+
+/**
+ * The claims of one member per kind and claim range, and the operations that change them in the
+ * store: a range this member should hold and does not is claimed, one it holds and should not
+ * is released after the drain hooks, one another member holds is waited for. ShardOwnership
+ * (shard-ownership.ts) decides when: placement passes, lease loss, the retry tick, the audit.
+ */
+export abstract class ShardClaims {
+  protected readonly kinds = new Map<string, KindClaims>();
+  protected readonly list: KindClaims[];
+  protected readonly hooks = new Set<BeforeReleaseHook>();
+  protected readonly inflight = new Set<Promise<void>>();
+  /** Releases that failed in the store; retried so the claim does not linger until lease expiry. */
+  protected readonly orphans = new Map<string, { kind: string; range: number; epoch: number }>();
+  protected readonly queue: WorkQueue;
+  /** Claims started and not settled (the queue pauses at MAX_CLAIMS_IN_FLIGHT). */
+  protected claiming = 0;
+  /** The newest topology (FencedMember); claims follow it once its placement pass has run. */
+  topology: Topology = EMPTY_TOPOLOGY;
+  /** Whether `topology` lists this member (see reconcile). */
+  protected selfListed = false;
+  /** True before start, while the lease is lost and after stop (FencedMember). */
+  fenced = true;
+  protected leaving = false;
+  protected stopped = false;
+  /** Bumped on lease loss: results of operations started under an older lease are dropped. */
+  protected generation = 0;
+  /**
+   * Failed claims and releases since the last retry tick, logged once per tick: with thousands
+   * of ranges, one line per range would bury the log when the store is unreachable.
+   */
+  protected readonly failures = new Map<string, { count: number; last: Record<string, unknown> }>();
+
+  constructor(
+    protected readonly provider: ClusterProvider,
+    protected readonly selfId: string,
+    kinds: ReadonlyArray<OwnedKind>,
+    protected readonly events: ShardOwnershipEvents,
+    protected readonly logger: ClusterLogger,
+    /** Spans of claims and releases. */
+    protected readonly telemetry: ClusterTelemetry,
+  ) {
+    this.list = kinds.map((k) => new KindClaims(k.name, k.shards));
+    for (const k of this.list) this.kinds.set(k.name, k);
+    this.queue = new WorkQueue(
+      this.list.map((k) => k.ranges),
+      (i, r) => this.reconcile(this.list[i], r),
+      undefined,
+      () => this.claiming >= MAX_CLAIMS_IN_FLIGHT,
+    );
+  }
+
+  /** A queued claim is still worth sending: same lease generation, range still desired. */
+  protected stillWanted(k: KindClaims, range: number, generation: number): boolean {
+    return generation === this.generation && !this.stopped && this.desired(k, range);
+  }
+
+  protected desired(k: KindClaims, range: number): boolean {
+    return !this.fenced && !this.leaving && k.desired[range] === 1;
+  }
+
+  protected reconcile(k: KindClaims, range: number): void {
+    if (this.stopped) return;
+    if (k.busy[range]) {
+      k.again[range] = 1;
+      return;
+    }
+    const mine = this.desired(k, range);
+    const held = k.epochs[range] > 0;
+    if (mine && !held) this.track(this.claimOp(k, range));
+    else if (!mine && held) {
+      // A topology without this member while its lease is valid is not current (e.g. read
+      // before its own key): nobody else can take the range meanwhile, so keep it rather than
+      // hand its grains off.
+      if (!this.leaving && !this.selfListed) return;
+      this.track(this.releaseOp(k, range, this.leaving ? 'shutdown' : 'rebalance'));
+    } else if (!mine) k.waiting.delete(range);
+  }
+
+  /** The span of one claim or release of a range, when tracing is on. */
+  protected span(name: string, k: KindClaims, range: number): Span | undefined {
+    if (!this.telemetry.tracing) return undefined;
+    const attributes = {
+      [ATTR_GRAIN_KIND]: k.name,
+      [ATTR_SHARD]: firstShardOf(range, k.shards),
+      [ATTR_CLAIM_RANGE]: range,
+    };
+    return this.telemetry.startSpan(name, 0 /* INTERNAL */, attributes, ROOT_CONTEXT);
+  }
+
+  protected async claimOp(k: KindClaims, range: number): Promise<void> {
+    k.busy[range] = 1;
+    this.claiming++;
+    const generation = this.generation;
+    const span = this.span(SPAN_CLAIM, k, range);
+    let failure: unknown;
+    try {
+      const result = await this.provider.claim(k.name, range, () =>
+        this.stillWanted(k, range, generation),
+      );
+      if ('abandoned' in result) {
+        // Not sent: the range stopped being this member's while the claim was queued. Settle
+        // reconciles it once more (dropping a stale wait on it, or claiming if wanted again).
+        span?.setAttribute(ATTR_OUTCOME, 'abandoned');
+        k.again[range] = 1;
+        return;
+      }
+      if ('epoch' in result) {
+        k.stats.acquired++;
+        span?.setAttributes({ [ATTR_OUTCOME]: 'acquired', [ATTR_SHARD_EPOCH]: result.epoch });
+      } else {
+        k.stats.conflicts++;
+        span?.setAttribute(ATTR_OUTCOME, 'conflict');
+      }
+      if (generation !== this.generation || this.stopped) return;
+      if ('epoch' in result) {
+        k.waiting.delete(range);
+        k.epochs[range] = result.epoch;
+        k.forEachShard(range, (shard) =>
+          this.events.acquired({ kind: k.name, shard, epoch: result.epoch }),
+        );
+      } else {
+        const before = k.waiting.get(range);
+        const same =
+          before?.member === result.heldBy &&
+          result.holderEpoch !== undefined &&
+          before.epoch === result.holderEpoch;
+        k.waiting.set(range, {
+          member: result.heldBy,
+          epoch: result.holderEpoch,
+          seen: same ? before.seen + 1 : 1,
+        });
+      }
+    } catch (err) {
+      k.stats.failed++;
+      failure = err;
+      if (generation === this.generation && !(err instanceof LeaseLostError)) {
+        this.failed('shard claims failed; retrying', { err, kind: k.name, range });
+        if (!k.waiting.has(range)) k.waiting.set(range, { member: '', epoch: undefined, seen: 0 });
+      }
+    } finally {
+      if (span !== undefined) endSpan(span, failure);
+      this.claiming--;
+      this.settle(k, range);
+      if (this.claiming < MAX_CLAIMS_IN_FLIGHT) this.queue.resume();
+    }
+  }
+
+  protected async releaseOp(
+    k: KindClaims,
+    range: number,
+    reason: ShardReleaseReason,
+  ): Promise<void> {
+    k.busy[range] = 1;
+    const epoch = k.epochs[range];
+    const span = this.span(SPAN_RELEASE, k, range);
+    span?.setAttributes({ [ATTR_REASON]: reason, [ATTR_SHARD_EPOCH]: epoch });
+    try {
+      const shards: number[] = [];
+      k.forEachShard(range, (s) => shards.push(s));
+      for (const hook of [...this.hooks]) {
+        for (const shard of shards) {
+          try {
+            await hook(k.name, shard);
+          } catch (err) {
+            this.logger.error(
+              { err, kind: k.name, shard },
+              'before-release hook failed; releasing',
+            );
+          }
+        }
+      }
+      if (k.epochs[range] !== epoch) return; // lost meanwhile (lease lost): nothing to release
+      this.drop(k, range, reason);
+      await this.releaseInStore(k.name, range, epoch, this.desiredOwner(k, range));
+    } finally {
+      span?.end();
+      this.settle(k, range);
+    }
+  }
+
+  /** The range's desired owner under the current topology, if it is another member. */
+  protected desiredOwner(k: KindClaims, range: number): string | undefined {
+    const placement = placementOf(this.topology);
+    const id = placement.owner(placement.kind(k.name), range)?.id;
+    return id === this.selfId ? undefined : id;
+  }
+
+  protected async releaseInStore(
+    kind: string,
+    range: number,
+    epoch: number,
+    to?: string,
+  ): Promise<void> {
+    try {
+      await this.provider.release(kind, range, epoch, to);
+      this.orphans.delete(`${kind}/${range}`);
+    } catch (err) {
+      this.failed('shard releases failed; retrying', { err, kind, range, epoch });
+      this.orphans.set(`${kind}/${range}`, { kind, range, epoch });
+    }
+  }
+
+  /** Releases a claim the store holds for this member that it did not know of (k: our kind). */
+  protected async releaseStrayOp(
+    k: KindClaims | undefined,
+    kind: string,
+    range: number,
+  ): Promise<void> {
+    if (k) k.busy[range] = 1;
+    try {
+      this.logger.warn({ kind, range }, 'releasing a claim this member did not know of');
+      await this.provider.releaseStray?.(kind, range);
+    } catch (err) {
+      this.logger.warn(
+        { err, kind, range },
+        'could not release a stray claim; the next audit retries',
+      );
+    } finally {
+      if (k) this.settle(k, range);
+    }
+  }
+
+  protected settle(k: KindClaims, range: number): void {
+    k.busy[range] = 0;
+    if (k.again[range]) {
+      k.again[range] = 0;
+      this.reconcile(k, range);
+    }
+  }
+
+  protected drop(k: KindClaims, range: number, reason: ShardReleaseReason): void {
+    const epoch = k.epochs[range];
+    k.epochs[range] = 0;
+    k.forEachShard(range, (shard) => this.events.released({ kind: k.name, shard, epoch, reason }));
+  }
+
+  protected track(op: Promise<void>): void {
+    this.inflight.add(op);
+    void op.finally(() => this.inflight.delete(op));
+  }
+
+  protected failed(what: string, fields: Record<string, unknown>): void {
+    const f = this.failures.get(what);
+    if (f) {
+      f.count++;
+      f.last = fields;
+    } else this.failures.set(what, { count: 1, last: fields });
+  }
+}
