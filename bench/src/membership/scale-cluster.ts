@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { ownerOf, type Member, type Topology } from '@granary/cluster';
@@ -83,9 +84,10 @@ export class ScaleCluster {
         }
         return { ok: false, at: 0, detail: undefined };
       });
-      if (last.every((l) => l.ok) && (await this.etcdSettled())) {
-        return Math.max(...last.map((l) => l.at)) - since;
-      }
+      const allOk = last.every((l) => l.ok);
+      const m = allOk ? await this.mismatches() : undefined;
+      if (m?.total === 0) return Math.max(...last.map((l) => l.at)) - since;
+      this.trace(since, last, m);
       if (Date.now() > deadline) {
         const unsettled = last.filter((l) => !l.ok);
         const sample = unsettled.slice(0, 3).map((l) => JSON.stringify(l.detail ?? 'no report'));
@@ -99,9 +101,27 @@ export class ScaleCluster {
     }
   }
 
-  /** Every range of every kind is claimed in etcd by its desired owner under etcd's members. */
-  private async etcdSettled(): Promise<boolean> {
-    return (await this.mismatches()).total === 0;
+  private tracedAt = 0;
+
+  /**
+   * SCALE_LOG_DIR: once a second while not settled, appends to <dir>/settle.log what keeps the
+   * run from settling: the processes that report members off their desired ranges, or (when all
+   * report settled) the ranges etcd holds otherwise, with samples.
+   */
+  private trace(
+    since: number,
+    last: Array<{ ok: boolean; detail: Record<string, unknown> | undefined }>,
+    m: Awaited<ReturnType<ScaleCluster['mismatches']>> | undefined,
+  ): void {
+    const dir = process.env.SCALE_LOG_DIR;
+    if (!dir || Date.now() - this.tracedAt < 1000) return;
+    this.tracedAt = Date.now();
+    const procs = last.flatMap((l, i) => (l.ok ? [] : [{ p: i, ...(l.detail ?? {}) }]));
+    const etcd = m && { ...m, wrongHolders: [...m.wrongHolders] };
+    appendFileSync(
+      join(dir, 'settle.log'),
+      `${JSON.stringify({ t: Date.now() - since, procs, etcd })}\n`,
+    );
   }
 
   /** What keeps etcd from agreeing, for the error of a run that did not settle. */
@@ -121,6 +141,7 @@ export class ScaleCluster {
     unclaimed: number;
     wrong: number;
     wrongHolders: Map<string, number>;
+    samples: Array<Record<string, unknown>>;
   }> {
     const root = `/granary/${this.name}/`;
     const members = await this.client.getAll().prefix(`${root}members/`).exec();
@@ -132,9 +153,13 @@ export class ScaleCluster {
     };
     const claims = await this.client.getAll().prefix(`${root}shards/`).exec();
     const holders = new Map<string, string>();
+    const keyOf = new Map<string, { rev: string; lease: string }>();
     for (const kv of claims.kvs) {
-      holders.set(kv.key.toString().slice(`${root}shards/`.length), holderOf(kv.value.toString()));
+      const name = kv.key.toString().slice(`${root}shards/`.length);
+      holders.set(name, holderOf(kv.value.toString()));
+      keyOf.set(name, { rev: kv.create_revision, lease: kv.lease });
     }
+    const samples: Array<Record<string, unknown>> = [];
     const s = this.shape.shardCount ?? DEFAULT_RANGES;
     const r = Math.min(s, this.shape.claimRanges ?? DEFAULT_RANGES);
     let unclaimed = 0;
@@ -144,6 +169,9 @@ export class ScaleCluster {
       for (let range = 0; range < r; range++) {
         const owner = ownerOf(kind, Math.ceil((range * s) / r), topology)?.id;
         const holder = holders.get(`${kind}/${range}`);
+        if (holder !== owner && samples.length < 8) {
+          samples.push({ kind, range, owner, holder, ...keyOf.get(`${kind}/${range}`) });
+        }
         if (holder === undefined) unclaimed++;
         else if (holder !== owner) {
           wrong++;
@@ -157,6 +185,7 @@ export class ScaleCluster {
       unclaimed,
       wrong,
       wrongHolders,
+      samples,
     };
   }
 
@@ -199,10 +228,10 @@ export class ScaleCluster {
     for (const p of this.procs) p.send({ cmd: 'turn-reset' });
   }
 
-  /** The longest event-loop turn of any process since resetTurns(), in ms. */
-  async maxTurnMs(): Promise<number> {
+  /** The longest event-loop turn of any of `procs` (default all) since resetTurns(), in ms. */
+  async maxTurnMs(procs: NodeProcess[] = this.procs): Promise<number> {
     const values = await Promise.all(
-      this.procs.map(async (p) => {
+      procs.map(async (p) => {
         const from = p.lines.length;
         p.send({ cmd: 'turn-read' });
         return (await p.waitFor((d) => d.type === 'turn', 30_000, from)).data.maxMs as number;
