@@ -63,6 +63,14 @@ export abstract class ShardClaims {
   /** Releases that failed in the store; retried so the claim does not linger until lease expiry. */
   protected readonly orphans = new Map<string, { kind: string; range: number; epoch: number }>();
   protected readonly queue: WorkQueue;
+  /**
+   * Ranges to let go of (held, no longer desired): never paused. A release hands a range to a
+   * member that waits for it; behind this member's own claims (the queue pauses while
+   * MAX_CLAIMS_IN_FLIGHT are unanswered) it waited for a whole claim window, which in a join
+   * storm on a slow etcd is seconds per window, while the waiting members' retries add to
+   * etcd's load.
+   */
+  protected readonly releases: WorkQueue;
   /** Claims started and not settled (the queue pauses at MAX_CLAIMS_IN_FLIGHT). */
   protected claiming = 0;
   /** The newest topology (FencedMember); claims follow it once its placement pass has run. */
@@ -97,6 +105,10 @@ export abstract class ShardClaims {
       (i, r) => this.reconcile(this.list[i], r),
       undefined,
       () => this.claiming >= MAX_CLAIMS_IN_FLIGHT,
+    );
+    this.releases = new WorkQueue(
+      this.list.map((k) => k.ranges),
+      (i, r) => this.reconcile(this.list[i], r),
     );
   }
 

@@ -47,8 +47,9 @@ const AUDIT_EVERY_TICKS = 10;
  *
  * Cost per membership change: topology events arriving close together are coalesced into one
  * placement pass (PassScheduler); the pass compares this member's desired ranges under the new
- * placement with the last one and queues only the ranges that changed; the queue is worked in
- * turns of at most TURN_BUDGET_MS.
+ * placement with the last one and queues only the ranges that changed; the queues are worked in
+ * turns of at most TURN_BUDGET_MS (ranges to release in their own queue, which the claim window
+ * does not pause).
  */
 export class ShardOwnership extends ShardClaims implements FencedMember {
   private readonly gates = new Map<string, ShardGate>();
@@ -188,6 +189,7 @@ export class ShardOwnership extends ShardClaims implements FencedMember {
     this.fenced = true;
     this.generation++;
     this.queue.clear();
+    this.releases.clear();
     for (const k of this.list) {
       k.waiting.clear();
       for (let r = 0; r < k.ranges; r++) if (k.epochs[r] > 0) this.drop(k, r, 'lease-lost');
@@ -213,6 +215,7 @@ export class ShardOwnership extends ShardClaims implements FencedMember {
     this.passes.flush();
     this.queue.pushAll();
     await this.queue.idle();
+    await this.releases.idle();
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
     for (const k of this.list) {
       for (let r = 0; r < k.ranges; r++) if (k.epochs[r] > 0) this.drop(k, r, 'shutdown');
@@ -227,6 +230,7 @@ export class ShardOwnership extends ShardClaims implements FencedMember {
     this.retryTimer = undefined;
     this.passes.stop();
     this.queue.clear();
+    this.releases.clear();
     for (const k of this.list) {
       for (let r = 0; r < k.ranges; r++) if (k.epochs[r] > 0) this.drop(k, r, 'shutdown');
     }
@@ -244,6 +248,10 @@ export class ShardOwnership extends ShardClaims implements FencedMember {
     }
     this.auditing = true;
     const generation = this.generation;
+    // etcd lists a lease's keys before it reads the revision it answers with, so a claim applied
+    // meanwhile has an epoch within that revision but is not listed: only a claim held since
+    // before the read was sent can have vanished.
+    const before = new Map(this.list.map((k) => [k, k.epochs.slice()]));
     try {
       const held = await this.provider.heldClaims();
       if (generation !== this.generation || this.stopped) return;
@@ -252,6 +260,7 @@ export class ShardOwnership extends ShardClaims implements FencedMember {
         reconcile: (k, r) => this.reconcile(k, r),
         releaseStray: (k, kind, r) => this.track(this.releaseStrayOp(k, kind, r)),
         vanished: (k, r) => {
+          if (before.get(k)![r] !== k.epochs[r]) return;
           this.logger.warn({ kind: k.name, range: r, epoch: k.epochs[r] }, 'shard claim vanished');
           this.drop(k, r, 'vanished');
           this.reconcile(k, r);
@@ -293,7 +302,8 @@ export class ShardOwnership extends ShardClaims implements FencedMember {
         const d = self !== undefined && owner === self ? 1 : 0;
         if (d !== k.desired[r]) {
           k.desired[r] = d;
-          this.queue.push(i, r);
+          if (d === 0 && (k.epochs[r] > 0 || k.busy[r])) this.releases.push(i, r);
+          else this.queue.push(i, r);
         }
       }
     });

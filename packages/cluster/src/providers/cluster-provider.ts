@@ -44,7 +44,9 @@ export type ClaimResult =
 export interface HeldClaims {
   /**
    * The store revision of the read: a claim granted after it (epoch above it) may be missing
-   * from `claims` without having vanished.
+   * from `claims` without having vanished. (etcd reads this revision after listing the keys, so
+   * a claim granted while the read ran can be missing too: the audit only counts a claim held
+   * before the read as vanished.)
    */
   revision: number;
   claims: Array<{ kind: string; shard: number }>;

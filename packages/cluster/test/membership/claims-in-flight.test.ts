@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { errorsOnlyLogger } from '@granary/testkit';
 import { MAX_CLAIMS_IN_FLIGHT, ShardOwnership } from '../../src/membership/shard-ownership';
+import { ownerOf } from '../../src/placement/owner-of';
 import type { Member, Topology } from '../../src/membership/topology';
 import type { ClaimResult, ClusterProvider } from '../../src/providers/cluster-provider';
 
@@ -8,19 +9,20 @@ const KIND = 'K';
 /** Four times the bound: a member alone wants every range. */
 const RANGES = 4 * MAX_CLAIMS_IN_FLIGHT;
 
-const alone: Topology = {
-  version: 1,
-  members: [
-    {
-      id: 'a',
-      address: 'a:1',
-      kinds: [KIND],
-      kindShards: { [KIND]: { shardCount: RANGES, ranges: RANGES } },
-      incarnation: 1,
-      status: 'up',
-    } satisfies Member,
-  ],
-};
+function member(id: string): Member {
+  return {
+    id,
+    address: `${id}:1`,
+    kinds: [KIND],
+    kindShards: { [KIND]: { shardCount: RANGES, ranges: RANGES } },
+    incarnation: 1,
+    status: 'up',
+  };
+}
+
+const alone: Topology = { version: 1, members: [member('a')] };
+/** A second member joins: about half of a's ranges become b's. */
+const pair: Topology = { version: 2, members: [member('a'), member('b')] };
 
 /** A provider whose claims wait until the test answers them (a slow store). */
 class HeldProvider implements ClusterProvider {
@@ -36,7 +38,12 @@ class HeldProvider implements ClusterProvider {
   onLeaseHealth = (): (() => void) => () => undefined;
   onClaimReleased = (): (() => void) => () => undefined;
   leaseValid = (): boolean => true;
-  release = async (): Promise<void> => {};
+  /** Ranges released in the store, in order. */
+  readonly released: number[] = [];
+
+  release = async (_kind: string, range: number): Promise<void> => {
+    this.released.push(range);
+  };
 
   claim(_kind: string, range: number, wanted?: () => boolean): Promise<ClaimResult> {
     return new Promise((resolve) => {
@@ -93,6 +100,30 @@ describe('ShardOwnership claims in flight', () => {
     expect(acquired, 'ranges acquired once every claim was answered').to.equal(RANGES);
     expect(provider.most, 'most claims waiting at once').to.equal(MAX_CLAIMS_IN_FLIGHT);
     expect(ownership.heldShards(KIND)).to.have.length(RANGES);
+  });
+
+  it('releases the ranges a new member takes over while MAX_CLAIMS_IN_FLIGHT claims are unanswered', async () => {
+    ownership.start(alone);
+    await turns(20);
+    provider.grantAll(); // a now holds the first MAX_CLAIMS_IN_FLIGHT ranges
+    await turns(20);
+    expect(provider.pending.length, 'claims in flight (unanswered) before the join').to.equal(
+      MAX_CLAIMS_IN_FLIGHT,
+    );
+    const held = new Set(ownership.heldShards(KIND));
+    const handOver = [...held].filter((r) => ownerOf(KIND, r, pair)?.id === 'b');
+    expect(handOver.length, 'held ranges that become b').to.be.greaterThan(0);
+    ownership.topologyChanged(pair);
+    // A release hands a range to a member waiting for it: it must not wait for this member's
+    // own claims to be answered (in a starved join storm that is seconds per window).
+    for (let i = 0; i < 200 && provider.released.length < handOver.length; i++) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(
+      provider.released.length,
+      `ranges released to b while a's claims were unanswered (${handOver.length} to hand over)`,
+    ).to.equal(handOver.length);
+    expect(new Set(provider.released)).to.deep.equal(new Set(handOver));
   });
 
   it('a graceful leave with claims still unanswered neither hangs nor sends the queued rest', async () => {

@@ -8,6 +8,7 @@ import type {
   ClaimReleased,
   ClaimResult,
   ClusterProvider,
+  HeldClaims,
   LeaseHealth,
 } from '../../src/providers/cluster-provider';
 
@@ -70,6 +71,17 @@ class ScriptedProvider implements ClusterProvider {
   leaseValid(): boolean {
     return this.valid;
   }
+
+  /** The audit's read of this member's claims, answered when the test calls `answerHeld`. */
+  heldClaims(): Promise<HeldClaims> {
+    // Listed now, the revision read when answered (as etcd answers LeaseTimeToLive).
+    const claims = [...this.claims.keys()].map((shard) => ({ kind: KIND, shard }));
+    return new Promise((resolve) => {
+      this.answerHeld = () => resolve({ revision: this.revision, claims });
+    });
+  }
+
+  answerHeld: (() => void) | undefined;
 }
 
 describe('ShardOwnership', () => {
@@ -191,6 +203,24 @@ describe('ShardOwnership', () => {
     provider.letGo(3);
     await until(() => acquired.length === SHARDS);
     expect(ownership.heldShards(KIND)).to.include(3);
+  });
+
+  it('the audit does not take a claim granted while it read the store for a vanished one', async () => {
+    const solo: Topology = { version: 1, members: [member('a')] };
+    provider.heldByOthers.set(3, 'old-owner');
+    ownership.start(solo);
+    await until(() => acquired.length === SHARDS - 1);
+    const audit = ownership.audit();
+    expect(provider.answerHeld, 'the audit is reading the store').to.not.equal(undefined);
+    provider.letGo(3); // granted to this member while the audit's read is in flight
+    await until(() => ownership.epochOf(KIND, 3) !== undefined);
+    provider.answerHeld!();
+    await audit;
+    expect(
+      released.map((e) => `${e.shard}:${e.reason}`),
+      'shards released by the audit (3 is held in the store)',
+    ).to.deep.equal([]);
+    expect(ownership.heldShards(KIND)).to.have.length(SHARDS);
   });
 
   it('drops a claim that vanished from the store (reason vanished)', async () => {
