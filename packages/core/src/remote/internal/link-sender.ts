@@ -24,7 +24,8 @@ const WAIT_SWEEP_MS = 50;
 /**
  * Chunk bytes written and not yet taken by the connection: one chunk of the default
  * largeMessageBytes (a larger chunk still goes, one at a time). A batch frame written meanwhile
- * waits behind at most this much. grpc-js hands a call's messages to HTTP/2 one at a time, each
+ * waits behind at most this much, and the next chunk is written only at the end of the turn
+ * its predecessor's write completed in, after the batch of that turn (see schedulePump). grpc-js hands a call's messages to HTTP/2 one at a time, each
  * once the previous one's write completed, so a batch waited for every chunk queued ahead of
  * it. remote-large, 1 MiB messages beside 200 small callers (3 interleaved runs each): 256 KiB
  * here gave the small calls 0.40-0.55 of their rate alone and p50 2.2-2.3 ms, 64 KiB 0.69-0.70
@@ -98,6 +99,7 @@ export class LinkSender implements LinkListener {
   private chunking: { frame: Buffer; offset: number; item: Queued } | undefined = undefined;
   /** Bytes of chunks written whose write has not completed. */
   private chunkBytesInFlight = 0;
+  private pumpScheduled = false;
   private sweep: NodeJS.Timeout | undefined = undefined;
   private closed = false;
   /** Small envelopes that came while the link was blocked, unencoded, in order, from `head`. */
@@ -332,9 +334,30 @@ export class LinkSender implements LinkListener {
     this.link.write(chunk, () => {
       this.chunkBytesInFlight -= chunk.byteLength;
       CHUNK_BUFFERS.give(chunk); // grpc-js copied it into its own framed message
-      this.pump();
+      this.schedulePump();
     });
   }
+
+  /**
+   * The next chunk, after this turn's batch. A chunk's write completes while the loop polls
+   * (its bytes went to the socket); written right there, the next chunk went ahead of the
+   * batch the same turn flushes at its end (setImmediate), and grpc-js, which hands a call's
+   * messages to HTTP/2 one at a time, held that batch back for the whole write of that chunk.
+   * Scheduled now, the chunk follows the batch (immediates run in order). remote-large, 1 MiB
+   * beside 200 small callers, 4 interleaved runs each: small calls 0.64-0.71 -> 0.68-0.78 of
+   * their rate alone (median 0.66 -> 0.75), p50 1.44 -> 1.29 ms, the large messages as fast
+   * (212 -> 211 MB/s beside them).
+   */
+  private schedulePump(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    setImmediate(this.scheduledPump);
+  }
+
+  private readonly scheduledPump = (): void => {
+    this.pumpScheduled = false;
+    this.pump();
+  };
 
   /** Fails the large messages beyond the budget whose deadline passed. */
   private expireWaiting(): void {
