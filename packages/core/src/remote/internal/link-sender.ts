@@ -320,6 +320,11 @@ export class LinkSender implements LinkListener {
   }
 
   private writeChunk(): void {
+    // Small envelopes batched so far go first: behind the chunk, grpc-js would hold their
+    // frame for the chunk's whole write. (remote-large, 3 interleaved runs each against
+    // schedulePump alone: small calls beside 64 KiB messages 0.80 -> 0.87 of alone, beside
+    // 1 MiB 0.62 -> 0.64.)
+    this.flush();
     const c = this.chunking!;
     const size = Math.min(this.host.largeMessageBytes, c.frame.byteLength - c.offset);
     const capacity = this.host.largeMessageBytes + CHUNK_HEADER_BYTES;
