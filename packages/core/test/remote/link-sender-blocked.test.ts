@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { SYSTEM_CLOCK, type Clock } from '../../src/clock';
-import { LinkSender, type LinkSenderHost } from '../../src/remote/internal/link-sender';
+import { LinkSender } from '../../src/remote/internal/link-sender';
+import type { LinkSenderHost } from '../../src/remote/internal/link-sender-host';
 import type { LinkListener } from '../../src/remote/internal/link-types';
 import type { OutboundEnvelope } from '../../src/remote/internal/outbound-envelope';
 import type { StreamLink } from '../../src/remote/internal/stream-link';

@@ -1,11 +1,11 @@
 import { EndpointUnavailableError, RemoteBackpressureError } from '../../errors';
-import type { Clock } from '../../clock';
 import { BatchBuilder } from './batch-builder';
 import { CHUNK_BUFFERS } from './chunk-buffers';
 import { encodeLargeFrame, recycleLargeFrame } from './large-frame';
 import { encodeChunk } from './link-frames';
 import type { OutboundEnvelope } from './outbound-envelope';
 import type { LinkListener } from './link-types';
+import type { LinkSenderHost } from './link-sender-host';
 import type { StreamLink } from './stream-link';
 
 /**
@@ -25,9 +25,9 @@ const WAIT_SWEEP_MS = 50;
  * Chunk bytes written and not yet taken by the connection: one chunk of the default
  * largeMessageBytes (a larger chunk still goes, one at a time). A batch frame written meanwhile
  * waits behind at most this much, and the next chunk is written only at the end of the turn
- * its predecessor's write completed in, after the batch of that turn (see schedulePump). grpc-js hands a call's messages to HTTP/2 one at a time, each
- * once the previous one's write completed, so a batch waited for every chunk queued ahead of
- * it. remote-large, 1 MiB messages beside 200 small callers (3 interleaved runs each): 256 KiB
+ * its predecessor's write completed in, after the batch of that turn (see schedulePump).
+ * grpc-js hands a call's messages to HTTP/2 one at a time, each once the previous one's write
+ * completed, so a batch waited for every chunk queued ahead of it. remote-large, 1 MiB messages beside 200 small callers (3 interleaved runs each): 256 KiB
  * here gave the small calls 0.40-0.55 of their rate alone and p50 2.2-2.3 ms, 64 KiB 0.69-0.70
  * and 1.8-1.9 ms, the large messages moving as fast (149-181 -> 172-184 MB/s). (Before the
  * chunks were framed in place and received into reused memory, one chunk at a time had cost
@@ -37,25 +37,6 @@ const MAX_CHUNK_BYTES_IN_FLIGHT = 64 * 1024;
 
 /** Most bytes a chunk's frame adds to its data (tags, the frame's and the chunk's lengths). */
 const CHUNK_HEADER_BYTES = 32;
-
-/** What a link's sender needs from its node. */
-export interface LinkSenderHost {
-  /** The system's clock: deadlines are on it. */
-  readonly clock: Clock;
-  readonly batchSize: number;
-  readonly largeMessageBytes: number;
-  readonly maxLargeBytesInFlight: number;
-  /** Bytes of small envelopes that may wait for a blocked link (maxOutboundBytes). */
-  readonly maxOutboundBytes: number;
-  /** An envelope that will never be sent; the host dead-letters it or fails its request. */
-  reject(address: string, env: OutboundEnvelope, error: Error): void;
-  /** A large message failed with RemoteBackpressureError (counted). */
-  backpressure(address: string): void;
-  /** True for a request whose requester no longer waits (its future is gone). */
-  abandoned(env: OutboundEnvelope): boolean;
-  /** A small request was dropped unsent: its deadline passed while the link was blocked. */
-  expired(env: OutboundEnvelope): void;
-}
 
 /** A message waiting in the large queue: a large one, or a small one held behind one. */
 interface Queued {
