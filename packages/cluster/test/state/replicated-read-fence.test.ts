@@ -39,12 +39,17 @@ describe("RedisStateStore 'replicated': what a read serves is on the replicas (r
     rs = admin = undefined;
   });
 
-  /** A member's store: replicated, following the primary through Sentinel. */
-  const memberStore = (set: RedisSentinelHandle): RedisStateStore => {
+  /**
+   * A member's store: replicated, following the primary through Sentinel. The steps below
+   * make WAIT fall short on purpose (the replica paused), so 300 ms keeps them quick; the
+   * setup's write, which must be acknowledged, takes a store that waits longer (a loaded CI
+   * machine once let a healthy replica's acknowledgement take over 300 ms).
+   */
+  const memberStore = (set: RedisSentinelHandle, durabilityTimeoutMs = 300): RedisStateStore => {
     const store = new RedisStateStore({
       durability: 'replicated',
-      commandTimeoutMs: 1000,
-      durabilityTimeoutMs: 300,
+      commandTimeoutMs: durabilityTimeoutMs + 700,
+      durabilityTimeoutMs,
       redisOptions: { sentinels: [...set.sentinels], name: set.name },
     });
     stores.push(store);
@@ -58,10 +63,11 @@ describe("RedisStateStore 'replicated': what a read serves is on the replicas (r
     const replica = rs.servers.find((s) => s !== old)!;
     const writer = memberStore(rs);
     const reader = memberStore(rs);
-    await Promise.all([writer.open(), reader.open()]);
+    const setup = memberStore(rs, 10_000);
+    await Promise.all([writer.open(), reader.open(), setup.open()]);
     admin = new Redis(old.url);
     const first = { expectedVersion: null, epoch };
-    expect(await writer.write('counter', 'g', Uint8Array.of(1), first)).to.equal(1);
+    expect(await setup.write('counter', 'g', Uint8Array.of(1), first)).to.equal(1);
     return { set: rs, old, replica, writer, reader, key: writer.keyOf('counter', 'g') };
   }
 
