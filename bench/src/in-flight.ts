@@ -32,6 +32,16 @@ export async function inFlight(
 export const REWARM_MS = 300;
 
 /**
+ * Work a benchmark does around each call of {@link inFlightWarm} (the SDK calls of telemetry
+ * measured without Granary's): `begin` before the call, `end` with its result once it
+ * answered, inside the loop (no promise of its own).
+ */
+export interface AroundCall {
+  begin(n: number): unknown;
+  end(handle: unknown): void;
+}
+
+/**
  * The same closed loop as {@link inFlight}, measured in its steady state: the `concurrency`
  * callers run unmeasured for REWARM_MS (hot code optimized again), then, without stopping,
  * the next `count` calls are measured: latency per call started in the window, and calls/s
@@ -44,6 +54,7 @@ export async function inFlightWarm(
   count: number,
   concurrency: number,
   call: (n: number) => Promise<unknown>,
+  around?: AroundCall,
 ): Promise<{ perSecond: number; latencies: number[] }> {
   const latencies: number[] = [];
   const warmUntil = performance.now() + REWARM_MS;
@@ -61,7 +72,13 @@ export async function inFlightWarm(
       const counted = !warm;
       if (counted) measured++;
       const t0 = process.hrtime.bigint();
-      await call(next++);
+      const n = next++;
+      if (around === undefined) await call(n);
+      else {
+        const handle = around.begin(n);
+        await call(n);
+        around.end(handle);
+      }
       if (counted) latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
     }
   };

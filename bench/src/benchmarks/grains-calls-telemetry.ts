@@ -1,19 +1,31 @@
 import { Cluster, EtcdProvider } from '@granary/cluster';
 import { benchTelemetry, silentLogger, TestCluster, type BenchTelemetry } from '@granary/testkit';
 import { defineBenchmark, type BenchCase } from '../harness';
-import { inFlightWarm } from '../in-flight';
+import { inFlightWarm, type AroundCall } from '../in-flight';
 import { GRAIN_NODE } from './grains-calls';
 
 /** Calls per repetition (~1 s at 100k calls/s), as grains-calls. */
 const CALLS = 100_000;
 const IN_FLIGHT = 1000;
 const GRAINS = 100;
-const MODES: readonly BenchTelemetry[] = ['none', 'metrics', 'traces'];
+/**
+ * With BENCH_SDK_ONLY=1, also `sdk-metrics` and `sdk-traces`: members that record nothing while
+ * the loop (caller) and the grain (owner) make the SDK calls Granary makes per call and turn:
+ * the SDK's own cost in the same run, to tell it from Granary's (`@granary/testkit`
+ * bench-sdk-only.ts). Off by default: their two more node processes and etcd servers, idle
+ * while the other cases run, took 5-10% off every case's rate on the 2-core machine, so runs
+ * with and without them are not comparable.
+ */
+const MODES: readonly BenchTelemetry[] = process.env.BENCH_SDK_ONLY
+  ? ['none', 'metrics', 'traces', 'sdk-metrics', 'sdk-traces']
+  : ['none', 'metrics', 'traces'];
+const IDENTITIES = Array.from({ length: GRAINS }, (_, i) => `g-${i}`);
 
 interface Setup {
   tc: TestCluster;
   client: Cluster;
   spansExported(): number;
+  around: AroundCall | undefined;
   shutdown(): Promise<void>;
 }
 
@@ -36,7 +48,7 @@ async function start(mode: BenchTelemetry): Promise<Setup> {
       telemetry: mode,
     }),
   });
-  const telemetry = benchTelemetry(mode);
+  const telemetry = benchTelemetry(mode, 'bench-client');
   const client = await Cluster.start({
     name,
     id: 'bench-client',
@@ -52,7 +64,18 @@ async function start(mode: BenchTelemetry): Promise<Setup> {
   });
   await tc.waitForConvergence();
   for (let i = 0; i < GRAINS; i++) await call(client)(i);
-  return { tc, client, spansExported: telemetry.spansExported, shutdown: telemetry.shutdown };
+  const sdk = telemetry.sdk;
+  const around: AroundCall | undefined =
+    sdk === undefined
+      ? undefined
+      : { begin: (n) => sdk.begin('mirror', IDENTITIES[n % GRAINS]!), end: (h) => sdk.end(h) };
+  return {
+    tc,
+    client,
+    spansExported: telemetry.spansExported,
+    around,
+    shutdown: telemetry.shutdown,
+  };
 }
 
 const call =
@@ -68,8 +91,8 @@ function rate(mode: BenchTelemetry): BenchCase {
     run: async () => {
       const setup = setups.get(mode)!;
       const before = setup.spansExported();
-      const { perSecond } = await inFlightWarm(CALLS, IN_FLIGHT, call(setup.client));
-      if (mode === 'traces') {
+      const { perSecond } = await inFlightWarm(CALLS, IN_FLIGHT, call(setup.client), setup.around);
+      if (mode === 'traces' || mode === 'sdk-traces') {
         // Every call's client span is exported (the warm-up's calls too): a processor that
         // dropped spans would show here as fewer than one per measured call.
         const perCall = (setup.spansExported() - before) / CALLS;
@@ -84,16 +107,17 @@ function rate(mode: BenchTelemetry): BenchCase {
  * The cost of telemetry on grain calls between two processes (1,000 in flight, JSON messages):
  * no SDK registered, metrics recording into an SDK MeterProvider, and every call traced (100%
  * sampling, exported in batches as an application's SDK does) into an in-memory exporter, in
- * both processes. Each mode has its own node process
- * and client member; the cases alternate within each repetition, so the ratios compare the same
- * minutes of the machine.
+ * both processes; and, to tell the SDK's own cost from Granary's, members that record nothing
+ * while the benchmark makes the same SDK calls (sdk-metrics, sdk-traces). Each mode has its own
+ * node process and client member; the cases alternate within each repetition, so the ratios
+ * compare the same minutes of the machine.
  */
 export const benchmark = defineBenchmark({
   name: 'grains-calls-telemetry',
   description:
     'grain calls from a client member to a node process, 1,000 in flight: no OpenTelemetry SDK, ' +
     'metrics recording (SDK MeterProvider), and 100% tracing (BatchSpanProcessor) into an ' +
-    'in-memory exporter',
+    'in-memory exporter; and the same SDK calls made without Granary (sdk-metrics, sdk-traces)',
   repeats: 5,
   async setup() {
     for (const mode of MODES) setups.set(mode, await start(mode));

@@ -12,6 +12,7 @@ import {
   InMemorySpanExporter,
   type ReadableSpan,
 } from '@opentelemetry/sdk-trace-base';
+import { sdkOnlyMetrics, sdkOnlyTraces, type SdkOnlyCalls } from './bench-sdk-only';
 
 /** The providers a member takes (`ClusterOptions.telemetry`). */
 export interface BenchTelemetryOptions {
@@ -19,15 +20,12 @@ export interface BenchTelemetryOptions {
   meterProvider?: ApiMeterProvider;
 }
 
-/** What a benchmark member records: nothing (no SDK), metrics, or every span. */
-export type BenchTelemetry = 'none' | 'metrics' | 'traces';
-
 /**
- * How often the in-memory span exporter is emptied, so a long run does not grow the heap: an
- * exporter that sends spans away holds none after each export, while one that kept a second's
- * spans (~100k at this rate) made the benchmark measure old-generation GC of its own store.
+ * What a benchmark member records: nothing (no SDK), metrics, or every span; or, for
+ * `sdk-metrics` and `sdk-traces`, nothing itself while the benchmark makes the SDK calls
+ * Granary would make (see {@link SdkOnlyCalls}): the SDK's own cost, measured in place.
  */
-const RESET_SPANS_MS = 250;
+export type BenchTelemetry = 'none' | 'metrics' | 'traces' | 'sdk-metrics' | 'sdk-traces';
 
 /**
  * The span processor's queue: spans wait here between exports. The SDK's default (2,048)
@@ -37,40 +35,61 @@ const RESET_SPANS_MS = 250;
  */
 const SPAN_QUEUE = 65_536;
 
-/** An in-memory exporter that counts what it was given (dropped spans would show as missing). */
+/**
+ * An in-memory exporter that counts what it was given (dropped spans would show as missing)
+ * and lets go of each batch once exported, as an exporter that sends spans away does: the
+ * spans then die young (the batch processor hands them over every 512 spans, a few ms at this
+ * rate). Kept for 250 ms instead (~25k spans), they were promoted and the benchmark measured
+ * old-generation GC of its own store: tracing 0.19-0.29 of no SDK against 0.34 (docs/metrics.md).
+ */
 class CountingSpanExporter extends InMemorySpanExporter {
   exported = 0;
   override export(spans: ReadableSpan[], done: Parameters<InMemorySpanExporter['export']>[1]) {
     this.exported += spans.length;
     super.export(spans, done);
+    this.reset();
   }
+}
+
+/** What {@link benchTelemetry} gives a benchmark member. */
+export interface BenchTelemetrySetup {
+  /** For Cluster.start({ telemetry }). */
+  options: BenchTelemetryOptions;
+  /** Spans exported so far. */
+  spansExported(): number;
+  /** The SDK calls to make around each call and turn (`sdk-*` modes only). */
+  sdk: SdkOnlyCalls | undefined;
+  shutdown(): Promise<void>;
 }
 
 /**
  * The providers of a benchmark member for `mode`, passed to Cluster.start({ telemetry }):
  * `none` registers nothing; `metrics` records into an SDK MeterProvider (collected once a
  * minute, as a Prometheus scrape would); `traces` samples every call and exports every span,
- * in batches as an application's SDK does (`BatchSpanProcessor`), to an in-memory exporter
- * (emptied every 250 ms). Returns the options, the number of spans exported so far, and a
- * shutdown.
+ * in batches as an application's SDK does (`BatchSpanProcessor`), to an in-memory exporter.
+ * The `sdk-*` modes give the member nothing and return the same SDK's calls in `sdk`.
+ * `node` is the member's id (`granary.node.id` of the SDK-only spans).
  */
-export function benchTelemetry(mode: BenchTelemetry): {
-  options: BenchTelemetryOptions;
-  spansExported(): number;
-  shutdown(): Promise<void>;
-} {
+export function benchTelemetry(mode: BenchTelemetry, node = ''): BenchTelemetrySetup {
   if (mode === 'none') {
-    return { options: {}, spansExported: () => 0, shutdown: async () => undefined };
+    return {
+      options: {},
+      spansExported: () => 0,
+      sdk: undefined,
+      shutdown: async () => undefined,
+    };
   }
-  if (mode === 'metrics') {
+  if (mode === 'metrics' || mode === 'sdk-metrics') {
     const reader = new PeriodicExportingMetricReader({
       exporter: new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE),
       exportIntervalMillis: 60_000,
     });
     const meterProvider = new MeterProvider({ readers: [reader] });
+    const sdk = mode === 'metrics' ? undefined : sdkOnlyMetrics(meterProvider);
     return {
-      options: { meterProvider },
+      options: sdk === undefined ? { meterProvider } : {},
       spansExported: () => 0,
+      sdk,
       shutdown: () => meterProvider.shutdown(),
     };
   }
@@ -79,14 +98,11 @@ export function benchTelemetry(mode: BenchTelemetry): {
     sampler: new AlwaysOnSampler(),
     spanProcessors: [new BatchSpanProcessor(spans, { maxQueueSize: SPAN_QUEUE })],
   });
-  const timer = setInterval(() => spans.reset(), RESET_SPANS_MS);
-  timer.unref();
+  const sdk = mode === 'traces' ? undefined : sdkOnlyTraces(tracerProvider, node);
   return {
-    options: { tracerProvider },
+    options: sdk === undefined ? { tracerProvider } : {},
     spansExported: () => spans.exported,
-    shutdown: async () => {
-      clearInterval(timer);
-      await tracerProvider.shutdown();
-    },
+    sdk,
+    shutdown: () => tracerProvider.shutdown(),
   };
 }

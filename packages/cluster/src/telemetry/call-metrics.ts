@@ -1,4 +1,10 @@
-import type { Attributes, BatchObservableResult, Histogram, Observable } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  type Attributes,
+  type BatchObservableResult,
+  type Histogram,
+  type Observable,
+} from '@opentelemetry/api';
 import {
   ATTR_CALL_OUTCOME,
   ATTR_GRAIN_KIND,
@@ -84,7 +90,10 @@ export class CallMetrics {
     const values = this.pendingValues;
     const attributes = this.pendingAttributes;
     const histogram = this.histogram;
-    for (let i = 0; i < values.length; i++) histogram.record(values[i]!, attributes[i]);
+    // The context is given: a buffered duration belongs to no trace, and an SDK with a View
+    // would otherwise look the active context up on every record.
+    const ctx = ROOT_CONTEXT;
+    for (let i = 0; i < values.length; i++) histogram.record(values[i]!, attributes[i], ctx);
     values.length = 0;
     attributes.length = 0;
   }
