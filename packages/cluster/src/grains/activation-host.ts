@@ -35,8 +35,11 @@ export interface ActivationHost extends TurnHost {
   activated(a: HostedActivation): void;
   /** onActivate finished (`error`: it failed) after `ms` (metrics; undefined when not timed). */
   activationDone(a: HostedActivation, ms: number | undefined, error: unknown): void;
-  /** A turn finished; `influencing`: it counts as activity for passivation. */
-  turnEnded(a: HostedActivation, influencing: boolean): void;
+  /**
+   * A turn finished; `influencing`: it counts as activity for passivation. `stamp`: the idle
+   * stamp (whole ms, rounded up) of the time the turn was timed to end at, when it was timed.
+   */
+  turnEnded(a: HostedActivation, influencing: boolean, stamp?: number): void;
   /** A call expired in the mailbox and was dropped without a turn. */
   dropped(a: HostedActivation): void;
   /** Asks `a` to end after the messages already routed to it. */

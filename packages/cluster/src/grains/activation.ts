@@ -36,14 +36,23 @@ import { deactivate } from './internal/activation-end';
 import { isPromise } from './internal/thenable';
 import { activate } from './internal/activation-start';
 
+// Core's message classes as module-level aliases: a CommonJS re-export is a getter per read,
+// and every message an activation receives is tested against them.
+const StartedMessage = Started;
+const StoppingMessage = Stopping;
+const StoppedMessage = Stopped;
+const RestartingMessage = Restarting;
+const TerminatedMessage = Terminated;
+const ReceiveTimeoutMessage = ReceiveTimeout;
+
 /** Core lifecycle messages an activation ignores (its own lifecycle is Started and Deactivate). */
 function isLifecycle(m: unknown): boolean {
   return (
-    m instanceof Stopping ||
-    m instanceof Stopped ||
-    m instanceof Restarting ||
-    m instanceof Terminated ||
-    m instanceof ReceiveTimeout
+    m instanceof StoppingMessage ||
+    m instanceof StoppedMessage ||
+    m instanceof RestartingMessage ||
+    m instanceof TerminatedMessage ||
+    m instanceof ReceiveTimeoutMessage
   );
 }
 
@@ -226,7 +235,7 @@ export class Activation implements Actor, TimerOwner, HostedActivation {
     const message = ctx.message;
     if (message !== null && typeof message === 'object') {
       if (message instanceof Deactivate) return deactivate(this, ctx, message.reason);
-      if (message instanceof Started) return activate(this, ctx);
+      if (message instanceof StartedMessage) return activate(this, ctx);
       if (message instanceof TimerTick) return this.turn(ctx, message, message.timer);
       if (isLifecycle(message)) return;
     }
@@ -274,7 +283,9 @@ export class Activation implements Actor, TimerOwner, HostedActivation {
     const timed = watch !== undefined || stats !== undefined;
     const t0 = timed ? clock.monotonic() : 0;
     const headers = ctx.headers;
-    const gctx = new GrainTurnContext(this, ctx, message, headers, false, deadline, now);
+    // In time: the deadline was read above and had not passed (a late send runs anyway).
+    const inTime = deadline !== undefined && deadline > now;
+    const gctx = new GrainTurnContext(this, ctx, message, headers, false, deadline, inTime);
     let result: unknown;
     try {
       const telemetry = services.telemetry;
@@ -290,13 +301,22 @@ export class Activation implements Actor, TimerOwner, HostedActivation {
       }
     } catch (err) {
       gctx.fail(err);
-      if (timed) this.measured(t0, clock.monotonic(), err, true);
-      return host.turnEnded(this, influencing);
+      if (!timed) return host.turnEnded(this, influencing);
+      const end = clock.monotonic();
+      this.measured(t0, end, err, true);
+      return host.turnEnded(this, influencing, Math.ceil(end));
     }
     if (!isPromise(result)) {
       gctx.finish(result);
-      if (timed) this.measured(t0, clock.monotonic(), undefined, false);
-      return host.turnEnded(this, influencing);
+      if (!timed) return host.turnEnded(this, influencing);
+      // One clock read for the turn's end: its duration and the activation's idle stamp (rounded
+      // up, as passivation's idleStamp). Only a long turn or kept statistics go on to `measured`
+      // (no boxed numbers passed otherwise).
+      const end = clock.monotonic();
+      if (stats !== undefined || end - t0 > def.longTurnMs) {
+        this.measured(t0, end, undefined, false);
+      }
+      return host.turnEnded(this, influencing, Math.ceil(end));
     }
     gctx.pin();
     const blocking = timer !== undefined || !def.reentrant(message);
@@ -316,9 +336,11 @@ export class Activation implements Actor, TimerOwner, HostedActivation {
       },
     );
     const done = (): void => {
-      if (turn !== undefined) watch!.remove(turn, clock.monotonic());
-      if (stats !== undefined) this.counted(stats, clock.monotonic() - t0, thrown, failed);
-      host.turnEnded(this, influencing);
+      if (!timed) return host.turnEnded(this, influencing);
+      const end = clock.monotonic();
+      if (turn !== undefined) watch!.remove(turn, end);
+      if (stats !== undefined) this.counted(stats, end - t0, thrown, failed);
+      host.turnEnded(this, influencing, Math.ceil(end));
     };
     if (blocking) return settled.then(done);
     // Reentrant: the mailbox moves on; the turn finishes whenever its promise settles.

@@ -31,6 +31,8 @@ import { turnStuck } from './internal/stuck-turn';
 /** Core's entry helpers as module-level aliases (a CommonJS import is a getter per read). */
 const messageOf = entryMessage;
 const senderOf = entrySender;
+const deadlineOf = entryDeadline;
+const headerOf = entryHeader;
 
 /** What a send's caller gets once the message is accepted (any reply that is not an error). */
 const ACK = true;
@@ -130,13 +132,13 @@ export class Activator implements ActivationHost {
         const denied = new ActivationDeniedError(this.def.name, identity);
         return this.services.reply(senderOf(entry), denied);
       }
-      const refused = this.services.load.admit(chain, true, entryDeadline(entry));
+      const refused = this.services.load.admit(chain, true, deadlineOf(entry));
       if (refused !== undefined) return this.refuse(senderOf(entry), identity, refused);
-      a = this.activate(identity, shard, hash, entryDeadline(entry));
+      a = this.activate(identity, shard, hash, deadlineOf(entry));
       // The activation's span is a child of the call that started it.
-      if (this.services.telemetry.tracing) a.traceParent = traceContextOf(entryHeader(entry));
+      if (this.services.telemetry.tracing) a.traceParent = traceContextOf(headerOf(entry));
     } else {
-      const refused = this.services.load.admit(chain, false, entryDeadline(entry));
+      const refused = this.services.load.admit(chain, false, deadlineOf(entry));
       if (refused !== undefined) return this.refuse(senderOf(entry), a.identity, refused);
     }
     if (a.stuckMs !== undefined) return this.stuckReply(a, senderOf(entry));
@@ -213,10 +215,10 @@ export class Activator implements ActivationHost {
       a.deferDeactivate(reason);
   }
 
-  /** A turn finished. */
-  turnEnded(a: Activation, influencing: boolean): void {
+  /** A turn finished (`stamp`: the idle stamp of its timed end, when it was timed). */
+  turnEnded(a: Activation, influencing: boolean, stamp?: number): void {
     this.services.load.completed++;
-    this.finished(a, influencing);
+    this.finished(a, influencing, stamp);
   }
 
   /** A call expired in the mailbox: dropped before its turn (its caller has given up). */
@@ -225,12 +227,13 @@ export class Activator implements ActivationHost {
     this.finished(a, false);
   }
 
-  private finished(a: Activation, influencing: boolean): void {
+  private finished(a: Activation, influencing: boolean, stamp?: number): void {
     a.inflight--;
     this.queued--;
     this.services.load.pending--;
     if (influencing) {
-      const now = idleStamp(this.clock);
+      // A timed turn read the clock as it ended: one read per turn, not two.
+      const now = stamp ?? idleStamp(this.clock);
       if (this.passivation !== undefined) this.passivation.touch(a, now);
       else a.lastActivity = now;
     }
@@ -272,7 +275,7 @@ export class Activator implements ActivationHost {
       for (const m of held) this.notOwner(senderOf(m.entry), a.identity, shard);
       return;
     }
-    const next = this.activate(a.identity, shard, undefined, entryDeadline(held[0]!.entry));
+    const next = this.activate(a.identity, shard, undefined, deadlineOf(held[0]!.entry));
     for (const m of held) this.post(next, m.entry, m.ack);
   }
 
@@ -324,16 +327,11 @@ export class Activator implements ActivationHost {
     const load = this.services.load;
     load.pending++;
     // A send: the grain sees its `sender` option as the sender; the caller gets ACK.
-    const header = ack ? entryHeader(entry) : undefined;
+    const header = ack ? headerOf(entry) : undefined;
     const ok = proc.post(
       proc.self,
       ack
-        ? entryOf(
-            messageOf(entry),
-            replyToOf(header, senderOf(entry)),
-            header,
-            entryDeadline(entry),
-          )
+        ? entryOf(messageOf(entry), replyToOf(header, senderOf(entry)), header, deadlineOf(entry))
         : entry,
       false,
     );

@@ -109,8 +109,11 @@ export class GrainTurnContext implements GrainContext {
   private readonly due: number;
   private cachedChain: string | undefined = undefined;
   private from: PID | undefined | typeof UNREAD;
-  /** The turn's start time while it runs synchronously; 0 once it awaits (see `expired`). */
-  private startedAt: number;
+  /**
+   * True while the turn runs synchronously and its start found the deadline not passed; false
+   * once it awaits (see `expired`). A flag, not the start time: a boxed number less per turn.
+   */
+  private inTime: boolean;
   /** The turn's trace context (its server span; the activation's span in onActivate). */
   private trace: TraceContext | undefined = undefined;
   /** The turn's server span, ended with the turn. */
@@ -126,15 +129,14 @@ export class GrainTurnContext implements GrainContext {
     /** The call's deadline as it travelled with the request (core's `ctx.deadline`). */
     deadline: number | undefined,
     /**
-     * Wall-clock time read when the turn started (read only when the call has a deadline): a
-     * reply made before the turn returns is checked against it rather than a new clock read
-     * (see `expired`).
+     * The turn's start read the clock and found `deadline` not passed: a reply made before the
+     * turn returns is in time without a new clock read (see `expired`).
      */
-    startedAt = 0,
+    inTime = false,
   ) {
     this.due = deadline ?? Infinity;
     this.from = lifecycle ? undefined : UNREAD;
-    this.startedAt = startedAt;
+    this.inTime = inTime;
   }
 
   get sender(): PID | undefined {
@@ -164,7 +166,7 @@ export class GrainTurnContext implements GrainContext {
   /** @internal the turn returned a promise: fix the sender before the core context moves on. */
   pin(): void {
     if (this.from === UNREAD) this.from = this.core.sender;
-    this.startedAt = 0; // a reply after an await reads the clock
+    this.inTime = false; // a reply after an await reads the clock
   }
 
   /**
@@ -326,9 +328,8 @@ export class GrainTurnContext implements GrainContext {
    */
   private expired(): boolean {
     const due = this.due;
-    if (due === Infinity) return false;
-    const now = this.startedAt;
-    if (due > (now !== 0 ? now : this.core.system.clock.now())) return false;
+    if (due === Infinity || this.inTime) return false;
+    if (due > this.core.system.clock.now()) return false;
     this.activation.host.services.counters.droppedReplies++;
     return true;
   }

@@ -11,6 +11,9 @@ import { grainIdOf, grainPrefixOf } from './call-headers';
  */
 const MAX_GRAIN_REFS = 10_000;
 
+/** Core's PID class, read once (a CommonJS re-export is a getter per read; one PID per call). */
+const PIDClass = PID;
+
 /**
  * What a caller keeps per grain: its shard (hashed once), and under one topology its owner's
  * address and its PID there, so a call to a known grain hashes nothing, looks up no owner and
@@ -37,10 +40,10 @@ export class GrainRef {
    */
   pidAt(address: string, routes: LocalRoutes): PID {
     if (address !== this.address)
-      return routes.cached(this.kind, new PID(address, grainIdOf(this.kind, this.identity)));
+      return routes.cached(this.kind, new PIDClass(address, grainIdOf(this.kind, this.identity)));
     return (this.pidAtOwner ??= routes.cached(
       this.kind,
-      new PID(address, grainIdOf(this.kind, this.identity)),
+      new PIDClass(address, grainIdOf(this.kind, this.identity)),
     ));
   }
 
