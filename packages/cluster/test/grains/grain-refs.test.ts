@@ -33,13 +33,17 @@ describe('GrainRefs (a caller’s grain references)', () => {
     expect(a.shard).to.equal(7);
   });
 
-  it('makes the PID at the owner once per owner, and one for a hint without keeping it', () => {
+  it('keeps the PID at the owner from the second call on, and one for a hint not at all', () => {
     const refs = new GrainRefs();
     const ref = refs.add('counter', 'c/1', 0);
     ref.resolve(topology(1), '10.0.0.1:1', undefined);
+    const first = ref.pidAt('10.0.0.1:1', remoteOnly);
+    expect(first.id).to.equal('$g/counter/c/1');
+    // Called once, nothing is kept (a grain called once holds no PID); the second one is kept.
     const pid = ref.pidAt('10.0.0.1:1', remoteOnly);
+    expect(pid, 'the first PID is not kept').to.not.equal(first);
     expect(pid.id).to.equal('$g/counter/c/1');
-    expect(ref.pidAt('10.0.0.1:1', remoteOnly)).to.equal(pid);
+    expect(ref.pidAt('10.0.0.1:1', remoteOnly), 'the second PID is kept').to.equal(pid);
     expect(ref.pidAt('10.0.0.2:1', remoteOnly).address).to.equal('10.0.0.2:1');
     expect(ref.pidAt('10.0.0.1:1', remoteOnly)).to.equal(pid);
     ref.resolve(topology(2), '10.0.0.2:1', undefined);

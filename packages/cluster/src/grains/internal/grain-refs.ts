@@ -27,6 +27,8 @@ export class GrainRef {
   /** The caller's throttle of that owner (see OwnerThrottle). */
   throttle: OwnerThrottle | undefined = undefined;
   private pidAtOwner: PID | undefined = undefined;
+  /** A PID was made for the owner once already: the next one is kept. */
+  private calledBefore = false;
 
   constructor(
     readonly kind: string,
@@ -35,16 +37,23 @@ export class GrainRef {
   ) {}
 
   /**
-   * The grain's PID at `address` (made once for the owner, on the fly for a hint); on this
-   * member, with the kind's router cached on it (`routes`).
+   * The grain's PID at `address` (kept for the owner from the second call on, made on the fly
+   * for a hint); on this member, with the kind's router cached on it (`routes`). A grain called
+   * once (a new identity per call) keeps no PID: its PID and id string die young instead of
+   * being promoted with the reference and dropped later (local activations 1.06x,
+   * grains-activation; docs/performance-notes.md).
    */
   pidAt(address: string, routes: LocalRoutes): PID {
-    if (address !== this.address)
-      return routes.cached(this.kind, new PIDClass(address, grainIdOf(this.kind, this.identity)));
-    return (this.pidAtOwner ??= routes.cached(
+    if (address === this.address && this.pidAtOwner !== undefined) return this.pidAtOwner;
+    const pid = routes.cached(
       this.kind,
       new PIDClass(address, grainIdOf(this.kind, this.identity)),
-    ));
+    );
+    if (address === this.address) {
+      if (this.calledBefore) this.pidAtOwner = pid;
+      else this.calledBefore = true;
+    }
+    return pid;
   }
 
   /** Resolves the owner again under `topology`, with the caller's throttle of it. */
