@@ -27,11 +27,12 @@ const WAIT_SWEEP_MS = 50;
  * waits behind at most this much, and the next chunk is written only at the end of the turn
  * its predecessor's write completed in, after the batch of that turn (see schedulePump).
  * grpc-js hands a call's messages to HTTP/2 one at a time, each once the previous one's write
- * completed, so a batch waited for every chunk queued ahead of it. remote-large, 1 MiB messages beside 200 small callers (3 interleaved runs each): 256 KiB
- * here gave the small calls 0.40-0.55 of their rate alone and p50 2.2-2.3 ms, 64 KiB 0.69-0.70
- * and 1.8-1.9 ms, the large messages moving as fast (149-181 -> 172-184 MB/s). (Before the
- * chunks were framed in place and received into reused memory, one chunk at a time had cost
- * the large messages two thirds of their MB/s beside busy small calls.)
+ * completed, so a batch waited for every chunk queued ahead of it. remote-large, 1 MiB
+ * messages beside 200 small callers (3 interleaved runs each): 256 KiB here gave the small
+ * calls 0.40-0.55 of their rate alone and p50 2.2-2.3 ms, 64 KiB 0.69-0.70 and 1.8-1.9 ms, the
+ * large messages moving as fast (149-181 -> 172-184 MB/s). (Before the chunks were framed in
+ * place and received into reused memory, one chunk at a time had cost the large messages two
+ * thirds of their MB/s beside busy small calls.)
  */
 const MAX_CHUNK_BYTES_IN_FLIGHT = 64 * 1024;
 
