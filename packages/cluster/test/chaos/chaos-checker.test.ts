@@ -8,6 +8,7 @@ function load(over: Partial<LoadOutcome> = {}): LoadOutcome {
   return {
     windows: [],
     errors: {},
+    details: {},
     calls: 0,
     ok: 0,
     late: 0,
@@ -167,6 +168,13 @@ describe('chaos checker', () => {
             [s0 + 3, 100, 0, 4000],
             [s0 + 4, 100, 0, 5],
           ],
+          details: {
+            [s0 + 1]: {
+              errors: { 'DeadlineExceededError:ERR_DEADLINE_EXCEEDED': 50 },
+              slowest: '',
+            },
+            [s0 + 3]: { errors: {}, slowest: 'g-1 op c1/7: 4000 ms, ok' },
+          },
         }),
         faults: [{ name: 'kill', at: T + 1200 }],
         nodeLines: [
@@ -186,6 +194,12 @@ describe('chaos checker', () => {
         minAvailability: 0,
         slowestMs: 4000,
         fenced: ['a'],
+        // Each window not recovered, with its failures and slowest call (the message CI prints).
+        bad: [
+          '1 s: availability 0.500 (ok 50, failed 50: DeadlineExceededError:ERR_DEADLINE_EXCEEDED 50), slowest 900 ms',
+          '2 s: availability 0.000 (ok 0, failed 0), slowest 0 ms',
+          '3 s: availability 1.000 (ok 100, failed 0), slowest 4000 ms (g-1 op c1/7: 4000 ms, ok)',
+        ],
       },
     ]);
   });

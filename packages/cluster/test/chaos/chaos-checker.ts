@@ -66,6 +66,8 @@ export interface ChaosReport {
     slowestMs: number;
     /** Members that lost their lease (fenced themselves) meanwhile, one entry per loss. */
     fenced: string[];
+    /** The windows that were not recovered, each with its failures and slowest call. */
+    bad: string[];
   }>;
 }
 
@@ -216,6 +218,14 @@ function fencedWrites(logs: ChaosLogs): { count: number; samples: string[] } {
   return { count, samples };
 }
 
+/** One window that was not recovered, as a stuck fault's message lists it. */
+function describeWindow(w: Window, d: LoadOutcome['details'][number] | undefined): string {
+  const errors = Object.entries(d?.errors ?? {})
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  return `${w.second} s: availability ${w.availability.toFixed(3)} (ok ${w.ok}, failed ${w.failed}${errors ? `: ${errors}` : ''}), slowest ${w.slowestMs} ms${d?.slowest ? ` (${d.slowest})` : ''}`;
+}
+
 function windowsOf(logs: ChaosLogs): Window[] {
   const bySecond = new Map(
     logs.load.windows.map(([s, ok, failed, slowestMs]) => [s, { ok, failed, slowestMs }]),
@@ -258,6 +268,7 @@ export function checkChaos(logs: ChaosLogs): ChaosReport {
         lastBad === undefined ? 0 : Math.max(0, first + (lastBad.second + 1) * 1000 - f.at),
       minAvailability: Math.min(1, ...mine.map((w) => w.availability)),
       slowestMs: Math.max(0, ...mine.map((w) => w.slowestMs)),
+      bad: bad.map((w) => describeWindow(w, logs.load.details?.[first / 1000 + w.second])),
       fenced: logs.nodeLines
         .filter(
           (l) =>

@@ -1,4 +1,11 @@
-import { checkChaos, type ChaosReport, type FaultRecord } from './chaos-checker';
+import type { NodeProcess } from '@granary/testkit';
+import {
+  AVAILABLE,
+  SLOW_MS,
+  checkChaos,
+  type ChaosReport,
+  type FaultRecord,
+} from './chaos-checker';
 import { ChaosCluster } from './chaos-cluster';
 import { FAULTS } from './chaos-faults';
 
@@ -17,6 +24,11 @@ export interface ChaosRunOptions {
   pauseMs: number;
   /** Load before the first fault, and after each fault's action before the next. */
   settleMs: number;
+  /**
+   * After `settleMs`, how much longer the run waits for the load to be clean (see `recovered`)
+   * before it injects the next fault anyway. A fault that needs it shows in its recovery time.
+   */
+  maxExtraSettleMs: number;
   /**
    * Load after the last fault (the partition): a member cut off past its TTL rejoins after the
    * heal, and calls to it stall until its links recover (see the cluster README's chaos test).
@@ -37,6 +49,7 @@ export const CHAOS_DEFAULTS: Omit<ChaosRunOptions, 'log'> = {
   attempts: 3,
   pauseMs: 20,
   settleMs: 6000,
+  maxExtraSettleMs: 6000,
   finalSettleMs: 20_000,
 };
 
@@ -52,6 +65,41 @@ export interface ChaosRun {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Whole seconds in a row the load must be clean before the next fault. */
+const CLEAN_SECONDS = 2;
+
+/**
+ * Waits until the load's last CLEAN_SECONDS progress lines are clean by the checker's measure (a
+ * window at or above AVAILABLE with no call slower than SLOW_MS, and no call in flight longer
+ * than SLOW_MS), at most `maxMs`. A fixed pause between faults made the schedule, not the
+ * cluster, decide whether a fault that recovers in 5.5 s rather than 2 s "recovered before the
+ * next one". Returns the ms waited.
+ */
+async function recovered(load: NodeProcess, maxMs: number): Promise<number> {
+  const from = Date.now();
+  const clean = (l: Record<string, unknown>): boolean => {
+    const [, ok, failed, slowestMs] = l.window as [number, number, number, number];
+    return (
+      ok > 0 &&
+      ok / (ok + failed) >= AVAILABLE &&
+      slowestMs <= SLOW_MS &&
+      (l.oldestInFlightMs as number) <= SLOW_MS
+    );
+  };
+  for (;;) {
+    // The newest lines, if they are from the last CLEAN_SECONDS (+ slack for a late line).
+    const since = Date.now() - CLEAN_SECONDS * 1000 - 500;
+    const progress = load.lines
+      .filter((l) => l.data.type === 'progress' && (l.data.at as number) >= since)
+      .slice(-CLEAN_SECONDS);
+    const enough = progress.length === CLEAN_SECONDS;
+    if ((enough && progress.every((l) => clean(l.data))) || Date.now() - from >= maxMs) {
+      return Date.now() - from;
+    }
+    await sleep(250);
+  }
+}
 
 /**
  * Runs the chaos scenario of issue 17 once: starts the world, puts the load on, injects every
@@ -89,7 +137,10 @@ export async function runChaos(o: ChaosRunOptions): Promise<ChaosRun> {
       faults.push({ name: fault.name, at });
       o.log(`${((at - from) / 1000).toFixed(1)} s: ${fault.name}`);
       await fault.run(c);
+      o.log(`  its action over after ${((Date.now() - at) / 1000).toFixed(1)} s`);
       await sleep(o.settleMs);
+      const extra = await recovered(load, o.maxExtraSettleMs);
+      if (extra >= 1000) o.log(`  the load was clean again ${(extra / 1000).toFixed(1)} s later`);
       await c
         .converged()
         .catch((err: Error) => o.log(`not converged after ${fault.name}: ${err.message}`));

@@ -29,6 +29,7 @@ export function formatChaos(run: ChaosRun): string[] {
     lines.push(
       `  ${f.fault}: recovered in ${(f.recoveryMs / 1000).toFixed(1)} s, min availability ${f.minAvailability.toFixed(3)}, slowest call ${(f.slowestMs / 1000).toFixed(1)} s, members fenced: ${f.fenced.length === 0 ? 'none' : f.fenced.join(', ')}`,
     );
+    for (const b of f.bad) lines.push(`    ${b}`);
   }
   for (const s of run.skipped) lines.push(`  skipped: ${s}`);
   return lines;
@@ -68,6 +69,9 @@ describe('chaos: 4 node processes, 3-member etcd, Redis, 100 callers, scheduled 
       const until = r.recovery[i + 1]?.at ?? run.to;
       return f.at + f.recoveryMs >= until - 1000;
     });
-    expect(stuck.map((f) => f.fault)).to.deep.equal([]);
+    expect(
+      stuck.map((f) => f.fault),
+      stuck.map((f) => `${f.fault}, windows not recovered:\n  ${f.bad.join('\n  ')}`).join('\n'),
+    ).to.deep.equal([]);
   });
 });

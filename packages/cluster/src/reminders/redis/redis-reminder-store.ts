@@ -2,7 +2,7 @@ import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 import { NOOP_LOGGER, type ClusterLogger } from '../../internal/logger';
 import { StateDurabilityError } from '../../state/errors';
 import { DurabilityShortfall } from '../../state/redis/durable-ack';
-import { reconnectDelayMs } from '../../state/redis/redis-state-store-options';
+import { LOADING_RECHECK_MS, reconnectDelayMs } from '../../state/redis/redis-state-store-options';
 import { ReminderError, ReminderFencedError, ReminderStoreUnavailableError } from '../errors';
 import type { JobOutcome } from '../reminder';
 import type {
@@ -87,6 +87,7 @@ export class RedisReminderStore implements ReminderStore {
       options.client ??
       new Redis(o.url, {
         retryStrategy: reconnectDelayMs,
+        maxLoadingRetryTime: LOADING_RECHECK_MS,
         ...(o.redisOptions as Omit<RedisOptions, 'replyMapping'>),
         enableOfflineQueue: false,
         maxRetriesPerRequest: 0,

@@ -125,6 +125,15 @@ export function reconnectDelayMs(attempt: number): number {
   return Math.min(attempt * 50, 1000);
 }
 
+/**
+ * How long the store's own client waits before asking again whether a Redis that answered
+ * "loading" (a restart reading its append-only file) is ready. ioredis waits the server's own
+ * `loading_eta_seconds` (at least 1 s, up to 10 s), an estimate made early in the load that can
+ * be far too long: the chaos test saw every call fail for 7 s after a Redis restart whose load
+ * took well under 1 s. An INFO every 200 ms while Redis loads costs nothing.
+ */
+export const LOADING_RECHECK_MS = 200;
+
 /** The options with defaults applied, checked. */
 export type ResolvedStoreOptions = typeof DEFAULT_REDIS_STATE_STORE_OPTIONS &
   Omit<RedisStateStoreOptions, keyof typeof DEFAULT_REDIS_STATE_STORE_OPTIONS> & {

@@ -15,6 +15,7 @@ import {
 import { LossLedger, type StateLossCounts } from './loss-ledger';
 import { RedisCommands, type Operation, type ScriptClient } from './redis-commands';
 import {
+  LOADING_RECHECK_MS,
   reconnectDelayMs,
   resolveStoreOptions,
   type RedisStateStoreOptions,
@@ -108,6 +109,7 @@ export class RedisStateStore implements StateStore {
     const client = (options.client ??
       new Redis(o.url, {
         retryStrategy: reconnectDelayMs,
+        maxLoadingRetryTime: LOADING_RECHECK_MS,
         // Mid-failover the client may land on a replica: reconnect (Sentinel names the new
         // primary), without resending the refused command.
         reconnectOnError: (err: Error) => (/^READONLY/.test(err.message) ? 1 : false),
