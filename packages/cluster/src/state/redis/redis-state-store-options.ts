@@ -89,7 +89,9 @@ export interface RedisStateStoreOptions {
    * `{ sentinels: [{ host, port }], name: 'mymaster' }`, which makes ioredis ask Sentinel for
    * the primary and follow a failover). The store
    * overrides the ones that make calls fail fast: `enableOfflineQueue`, `maxRetriesPerRequest`,
-   * `autoResendUnfulfilledCommands`, `commandTimeout`.
+   * `autoResendUnfulfilledCommands`, `commandTimeout`. Its defaults for `retryStrategy`
+   * (reconnect after 50 ms more per attempt, at most 1 s) and `maxLoadingRetryTime` (200 ms: a
+   * restarted Redis still loading its data is asked again that often) can be set here.
    * @default {}
    */
   redisOptions?: RedisOptions;
