@@ -1,5 +1,6 @@
 import { Redis, type Cluster, type RedisOptions } from 'ioredis';
-import { NOOP_LOGGER, type ClusterLogger } from '../../internal/logger';
+import { NOOP_LOGGER, lateLogger, type ClusterLogger } from '../../internal/logger';
+import { SilentConnection } from '../../state/redis/silent-connection';
 import { StateDurabilityError } from '../../state/errors';
 import { DurabilityShortfall } from '../../state/redis/durable-ack';
 import { LOADING_RECHECK_MS, reconnectDelayMs } from '../../state/redis/redis-state-store-options';
@@ -72,6 +73,8 @@ export class RedisReminderStore implements ReminderStore {
   private readonly ownsClient: boolean;
   private readonly prefix: string;
   private readonly timeoutMs: number;
+  /** Dials again when the connection stops answering (only for the store's own client). */
+  private readonly silence: SilentConnection | undefined;
   private readyWait: Promise<void> | undefined;
   private readonly durability: ReminderDurability;
   private memberLogger: ClusterLogger | undefined;
@@ -105,6 +108,14 @@ export class RedisReminderStore implements ReminderStore {
     client.defineCommand(C.finish, { numberOfKeys: 3, lua: FINISH_SCRIPT });
     this.client = client as Client;
     const logger = options.logger;
+    this.silence = this.ownsClient
+      ? new SilentConnection(
+          client,
+          lateLogger(() => logger ?? this.memberLogger ?? NOOP_LOGGER),
+          { keyPrefix: o.keyPrefix },
+          o.commandTimeoutMs,
+        )
+      : undefined;
     this.durability = new ReminderDurability(
       client,
       o,
@@ -304,13 +315,18 @@ export class RedisReminderStore implements ReminderStore {
   private async exec<T>(command: () => Promise<T>): Promise<T> {
     this.commands++;
     let timer: NodeJS.Timeout | undefined;
+    // Only a command that had the whole timeout to itself can tell a silent connection.
+    const mark = this.client.status === 'ready' && this.silence ? this.silence.mark : -1;
     try {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error('command timed out')), this.timeoutMs);
       });
       if (this.client.status !== 'ready') await Promise.race([this.ready(), timeout]);
-      return await Promise.race([command(), timeout]);
+      const result = await Promise.race([command(), timeout]);
+      if (mark >= 0) this.silence!.settled(mark);
+      return result;
     } catch (err) {
+      if (mark >= 0) this.silence!.settled(mark, err);
       throw this.mapped(err);
     } finally {
       clearTimeout(timer);

@@ -2,6 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { ClusterLogger } from '../../internal/logger';
 import { StateStoreError, StateUnavailableError } from '../errors';
 import { DurabilityShortfall } from './durable-ack';
+import { SilentConnection } from './silent-connection';
 import { TRANSIENT_REPLIES } from './transient-replies';
 
 type ScriptFn = (...args: (string | number | Uint8Array)[]) => Promise<(number | string)[]>;
@@ -20,17 +21,22 @@ export class RedisCommands {
   private readyWait: Promise<void> | undefined;
   private generation = 0;
   private everReady = false;
+  /** Dials again when the connection stops answering (only for the store's own client). */
+  private readonly silence: SilentConnection | undefined;
 
   constructor(
     readonly client: ScriptClient,
     /** True when the store created the client (its own commandTimeout bounds every command). */
-    private readonly ownsClient: boolean,
+    ownsClient: boolean,
     private readonly commandTimeoutMs: number,
     logger: ClusterLogger,
     keyPrefix: string,
     /** Called on every 'ready' after the first (a restarted Redis, a failover). */
     onReconnect: () => void,
   ) {
+    this.silence = ownsClient
+      ? new SilentConnection(client, logger, { keyPrefix }, commandTimeoutMs)
+      : undefined;
     let down = false;
     const lost = (detail: string): void => {
       if (down) return;
@@ -60,10 +66,16 @@ export class RedisCommands {
 
   /** Runs one command once the client is ready, bounded by commandTimeoutMs, errors mapped. */
   async run<T>(kind: string, id: string, op: Operation, command: () => Promise<T>): Promise<T> {
+    let mark = -1;
     try {
       if (this.client.status !== 'ready') await this.waitReady();
-      return this.ownsClient ? await command() : await this.bounded(command());
+      if (this.silence === undefined) return await this.bounded(command());
+      mark = this.silence.mark;
+      const result = await command();
+      this.silence.settled(mark);
+      return result;
     } catch (err) {
+      if (mark >= 0) this.silence!.settled(mark, err);
       throw this.mapError(kind, id, op, err);
     }
   }

@@ -9,14 +9,17 @@ const LOADING_INFO = '# Persistence\r\nloading:1\r\nloading_eta_seconds:10\r\n';
 const LOADING_REPLY = `$${LOADING_INFO.length}\r\n${LOADING_INFO}\r\n`;
 
 /**
- * A TCP front for a real Redis that can play a restart: it drops every connection and, for a
- * while, answers like a Redis still loading its append-only file (INFO says loading, with the
- * server's own estimate of 10 s to go). Then it forwards every byte to the real server, also on
- * connections opened during the load (a client asks again on the same connection).
+ * A TCP front for a real Redis that plays two faults. `restart`: it drops every connection and,
+ * for a while, answers like a Redis still loading its append-only file (INFO says loading, with
+ * the server's own estimate of 10 s to go), then forwards every byte to the real server, also on
+ * connections opened during the load (a client asks again on the same connection). `strand`:
+ * the connections open now go silent for good, never closed (a peer gone without a reset);
+ * new connections are served.
  */
-class RestartingFront {
+class RedisFront {
   private loading = false;
   private readonly sockets = new Set<Socket>();
+  private readonly stranded = new WeakSet<Socket>();
   private readonly server: Server = createServer((client) => this.accept(client));
   url = '';
 
@@ -35,6 +38,11 @@ class RestartingFront {
     setTimeout(() => (this.loading = false), loadingMs);
   }
 
+  /** The connections open now stop answering and are never closed; new ones are served. */
+  strand(): void {
+    for (const s of this.sockets) this.stranded.add(s);
+  }
+
   async stop(): Promise<void> {
     for (const s of this.sockets) s.destroy();
     await new Promise((resolve) => this.server.close(resolve));
@@ -49,6 +57,7 @@ class RestartingFront {
     });
     client.on('error', () => undefined);
     client.on('data', (chunk) => {
+      if (this.stranded.has(client)) return;
       // Before ready, ioredis sends only INFO (its ready check): one reply per command sent.
       if (this.loading && upstream === undefined) {
         const commands = chunk.toString('latin1').split(/(?:^|\r\n)\*\d/).length - 1;
@@ -60,7 +69,9 @@ class RestartingFront {
         this.sockets.add(upstream);
         upstream.on('close', () => this.sockets.delete(upstream!));
         upstream.on('error', () => client.destroy());
-        upstream.pipe(client);
+        upstream.on('data', (reply) => {
+          if (!this.stranded.has(client)) client.write(reply);
+        });
       }
       upstream.write(chunk);
     });
@@ -82,16 +93,16 @@ async function msUntilServed(op: () => Promise<unknown>, boundMs: number): Promi
   }
 }
 
-describe('a Redis that restarts and loads its data (real Redis behind a front that plays the load)', function () {
+describe('Redis stores reconnect (real Redis behind a front that plays a restart or a silent connection)', function () {
   this.timeout(30_000);
   let redis: RedisHandle;
-  let front: RestartingFront;
+  let front: RedisFront;
 
   before(async () => {
     redis = await startRedis();
   });
   beforeEach(async () => {
-    front = await new RestartingFront(redis).listen();
+    front = await new RedisFront(redis).listen();
   });
   afterEach(() => front.stop());
   after(() => redis.stop());
@@ -119,6 +130,34 @@ describe('a Redis that restarts and loads its data (real Redis behind a front th
       front.restart(600);
       const ms = await msUntilServed(() => store.list('k', 0, 'a'), 8000);
       expect(ms).to.be.within(600, 1600);
+    } finally {
+      await store.close();
+    }
+  });
+
+  // A silent connection keeps ioredis 'ready' while every command times out, for as long as
+  // TCP retransmits (many minutes): the store must dial again instead.
+  it('the state store dials again when its connection goes silent', async () => {
+    const store = new RedisStateStore({ url: front.url, commandTimeoutMs: 300 });
+    try {
+      await store.open();
+      expect(await store.read('k', 'a')).to.equal(null);
+      front.strand();
+      const ms = await msUntilServed(() => store.read('k', 'a'), 5000);
+      expect(ms).to.be.below(2000);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('so does the reminder store', async () => {
+    const store = new RedisReminderStore({ url: front.url, commandTimeoutMs: 300 });
+    try {
+      await store.open();
+      expect(await store.list('k', 0, 'a')).to.deep.equal([]);
+      front.strand();
+      const ms = await msUntilServed(() => store.list('k', 0, 'a'), 5000);
+      expect(ms).to.be.below(2000);
     } finally {
       await store.close();
     }
