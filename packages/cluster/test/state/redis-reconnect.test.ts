@@ -20,6 +20,8 @@ class RedisFront {
   private loading = false;
   private readonly sockets = new Set<Socket>();
   private readonly stranded = new WeakSet<Socket>();
+  /** Client connections accepted so far (a reconnection shows as one more). */
+  accepted = 0;
   private readonly server: Server = createServer((client) => this.accept(client));
   url = '';
 
@@ -49,6 +51,7 @@ class RedisFront {
   }
 
   private accept(client: Socket): void {
+    this.accepted++;
     let upstream: Socket | undefined;
     this.sockets.add(client);
     client.on('close', () => {
@@ -158,6 +161,28 @@ describe('Redis stores reconnect (real Redis behind a front that plays a restart
       front.strand();
       const ms = await msUntilServed(() => store.list('k', 0, 'a'), 5000);
       expect(ms).to.be.below(2000);
+    } finally {
+      await store.close();
+    }
+  });
+
+  // A held event loop fires the timers before it reads the replies already waiting: the
+  // timed-out command is no sign of a silent connection, and the PING probe shows it.
+  it('the state store keeps its connection when a held event loop made a command time out', async () => {
+    const store = new RedisStateStore({ url: front.url, commandTimeoutMs: 300 });
+    try {
+      await store.open();
+      const before = front.accepted;
+      const read = store.read('k', 'a').then(
+        () => 'served',
+        (err: Error) => err.name,
+      );
+      const until = Date.now() + 600;
+      while (Date.now() < until); // the loop held past commandTimeoutMs, the reply waiting
+      expect(await read).to.equal('StateUnavailableError');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await store.read('k', 'a')).to.equal(null);
+      expect(front.accepted, 'connections accepted since').to.equal(before);
     } finally {
       await store.close();
     }

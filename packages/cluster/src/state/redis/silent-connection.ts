@@ -10,16 +10,21 @@ const TIMED_OUT = /^command timed out$/i;
  * A peer that vanished without a reset (a crashed host, a dropped NAT entry, a partition) leaves
  * the TCP connection open for many minutes while the kernel retransmits. ioredis' commandTimeout
  * fails each command but keeps that connection, so every later command times out as well, and a
- * Sentinel failover behind it is never followed. A command that times out with no reply on the
- * connection since it was sent means the connection is silent, not merely slow: a busy Redis
- * still answers the commands ahead of it. Then the client disconnects and reconnects (once per
- * silent stretch); the store's reconnect check runs as after any reconnection.
+ * Sentinel failover behind it is never followed.
+ *
+ * A command that timed out with no reply on the connection since it was sent is a suspicion, not
+ * proof: a busy Redis still answers the commands ahead of it, but an event loop held by a long
+ * turn or a GC pause fires the timers before it reads the replies already waiting. So a PING
+ * goes out on the connection; only if it too times out with nothing answered meanwhile does the
+ * client disconnect and reconnect (the store's reconnect check then runs as after any
+ * reconnection). One probe at a time.
  *
  * Only for clients the store created: a client passed in is its owner's to manage.
  */
 export class SilentConnection {
   /** Commands settled other than by a timeout: a reply (or a failure that is not silence). */
   private answered = 0;
+  private probing = false;
 
   constructor(
     private readonly client: Redis | Cluster,
@@ -35,16 +40,34 @@ export class SilentConnection {
 
   /** After the command sent at `mark`: `err` if it failed. */
   settled(mark: number, err?: unknown): void {
-    if (err === undefined || !(err instanceof Error) || !TIMED_OUT.test(err.message)) {
+    if (err === undefined || !timedOut(err)) {
       this.answered++;
       return;
     }
-    if (this.answered !== mark || this.client.status !== 'ready') return;
-    this.answered++; // the commands still timing out on this connection do not dial again
-    this.logger.warn(
-      { ...this.context, commandTimeoutMs: this.commandTimeoutMs },
-      'no reply from Redis on this connection within commandTimeoutMs: reconnecting',
+    if (this.answered !== mark || this.probing || this.client.status !== 'ready') return;
+    this.probing = true;
+    const before = this.answered;
+    // The client's commandTimeout bounds the PING too.
+    this.client.ping().then(
+      () => {
+        this.probing = false;
+        this.answered++;
+      },
+      (failure: unknown) => {
+        this.probing = false;
+        if (!timedOut(failure) || this.answered !== before || this.client.status !== 'ready') {
+          return;
+        }
+        this.logger.warn(
+          { ...this.context, commandTimeoutMs: this.commandTimeoutMs },
+          'no reply from Redis on this connection within commandTimeoutMs, PING included: reconnecting',
+        );
+        this.client.disconnect(true);
+      },
     );
-    this.client.disconnect(true);
   }
+}
+
+function timedOut(err: unknown): boolean {
+  return err instanceof Error && TIMED_OUT.test(err.message);
 }
