@@ -33,3 +33,4 @@ export {
 } from './process-registry';
 export type { TimerTarget } from './timer-wheel';
 export { peerAddressOf } from './remote/internal/link-route';
+export type { PeerSilence } from './remote/internal/peer-silence';

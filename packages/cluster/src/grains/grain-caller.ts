@@ -12,6 +12,7 @@ import type { CallerDeps } from './internal/caller-deps';
 import { GrainRefs, LocalRoutes } from './internal/grain-refs';
 import { OwnerLookup } from './internal/owner-lookup';
 import { RetryLoop } from './internal/retry-loop';
+import { silentOwner } from './internal/silent-owner';
 
 /**
  * Grain calls from anywhere (a member, an actor, a grain): route by identity to the owner of
@@ -85,6 +86,12 @@ export class GrainCaller implements CallRetrier {
     }
     this.deps.counters.outstanding++;
     if (address === undefined) return this.observed(call, this.retries.run<T>(call, undefined));
+    const silence = call.ref.silence;
+    if (silence !== undefined && silence.since !== 0) {
+      call.address = address;
+      const held = silentOwner(address, silence, call.start);
+      return this.observed(call, this.retries.run<T>(call, held));
+    }
     const promise = call.promise<T>();
     call.address = address;
     // The call is its own request options (timeout, signal, header) and its reply's sink.

@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { NodeProcess, TestCluster, type NodeLine } from '@granary/testkit';
+import { NodeProcess, type NodeLine, type TestCluster } from '@granary/testkit';
 import type { Cluster } from '../../src/cluster';
 import type { ActivationEvent } from '../../src/grains/grains-options';
 import type { Topology } from '../../src/membership/topology';
 import { shardOf } from '../../src/placement/shard-of';
 import { overlapReport, overlaps } from './activation-overlaps';
-import { startEtcdClient } from '../fixtures/etcd-client';
+import { startGrainCluster } from './fixtures/grain-cluster';
 
 /** Lease TTL of the nodes (3 s, as the membership acceptance tests use on this 2-core box). */
 const TTL_S = 3;
@@ -119,26 +119,12 @@ describe('grains on etcd, nodes as processes (acceptance)', function () {
   let load: Load | undefined;
 
   async function startCluster(size: number): Promise<{ tc: TestCluster; client: Cluster }> {
-    tc = await TestCluster.start({
+    ({ tc, client } = await startGrainCluster({
       size,
-      etcd: true,
-      script: join(__dirname, 'fixtures/grain-node.js'),
-      config: (ctx) => ({
-        etcdEndpoints: ctx.etcdEndpoints,
-        id: ctx.id,
-        cluster: CLUSTER,
-        ttlSeconds: TTL_S,
-        shardCount: SHARDS,
-        idleTimeoutMs: 600_000,
-      }),
-    });
-    client = await startEtcdClient({
-      name: CLUSTER,
-      endpoints: tc.etcd!.endpoints,
+      cluster: CLUSTER,
       ttlSeconds: TTL_S,
-      prefix: '/granary-grains',
-    });
-    await tc.waitForConvergence();
+      shardCount: SHARDS,
+    }));
     return { tc, client };
   }
 

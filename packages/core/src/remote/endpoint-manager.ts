@@ -14,6 +14,7 @@ import { LinkSender } from './internal/link-sender';
 import type { LinkSenderHost } from './internal/link-sender-host';
 import type { RemoteLogger } from './internal/logger';
 import type { OutboundEnvelope } from './internal/outbound-envelope';
+import { PeerSilence } from './internal/peer-silence';
 import type { ResolvedRemoteOptions } from './internal/resolve-options';
 import { Acceptor, type AcceptorHost } from './internal/acceptor';
 import type { LinkConfig, StreamLinkHandlers } from './internal/stream-link';
@@ -47,6 +48,8 @@ export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHo
   memberId = '';
   address = '';
   private readonly endpoints = new Map<string, Endpoint>();
+  /** The silence of each peer address an endpoint or a caller watches (see silenceOf). */
+  private readonly silences = new Map<string, PeerSilence>();
   private readonly acceptor = new Acceptor(this);
   /** Each link's sender and route back (both go with the link). */
   private readonly senders = new WeakMap<StreamLink, LinkSender>();
@@ -155,9 +158,23 @@ export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHo
     let endpoint = this.endpoints.get(address);
     if (endpoint) return endpoint;
     if (this.endpoints.size >= this.config.maxEndpoints && !this.evictOne()) return undefined;
-    endpoint = new Endpoint(address, this);
+    endpoint = new Endpoint(address, this, this.silences.get(address));
     this.endpoints.set(address, endpoint);
+    this.silences.set(address, endpoint.silence);
     return endpoint;
+  }
+
+  /**
+   * The silence of the peer at `address` (see PeerSilence): the same object for as long as an
+   * endpoint to it exists, or will exist (one made later takes it over); undefined when as many
+   * addresses as maxEndpoints are watched already.
+   */
+  silenceOf(address: string): PeerSilence | undefined {
+    let silence = this.silences.get(address);
+    if (silence === undefined && this.silences.size < this.config.maxEndpoints) {
+      this.silences.set(address, (silence = new PeerSilence()));
+    }
+    return silence;
   }
 
   /** The endpoint of an address if one exists and has (or is opening) a link. */
@@ -312,6 +329,7 @@ export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHo
 
   private remove(endpoint: Endpoint): void {
     this.endpoints.delete(endpoint.address);
+    this.silences.delete(endpoint.address);
     endpoint.close(undefined);
     this.events.report(
       'removedEndpoints',

@@ -3,6 +3,7 @@ import { EndpointUnavailableError } from '../errors';
 import { dial, type Dial, type DialHost } from './internal/dial';
 import type { LinkSender } from './internal/link-sender';
 import type { OutboundEnvelope } from './internal/outbound-envelope';
+import { PeerSilence } from './internal/peer-silence';
 import type { StreamLink } from './internal/stream-link';
 
 /** Everything an endpoint needs from the node that owns it. */
@@ -57,6 +58,8 @@ export class Endpoint {
   constructor(
     readonly address: string,
     private readonly host: EndpointHost,
+    /** Whether the peer reads what its link carries (see PeerSilence); shared with callers. */
+    readonly silence = new PeerSilence(),
   ) {}
 
   /** True while a link to the peer is open. */
@@ -149,6 +152,7 @@ export class Endpoint {
       this.link.end();
     }
     this.state = 'closed';
+    this.silence.since = 0;
     this.lastError = new EndpointUnavailableError(
       this.address,
       `remote is shut down; ${this.address} is unreachable`,
@@ -181,6 +185,8 @@ export class Endpoint {
   private becomeConnected(link: StreamLink): void {
     this.state = 'connected';
     this.link = link;
+    this.silence.since = 0;
+    link.silence = this.silence;
     this.sender = this.host.senderOf(link);
     this.attempts = 0;
     this.lastError = undefined;
@@ -198,6 +204,8 @@ export class Endpoint {
   }
 
   private goDown(error: Error): void {
+    // The link is gone: callers now learn the peer's state from the endpoint (down, dialling).
+    this.silence.since = 0;
     this.lastError = error;
     this.downSince = Date.now();
     this.clearTimer();

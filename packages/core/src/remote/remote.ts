@@ -28,6 +28,7 @@ import { EndpointConnectedEvent, EndpointTerminatedEvent } from './remote-events
 import type { RemoteOptions } from './remote-options';
 import { RemoteProcess, reasonOf } from './remote-process';
 import type { RemoteTraffic } from './internal/remote-traffic';
+import type { PeerSilence } from './internal/peer-silence';
 
 declare module '../actor-system' {
   /** `system.remote` once a {@link Remote} was created for the system. */
@@ -47,6 +48,8 @@ declare module '../actor-system' {
     ): Promise<PID>;
     spawn(address: string, kind: string, options?: RemoteSpawnOptions): Promise<PID>;
     setMembers(addresses: Iterable<string> | undefined): void;
+    /** Whether the peer at an address reads what this node writes (see PeerSilence). @internal */
+    silenceOf(address: string): PeerSilence | undefined;
     shutdown(): Promise<void>;
   }
 }
@@ -96,6 +99,18 @@ export class Remote {
   /** Frames and bytes this node's links wrote and received; undefined before start. */
   get traffic(): Readonly<RemoteTraffic> | undefined {
     return this.transport?.traffic;
+  }
+
+  /**
+   * Whether the peer at `address` reads what this node writes to it (see PeerSilence): the
+   * same object while an endpoint to the address exists; undefined before start and for this
+   * node's own address. For Granary's packages (the cluster's callers read it per call).
+   * @internal
+   */
+  silenceOf(address: string): PeerSilence | undefined {
+    const transport = this.transport;
+    if (transport === undefined || address === transport.address) return undefined;
+    return transport.silenceOf(address);
   }
 
   /** Endpoints (peers this node dials) it keeps now; 0 before start. */

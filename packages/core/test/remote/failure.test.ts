@@ -10,7 +10,7 @@ import { PID } from '../../src/pid';
 import { Props } from '../../src/props';
 import { EndpointConnectedEvent, EndpointTerminatedEvent } from '../../src/remote/remote-events';
 import type { TestNode } from './helpers';
-import { nextEvent, rejectionOf, startNode, stopNodes } from './helpers';
+import { nextEvent, rejectionOf, startNode, stopNodes, until } from './helpers';
 
 const FIXTURE = path.join(__dirname, 'fixtures', 'remote-node.js');
 
@@ -226,5 +226,32 @@ describe('Remote failures (child processes)', function () {
     await arrived;
     expect(got).to.deep.equal([...Array(count).keys()]);
     await exited(node.child);
+  });
+
+  it('a paused peer (SIGSTOP) is marked silent once a request to it waits linkProbeMs uncredited, and no longer once it reads again', async () => {
+    const port = await freePort();
+    const node = await startChild(port);
+    children.push(node.child);
+    const echo = new PID(node.address, 'echo');
+    expect(await a.system.root.request(echo, 'hi', { timeoutMs: 5000 })).to.equal('hi');
+    const silence = a.remote.silenceOf(node.address)!;
+    expect(silence.since, 'a peer that answers').to.equal(0);
+    expect(a.remote.silenceOf(a.address), 'this node itself').to.equal(undefined);
+    node.child.kill('SIGSTOP');
+    const pausedAt = Date.now();
+    try {
+      const pending = a.system.root.request(echo, 'while paused', { timeoutMs: 10_000 });
+      await until(() => silence.since !== 0, 5000, 'the peer marked silent');
+      const after = Date.now() - pausedAt;
+      // linkProbeMs (1 s by default) after the request's bytes went out, one stall tick late
+      // at most; since: the peer's last credit, before the pause.
+      expect(after).to.be.within(900, 2500);
+      expect(silence.since).to.be.at.most(pausedAt + 50);
+      node.child.kill('SIGCONT');
+      expect(await pending).to.equal('while paused');
+      await until(() => silence.since === 0, 2000, 'the silence cleared');
+    } finally {
+      node.child.kill('SIGCONT');
+    }
   });
 });

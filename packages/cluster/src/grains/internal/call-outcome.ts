@@ -38,7 +38,13 @@ export interface CallFacts {
  *   a denied activation, an unknown outcome of a call that is not idempotent, ...).
  */
 export type Setback =
-  | { readonly kind: 'retry'; readonly error: Error; readonly hint: string | undefined }
+  | {
+      readonly kind: 'retry';
+      readonly error: Error;
+      readonly hint: string | undefined;
+      /** Not sent at all: held back from a silent owner (see silentOwner). */
+      readonly held?: boolean;
+    }
   | { readonly kind: 'budget'; readonly error: Error }
   | { readonly kind: 'overloaded'; readonly error: Error }
   | { readonly kind: 'deadline'; readonly error: Error }

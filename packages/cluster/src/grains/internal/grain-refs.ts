@@ -1,5 +1,5 @@
 import { PID, type ActorSystem } from '@granary/core';
-import type { LocalProcess, Process } from '@granary/core/internal';
+import type { LocalProcess, PeerSilence, Process } from '@granary/core/internal';
 import type { Topology } from '../../membership/topology';
 import type { OwnerThrottle } from '../../overload/owner-throttle';
 import { grainIdOf, grainPrefixOf } from './call-headers';
@@ -26,6 +26,8 @@ export class GrainRef {
   address: string | undefined = undefined;
   /** The caller's throttle of that owner (see OwnerThrottle). */
   throttle: OwnerThrottle | undefined = undefined;
+  /** Whether that owner reads what its link carries (core's PeerSilence; none for this node). */
+  silence: PeerSilence | undefined = undefined;
   private pidAtOwner: PID | undefined = undefined;
   /** A PID was made for the owner once already: the next one is kept. */
   private calledBefore = false;
@@ -56,16 +58,18 @@ export class GrainRef {
     return pid;
   }
 
-  /** Resolves the owner again under `topology`, with the caller's throttle of it. */
+  /** Resolves the owner again under `topology`, with the caller's throttle and view of it. */
   resolve(
     topology: Topology,
     address: string | undefined,
     throttle: OwnerThrottle | undefined,
+    silence: PeerSilence | undefined = undefined,
   ): void {
     this.topology = topology;
     if (address !== this.address) this.pidAtOwner = undefined;
     this.address = address;
     this.throttle = throttle;
+    this.silence = silence;
   }
 }
 

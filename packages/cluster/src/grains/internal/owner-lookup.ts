@@ -1,4 +1,5 @@
 import { UnknownKindError, type ActorSystem } from '@granary/core';
+import type { PeerSilence } from '@granary/core/internal';
 import { NoTransportError } from '../../errors';
 import type { Topology } from '../../membership/topology';
 import type { CallerLoad } from '../../overload/caller-load';
@@ -50,9 +51,15 @@ export class OwnerLookup {
         topology,
         address,
         address === undefined ? undefined : this.load.throttleOf(address),
+        address === undefined ? undefined : this.silenceOf(address),
       );
     }
     return ref.address;
+  }
+
+  /** Whether the owner at `address` reads its link (core's PeerSilence); none for this node. */
+  silenceOf(address: string): PeerSilence | undefined {
+    return this.deps.system.remote?.silenceOf(address);
   }
 
   /** Whether the member's topology lists a member at `address`. */

@@ -12,6 +12,7 @@ import { setbackOf, type Setback } from './call-outcome';
 import type { GrainCall } from './grain-call';
 import type { GrainRef, LocalRoutes } from './grain-refs';
 import type { OwnerLookup } from './owner-lookup';
+import { silentOwner } from './silent-owner';
 import { Sleepers } from './sleepers';
 
 /** First wait before retrying a placement or transport failure: a claim takes a few ms. */
@@ -119,7 +120,8 @@ export class RetryLoop {
         // the throttle counts every attempt sent there, and refusing here costs the owner nothing.
         const held = address === undefined ? undefined : this.heldBackRetry(ref, address, now);
         if (held !== undefined) setback = { kind: 'overloaded', error: held };
-        else if (address !== undefined) {
+        else if (address !== undefined) setback = this.silent(ref, address, now);
+        if (setback === undefined && address !== undefined) {
           attempts++;
           call.address = address;
           attemptStart = now;
@@ -174,7 +176,9 @@ export class RetryLoop {
                 : undefined;
         }
         last = setback.error;
-        if (call.observation !== undefined) this.deps.calls?.retried(call, last, attempts);
+        // A call held back from a silent owner was not sent: no retry to count.
+        const sent = setback.kind !== 'retry' || setback.held !== true;
+        if (sent && call.observation !== undefined) this.deps.calls?.retried(call, last, attempts);
         if (MemberFencedError.is(last)) {
           noHost = true;
           fencedAnswers++;
@@ -192,6 +196,12 @@ export class RetryLoop {
       // A new topology may name a new owner that is claiming the shard now: short waits again.
       backoff = topologyChanged ? INITIAL_BACKOFF_MS : Math.min(backoff * 2, maxBackoff);
     }
+  }
+
+  /** The owner at `address` reads nothing of its link: the hold's setback (see silentOwner). */
+  private silent(ref: GrainRef, address: string, now: number): Setback | undefined {
+    const silence = address === ref.address ? ref.silence : this.owners.silenceOf(address);
+    return silentOwner(address, silence, now);
   }
 
   /** The throttle of `address` holds this retry back: the error, else undefined. */

@@ -7,7 +7,8 @@ import { RECEIVE_BUFFERS } from './grpc-decoder';
 import type { FastPaths } from './grpc-fast-path';
 import { decodeChunk, decodeCredit } from './link-frames';
 import type { FrameStream, LinkListener } from './link-types';
-import { LinkWriter, type WriterLimits } from './link-writer';
+import { LinkWriter, type SilenceWatcher, type WriterLimits } from './link-writer';
+import type { PeerSilence } from './peer-silence';
 import { PathProbe } from './path-probe';
 import type { WireFrame } from './wire';
 import { decodeFrame, decodesToCopies } from './wire';
@@ -102,6 +103,11 @@ export class StreamLink {
   private creditedOut = 0;
   private creditTimer: NodeJS.Timeout | undefined = undefined;
   private readonly probe: PathProbe | undefined;
+  /**
+   * What the link reports its peer's silence to (set by the endpoint that uses the link): the
+   * callers deciding where to send read it.
+   */
+  silence: PeerSilence | undefined = undefined;
 
   constructor(
     private readonly stream: FrameStream,
@@ -132,7 +138,7 @@ export class StreamLink {
       () => {
         for (const l of this.listeners) l.writable();
       },
-      this.probe,
+      config.linkProbeMs > 0 ? this.watchSilence(this.probe) : undefined,
     );
     stream.on('data', (bytes: Buffer) => this.receive(bytes));
     stream.on('error', (err: Error) => this.finish(err));
@@ -155,6 +161,22 @@ export class StreamLink {
   /** Bytes written and not yet taken by the connection. */
   get outstandingBytes(): number {
     return this.writer.outstanding;
+  }
+
+  /** The writer's silence reports go to the path probe and to `silence`. */
+  private watchSilence(probe: PathProbe | undefined): SilenceWatcher {
+    return {
+      silent: (silentMs) => {
+        const s = this.silence;
+        if (s !== undefined && s.since === 0) s.since = Date.now() - silentMs;
+        probe?.silent(silentMs);
+      },
+      heard: () => {
+        const s = this.silence;
+        if (s !== undefined && s.since !== 0) s.since = 0;
+        probe?.heard();
+      },
+    };
   }
 
   /** How long the peer has credited nothing of what was written to it (see LinkWriter). */
