@@ -1,3 +1,5 @@
+import type { SilenceWatcher } from './link-writer';
+
 /**
  * Whether the peer at one address has stopped reading what this node wrote to it: one object
  * per address, written by the link to that peer and read per call by whoever decides where to
@@ -12,4 +14,26 @@
 export class PeerSilence {
   /** Date.now() of the peer's last credit before it fell silent; 0 while it is not silent. */
   since = 0;
+}
+
+/**
+ * What a link's writer reports silence to: `holder.silence` (the endpoint's PeerSilence, read
+ * at each report: the endpoint sets it when it takes the link) and the link's path probe.
+ */
+export function watchSilence(
+  holder: { readonly silence: PeerSilence | undefined },
+  probe: SilenceWatcher | undefined,
+): SilenceWatcher {
+  return {
+    silent: (silentMs) => {
+      const s = holder.silence;
+      if (s !== undefined && s.since === 0) s.since = Date.now() - silentMs;
+      probe?.silent(silentMs);
+    },
+    heard: () => {
+      const s = holder.silence;
+      if (s !== undefined && s.since !== 0) s.since = 0;
+      probe?.heard();
+    },
+  };
 }

@@ -7,8 +7,8 @@ import { RECEIVE_BUFFERS } from './grpc-decoder';
 import type { FastPaths } from './grpc-fast-path';
 import { decodeChunk, decodeCredit } from './link-frames';
 import type { FrameStream, LinkListener } from './link-types';
-import { LinkWriter, type SilenceWatcher, type WriterLimits } from './link-writer';
-import type { PeerSilence } from './peer-silence';
+import { LinkWriter, type WriterLimits } from './link-writer';
+import { watchSilence, type PeerSilence } from './peer-silence';
 import { PathProbe } from './path-probe';
 import type { WireFrame } from './wire';
 import { decodeFrame, decodesToCopies } from './wire';
@@ -138,7 +138,7 @@ export class StreamLink {
       () => {
         for (const l of this.listeners) l.writable();
       },
-      config.linkProbeMs > 0 ? this.watchSilence(this.probe) : undefined,
+      config.linkProbeMs > 0 ? watchSilence(this, this.probe) : undefined,
     );
     stream.on('data', (bytes: Buffer) => this.receive(bytes));
     stream.on('error', (err: Error) => this.finish(err));
@@ -161,22 +161,6 @@ export class StreamLink {
   /** Bytes written and not yet taken by the connection. */
   get outstandingBytes(): number {
     return this.writer.outstanding;
-  }
-
-  /** The writer's silence reports go to the path probe and to `silence`. */
-  private watchSilence(probe: PathProbe | undefined): SilenceWatcher {
-    return {
-      silent: (silentMs) => {
-        const s = this.silence;
-        if (s !== undefined && s.since === 0) s.since = Date.now() - silentMs;
-        probe?.silent(silentMs);
-      },
-      heard: () => {
-        const s = this.silence;
-        if (s !== undefined && s.since !== 0) s.since = 0;
-        probe?.heard();
-      },
-    };
   }
 
   /** How long the peer has credited nothing of what was written to it (see LinkWriter). */
