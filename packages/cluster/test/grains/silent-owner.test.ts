@@ -62,6 +62,14 @@ describe('calls to a paused owner (SIGSTOP) wait at the caller for the shard to 
         await new Promise((r) => setTimeout(r, 20));
       }
       const silentAfter = Date.now() - pausedAt;
+      // Held past its deadline (well before the lease expires), a call says why it never went.
+      const short = await client.request('echo', onVictim[1]!, 'short', { timeoutMs: 300 }).then(
+        () => undefined,
+        (err: Error) => err,
+      );
+      expect(short?.name).to.equal('DeadlineExceededError');
+      expect((short?.cause as Error | undefined)?.name).to.equal('EndpointUnavailableError');
+      expect((short?.cause as Error).message).to.match(/has read nothing written to it for \d+ ms/);
       const answers = await Promise.all(
         onVictim.slice(1).map((id) =>
           client!.request<Echo>('echo', id, 'held', { timeoutMs: 4 * TTL_S * 1000 }).then(
