@@ -243,8 +243,8 @@ describe('Remote failures (child processes)', function () {
       const pending = a.system.root.request(echo, 'while paused', { timeoutMs: 10_000 });
       await until(() => silence.since !== 0, 5000, 'the peer marked silent');
       const after = Date.now() - pausedAt;
-      // linkProbeMs (1 s by default) after the request's bytes went out, one stall tick late
-      // at most; since: the peer's last credit, before the pause.
+      // linkProbeMs (1 s by default) after the request's bytes went out, plus the 100 ms that
+      // confirm it (PeerSilence); since: the peer's last credit, before the pause.
       expect(after).to.be.within(900, 2500);
       expect(silence.since).to.be.at.most(pausedAt + 50);
       node.child.kill('SIGCONT');
