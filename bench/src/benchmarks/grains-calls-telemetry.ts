@@ -1,5 +1,6 @@
 import { Cluster, EtcdProvider } from '@granary/cluster';
-import { benchTelemetry, silentLogger, TestCluster, type BenchTelemetry } from '@granary/testkit';
+import { silentLogger, TestCluster } from '@granary/testkit';
+import { benchTelemetry, type BenchTelemetry } from '@granary/testkit/telemetry';
 import { defineBenchmark, type BenchCase } from '../harness';
 import { inFlightWarm, type AroundCall } from '../in-flight';
 import { GRAIN_NODE } from './grains-calls';

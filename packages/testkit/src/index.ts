@@ -40,7 +40,4 @@ export { applyOp, emptyOpCounter, isOpMessage } from './checks/idempotent-ops';
 export type { OpCounterState, OpMessage, OpReply } from './checks/idempotent-ops';
 export { OpLoad, errorCode } from './checks/op-load';
 export type { AvailabilityWindow, OpLoadOptions } from './checks/op-load';
-export { benchTelemetry } from './bench-telemetry';
-export type { BenchTelemetry, BenchTelemetryOptions, BenchTelemetrySetup } from './bench-telemetry';
-export { sdkOnlyMetrics, sdkOnlyTraces } from './bench-sdk-only';
-export type { SdkOnlyCalls } from './bench-sdk-only';
+// The OpenTelemetry SDK set-ups of the benchmarks: `@granary/testkit/telemetry` (src/telemetry.ts).

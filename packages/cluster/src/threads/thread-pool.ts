@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import Piscina from 'piscina';
+import type Piscina from 'piscina';
 import {
   ThreadCloneError,
   ThreadCrashedError,
@@ -25,6 +25,15 @@ export interface ThreadCall {
 }
 
 /**
+ * piscina, loaded with a member's first threaded kind: most members host none, and its modules
+ * (and the worker machinery they set up) stay out of their processes.
+ */
+function loadPiscina(): typeof Piscina {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, see above
+  return (require('piscina') as { Piscina: typeof Piscina }).Piscina;
+}
+
+/**
  * One member's worker threads for one threaded kind (piscina: at most `threads` threads, started
  * on demand, idle ones exit). `run` hands a message to a free thread (or queues it in order) and
  * maps every way a task can end to a reply or a typed error.
@@ -35,7 +44,7 @@ export class ThreadPool {
 
   constructor(options: ResolvedThreadedOptions) {
     const spec: ThreadModuleSpec = { module: options.module, exportName: options.export };
-    this.piscina = new Piscina({
+    this.piscina = new (loadPiscina())({
       filename: ENTRY,
       minThreads: 0,
       maxThreads: options.threads,

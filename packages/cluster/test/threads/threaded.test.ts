@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { InvalidOptionError } from '@granary/core';
 import { expect } from 'chai';
@@ -144,5 +145,16 @@ describe('threaded kinds (handlers in worker threads)', function () {
   it('rejects bad options naming them', () => {
     expect(() => threaded({ module: '' })).to.throw(InvalidOptionError, /module/);
     expect(() => threaded({ module: TASK, threads: 0 })).to.throw(InvalidOptionError, /threads/);
+  });
+
+  it('leaves piscina unloaded in a process whose members host no threaded kind', () => {
+    // A fresh node: this suite's own threaded kind has loaded it here.
+    const index = path.join(__dirname, '../../src/index.js');
+    const script = `require(${JSON.stringify(index)});
+      console.log(Object.keys(require.cache).some((p) => /[\\/]piscina[\\/]/.test(p)));`;
+    expect(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }).trim()).to.equal(
+      'false',
+    );
+    expect(Object.keys(require.cache).some((p) => /[\\/]piscina[\\/]/.test(p))).to.equal(true);
   });
 });
