@@ -150,8 +150,10 @@ describe('threaded kinds (handlers in worker threads)', function () {
   it('leaves piscina unloaded in a process whose members host no threaded kind', () => {
     // A fresh node: this suite's own threaded kind has loaded it here.
     const index = path.join(__dirname, '../../src/index.js');
+    // Written as plain text: console.log would colour a boolean where FORCE_COLOR is set (CI).
     const script = `require(${JSON.stringify(index)});
-      console.log(Object.keys(require.cache).some((p) => /[\\/]piscina[\\/]/.test(p)));`;
+      const loaded = Object.keys(require.cache).some((p) => /[\\/]piscina[\\/]/.test(p));
+      process.stdout.write(String(loaded));`;
     expect(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }).trim()).to.equal(
       'false',
     );
