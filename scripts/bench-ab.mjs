@@ -2,16 +2,18 @@
 // Old against new, interleaved: `node scripts/bench-ab.mjs --base <ref|dir> [--rounds N]
 // [--repeats N] [--cases spec] <benchmark>...`. A claim of "no regression" needs both commits
 // measured in one session on one machine, alternating, because this machine's state moves the
-// figures between slots more than most changes do (docs/performance-notes.md). Run 1 measures
+// figures between slots more than most changes do (README, "To compare two commits"). Run 1 measures
 // old then new, run 2 new then old (ABBA), and so on. The summary gives, per case, the median of
 // each tree's per-run medians, their ratio (new ÷ old), the median of the per-run ratios of
 // runs made back to back ("paired"), and in how many runs new was worse.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
+const harness = join(root, 'bench', 'dist', 'harness.js');
 
 function usage(message) {
   if (message) process.stderr.write(`bench-ab: ${message}\n`);
@@ -77,12 +79,6 @@ function direction(metric) {
   return 0;
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-
 function measure(tree, name, o) {
   const env = { ...process.env, BENCH_REPEATS: String(o.repeats), BENCH_NO_PEERS: '1' };
   if (o.cases !== undefined) env.BENCH_CASES = o.cases;
@@ -90,7 +86,7 @@ function measure(tree, name, o) {
   return JSON.parse(readFileSync(join(tree, 'bench', 'results', `${name}.json`), 'utf8'));
 }
 
-function summarize(name, runs) {
+function summarize(name, runs, median) {
   const rows = [];
   for (const c of runs[0].new.cases) {
     const pairs = runs
@@ -126,15 +122,16 @@ function summarize(name, runs) {
 }
 
 function main(o) {
-  if (!existsSync(join(root, 'bench', 'dist', 'run.js')))
-    usage('build this checkout first (npm run build)');
+  if (!existsSync(harness)) usage('build this checkout first (npm run build)');
+  // The harness's own median, so the summary and the harness's tables agree.
+  const { median } = createRequire(import.meta.url)(harness);
   const trees = { old: baseTree(o.base), new: root };
   const out = join(root, 'bench', 'results', 'ab');
   mkdirSync(out, { recursive: true });
-  for (const name of o.names) compare(name, trees, out, o);
+  for (const name of o.names) compare(name, trees, out, o, median);
 }
 
-function compare(name, trees, out, o) {
+function compare(name, trees, out, o, median) {
   const runs = [];
   for (let r = 1; r <= o.rounds; r++) {
     const order = r % 2 === 1 ? ['old', 'new'] : ['new', 'old'];
@@ -146,7 +143,7 @@ function compare(name, trees, out, o) {
     }
     runs.push(result);
   }
-  const rows = summarize(name, runs);
+  const rows = summarize(name, runs, median);
   const summary = {
     bench: name,
     old: basename(trees.old),
