@@ -37,6 +37,10 @@ describe('names', () => {
     expect(methodName('constructor')).to.equal('constructor_');
     expect(methodName('Receive')).to.equal('receive_');
     expect(methodName('Identity')).to.equal('identity_');
+    expect(methodName('State')).to.equal('state_');
+    expect(methodName('WriteState')).to.equal('writeState_');
+    expect(methodName('ClearState')).to.equal('clearState_');
+    expect(methodName('StateVersion')).to.equal('stateVersion_');
     expect(methodName('delete')).to.equal('delete');
   });
 

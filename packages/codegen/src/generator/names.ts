@@ -32,8 +32,10 @@ const OBJECT_MEMBER_NAMES = new Set([
 ]); // prettier-ignore
 
 /**
- * Member names an rpc method must not take besides those: the lifecycle hooks of `Grain` and
- * the `identity` / `kind` getters of the client.
+ * Member names an rpc method must not take besides those: the lifecycle hooks of `Grain`, the
+ * state members of `GrainBase` (an rpc `State` or `WriteState` would redeclare them with another
+ * signature, and the generated class would not compile) and the `identity` / `kind` getters of
+ * the client.
  */
 const RESERVED_METHOD_NAMES = new Set([
   'identity',
@@ -42,6 +44,10 @@ const RESERVED_METHOD_NAMES = new Set([
   'receiveDefault',
   'onActivate',
   'onDeactivate',
+  'state',
+  'stateVersion',
+  'writeState',
+  'clearState',
 ]);
 
 /** The escape rule: a reserved name gets a trailing `_` (`then` → `then_`). */

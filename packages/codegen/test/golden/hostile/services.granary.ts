@@ -479,3 +479,155 @@ export function hasOwnPropertyKind<$State = unknown>(
 ): ReturnType<typeof $kind> {
   return $kind($hasOwnPropertyService.kindName, factory, options ?? {});
 }
+
+/** Dispatch table of service `granary.test.hostile.calls.__proto__.Stateful`: method identity → grain method. */
+const $StatefulService = $rt.defineService<StatefulGrain, $GrainContext>('granary.test.hostile.calls.__proto__.Stateful', [
+  $rt.method('granary.test.hostile.calls.__proto__.Stateful/State', $hostile_types.Words, $hostile_types.Words, (grain, request, ctx) => grain.state_(request, ctx)),
+  $rt.method('granary.test.hostile.calls.__proto__.Stateful/StateVersion', $hostile_types.Words, $hostile_types.Words, (grain, request, ctx) => grain.stateVersion_(request, ctx)),
+  $rt.method('granary.test.hostile.calls.__proto__.Stateful/WriteState', $hostile_types.Words, $hostile_types.Words, (grain, request, ctx) => grain.writeState_(request, ctx)),
+  $rt.method('granary.test.hostile.calls.__proto__.Stateful/ClearState', $hostile_types.Words, $hostile_types.Words, (grain, request, ctx) => grain.clearState_(request, ctx)),
+  $rt.method('granary.test.hostile.calls.__proto__.Stateful/Identity', $hostile_types.Words, $hostile_types.Words, (grain, request, ctx) => grain.identity_(request, ctx)),
+  $rt.method('granary.test.hostile.calls.__proto__.Stateful/Kind', $hostile_types.Words, $hostile_types.Words, (grain, request, ctx) => grain.kind_(request, ctx)),
+  $rt.method('granary.test.hostile.calls.__proto__.Stateful/Receive', $hostile_types.Words, $hostile_types.Words, (grain, request, ctx) => grain.receive_(request, ctx)),
+  $rt.method('granary.test.hostile.calls.__proto__.Stateful/ReceiveDefault', $hostile_types.Words, $hostile_types.Words, (grain, request, ctx) => grain.receiveDefault_(request, ctx)),
+  $rt.method('granary.test.hostile.calls.__proto__.Stateful/OnActivate', $hostile_types.Words, $hostile_types.Words, (grain, request, ctx) => grain.onActivate_(request, ctx)),
+  $rt.method('granary.test.hostile.calls.__proto__.Stateful/OnDeactivate', $hostile_types.Words, $hostile_types.Words, (grain, request, ctx) => grain.onDeactivate_(request, ctx)),
+]);
+
+/**
+ * Grain base class of service `granary.test.hostile.calls.__proto__.Stateful`: extend it, override the rpcs, and
+ * register it with `statefulKind(() => new MyStateful())`. An rpc left out answers
+ * `UnimplementedError` to its caller; other messages go to `receiveDefault(ctx)`.
+ */
+export abstract class StatefulGrain<$State = unknown> extends $rt.GrainBase<$GrainContext, $State> {
+  /** The kind name grains of this service are registered under. */
+  static readonly kindName = 'granary.test.hostile.calls.__proto__.Stateful';
+  protected readonly $service = $StatefulService;
+
+  /** rpc `State` (`granary.test.hostile.calls.__proto__.Stateful/State`). */
+  state_(_request: $hostile_types.Words, _ctx: $GrainContext): Promise<$rt.MessageInit<$hostile_types.Words>> | $rt.MessageInit<$hostile_types.Words> {
+    return $rt.unimplemented('granary.test.hostile.calls.__proto__.Stateful/State');
+  }
+
+  /** rpc `StateVersion` (`granary.test.hostile.calls.__proto__.Stateful/StateVersion`). */
+  stateVersion_(_request: $hostile_types.Words, _ctx: $GrainContext): Promise<$rt.MessageInit<$hostile_types.Words>> | $rt.MessageInit<$hostile_types.Words> {
+    return $rt.unimplemented('granary.test.hostile.calls.__proto__.Stateful/StateVersion');
+  }
+
+  /** rpc `WriteState` (`granary.test.hostile.calls.__proto__.Stateful/WriteState`). */
+  writeState_(_request: $hostile_types.Words, _ctx: $GrainContext): Promise<$rt.MessageInit<$hostile_types.Words>> | $rt.MessageInit<$hostile_types.Words> {
+    return $rt.unimplemented('granary.test.hostile.calls.__proto__.Stateful/WriteState');
+  }
+
+  /** rpc `ClearState` (`granary.test.hostile.calls.__proto__.Stateful/ClearState`). */
+  clearState_(_request: $hostile_types.Words, _ctx: $GrainContext): Promise<$rt.MessageInit<$hostile_types.Words>> | $rt.MessageInit<$hostile_types.Words> {
+    return $rt.unimplemented('granary.test.hostile.calls.__proto__.Stateful/ClearState');
+  }
+
+  /** rpc `Identity` (`granary.test.hostile.calls.__proto__.Stateful/Identity`). */
+  identity_(_request: $hostile_types.Words, _ctx: $GrainContext): Promise<$rt.MessageInit<$hostile_types.Words>> | $rt.MessageInit<$hostile_types.Words> {
+    return $rt.unimplemented('granary.test.hostile.calls.__proto__.Stateful/Identity');
+  }
+
+  /** rpc `Kind` (`granary.test.hostile.calls.__proto__.Stateful/Kind`). */
+  kind_(_request: $hostile_types.Words, _ctx: $GrainContext): Promise<$rt.MessageInit<$hostile_types.Words>> | $rt.MessageInit<$hostile_types.Words> {
+    return $rt.unimplemented('granary.test.hostile.calls.__proto__.Stateful/Kind');
+  }
+
+  /** rpc `Receive` (`granary.test.hostile.calls.__proto__.Stateful/Receive`). */
+  receive_(_request: $hostile_types.Words, _ctx: $GrainContext): Promise<$rt.MessageInit<$hostile_types.Words>> | $rt.MessageInit<$hostile_types.Words> {
+    return $rt.unimplemented('granary.test.hostile.calls.__proto__.Stateful/Receive');
+  }
+
+  /** rpc `ReceiveDefault` (`granary.test.hostile.calls.__proto__.Stateful/ReceiveDefault`). */
+  receiveDefault_(_request: $hostile_types.Words, _ctx: $GrainContext): Promise<$rt.MessageInit<$hostile_types.Words>> | $rt.MessageInit<$hostile_types.Words> {
+    return $rt.unimplemented('granary.test.hostile.calls.__proto__.Stateful/ReceiveDefault');
+  }
+
+  /** rpc `OnActivate` (`granary.test.hostile.calls.__proto__.Stateful/OnActivate`). */
+  onActivate_(_request: $hostile_types.Words, _ctx: $GrainContext): Promise<$rt.MessageInit<$hostile_types.Words>> | $rt.MessageInit<$hostile_types.Words> {
+    return $rt.unimplemented('granary.test.hostile.calls.__proto__.Stateful/OnActivate');
+  }
+
+  /** rpc `OnDeactivate` (`granary.test.hostile.calls.__proto__.Stateful/OnDeactivate`). */
+  onDeactivate_(_request: $hostile_types.Words, _ctx: $GrainContext): Promise<$rt.MessageInit<$hostile_types.Words>> | $rt.MessageInit<$hostile_types.Words> {
+    return $rt.unimplemented('granary.test.hostile.calls.__proto__.Stateful/OnDeactivate');
+  }
+}
+
+/**
+ * Typed client of service `granary.test.hostile.calls.__proto__.Stateful`:
+ * `StatefulClient.for(cluster, identity).state_(request, { timeoutMs, idempotent })`.
+ */
+export class StatefulClient extends $rt.GrainClient {
+  /** A client of grain `identity` (of kind `kindName`); creating one sends nothing. */
+  static for(cluster: $rt.ClusterLike, identity: string, kindName: string = $StatefulService.kindName): StatefulClient {
+    return new StatefulClient(cluster, kindName, identity);
+  }
+
+  /** @deprecated Use `StatefulClient.for` (same arguments). */
+  static get(cluster: $rt.ClusterLike, identity: string, kindName: string = $StatefulService.kindName): StatefulClient {
+    return new StatefulClient(cluster, kindName, identity);
+  }
+
+  /** rpc `State` (`granary.test.hostile.calls.__proto__.Stateful/State`). */
+  state_(request: $rt.MessageInit<$hostile_types.Words>, options?: $rt.CallOptions): Promise<$hostile_types.Words> {
+    return this.$invoke('granary.test.hostile.calls.__proto__.Stateful/State', $hostile_types.Words, $hostile_types.Words, request, options);
+  }
+
+  /** rpc `StateVersion` (`granary.test.hostile.calls.__proto__.Stateful/StateVersion`). */
+  stateVersion_(request: $rt.MessageInit<$hostile_types.Words>, options?: $rt.CallOptions): Promise<$hostile_types.Words> {
+    return this.$invoke('granary.test.hostile.calls.__proto__.Stateful/StateVersion', $hostile_types.Words, $hostile_types.Words, request, options);
+  }
+
+  /** rpc `WriteState` (`granary.test.hostile.calls.__proto__.Stateful/WriteState`). */
+  writeState_(request: $rt.MessageInit<$hostile_types.Words>, options?: $rt.CallOptions): Promise<$hostile_types.Words> {
+    return this.$invoke('granary.test.hostile.calls.__proto__.Stateful/WriteState', $hostile_types.Words, $hostile_types.Words, request, options);
+  }
+
+  /** rpc `ClearState` (`granary.test.hostile.calls.__proto__.Stateful/ClearState`). */
+  clearState_(request: $rt.MessageInit<$hostile_types.Words>, options?: $rt.CallOptions): Promise<$hostile_types.Words> {
+    return this.$invoke('granary.test.hostile.calls.__proto__.Stateful/ClearState', $hostile_types.Words, $hostile_types.Words, request, options);
+  }
+
+  /** rpc `Identity` (`granary.test.hostile.calls.__proto__.Stateful/Identity`). */
+  identity_(request: $rt.MessageInit<$hostile_types.Words>, options?: $rt.CallOptions): Promise<$hostile_types.Words> {
+    return this.$invoke('granary.test.hostile.calls.__proto__.Stateful/Identity', $hostile_types.Words, $hostile_types.Words, request, options);
+  }
+
+  /** rpc `Kind` (`granary.test.hostile.calls.__proto__.Stateful/Kind`). */
+  kind_(request: $rt.MessageInit<$hostile_types.Words>, options?: $rt.CallOptions): Promise<$hostile_types.Words> {
+    return this.$invoke('granary.test.hostile.calls.__proto__.Stateful/Kind', $hostile_types.Words, $hostile_types.Words, request, options);
+  }
+
+  /** rpc `Receive` (`granary.test.hostile.calls.__proto__.Stateful/Receive`). */
+  receive_(request: $rt.MessageInit<$hostile_types.Words>, options?: $rt.CallOptions): Promise<$hostile_types.Words> {
+    return this.$invoke('granary.test.hostile.calls.__proto__.Stateful/Receive', $hostile_types.Words, $hostile_types.Words, request, options);
+  }
+
+  /** rpc `ReceiveDefault` (`granary.test.hostile.calls.__proto__.Stateful/ReceiveDefault`). */
+  receiveDefault_(request: $rt.MessageInit<$hostile_types.Words>, options?: $rt.CallOptions): Promise<$hostile_types.Words> {
+    return this.$invoke('granary.test.hostile.calls.__proto__.Stateful/ReceiveDefault', $hostile_types.Words, $hostile_types.Words, request, options);
+  }
+
+  /** rpc `OnActivate` (`granary.test.hostile.calls.__proto__.Stateful/OnActivate`). */
+  onActivate_(request: $rt.MessageInit<$hostile_types.Words>, options?: $rt.CallOptions): Promise<$hostile_types.Words> {
+    return this.$invoke('granary.test.hostile.calls.__proto__.Stateful/OnActivate', $hostile_types.Words, $hostile_types.Words, request, options);
+  }
+
+  /** rpc `OnDeactivate` (`granary.test.hostile.calls.__proto__.Stateful/OnDeactivate`). */
+  onDeactivate_(request: $rt.MessageInit<$hostile_types.Words>, options?: $rt.CallOptions): Promise<$hostile_types.Words> {
+    return this.$invoke('granary.test.hostile.calls.__proto__.Stateful/OnDeactivate', $hostile_types.Words, $hostile_types.Words, request, options);
+  }
+}
+
+/**
+ * The kind of service `granary.test.hostile.calls.__proto__.Stateful`, for `Cluster.start({ kinds: [...] })`;
+ * `options.state` declares the state of its grains (`$State`, their `this.state`).
+ */
+export function statefulKind<$State = unknown>(
+  factory: () => StatefulGrain<$State>,
+  options?: $KindOptions<$State>,
+): ReturnType<typeof $kind> {
+  return $kind($StatefulService.kindName, factory, options ?? {});
+}
