@@ -86,6 +86,17 @@ describe('granary-codegen', () => {
       );
     });
 
+    it('takes an input named relative to an include directory, as protoc does', () => {
+      // `protoc -I protos messages/protos.proto`: the name is not a path from the current
+      // directory, but the file is found below the include directory.
+      const { io } = capture();
+      const code = runCli(['messages/protos.proto', '-I', PROTOS_DIR, '--out', dir], io);
+      expect(code).to.equal(0);
+      expect(readFileSync(join(dir, 'messages', 'protos.granary.ts'), 'utf8')).to.equal(
+        readFileSync(join(GOLDEN_DIR, 'messages', 'protos.granary.ts'), 'utf8'),
+      );
+    });
+
     it('prints usage and exits 1 on bad arguments, without a stack trace', () => {
       const { err, io } = capture();
       expect(runCli(['--out', dir], io)).to.equal(1);

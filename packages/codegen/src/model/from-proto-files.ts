@@ -68,7 +68,14 @@ export function loadProtoFiles(
       `${absolute} is not inside any include directory (--proto_path): ${includeDirs.join(', ')}`,
     );
   };
-  const names = paths.map((p) => nameOf(resolve(p)));
+  // Like protoc, an input that is not a file on disk may be named relative to an include
+  // directory (`-I protos messages/ponger.proto`).
+  const inputName = (p: string): string => {
+    const onDisk = resolve(p);
+    const below = isAbsolute(p) || existsSync(onDisk) ? undefined : locateBelow(p, includeDirs);
+    return nameOf(below ?? onDisk);
+  };
+  const names = paths.map(inputName);
   const root = new Root();
   const loaded = new Map<string, string>(); // name → package
   const syntaxes = new Map<string, string>();
@@ -119,11 +126,15 @@ export function loadProtoFiles(
   };
 }
 
+/** `name` in the first include directory that has it. */
+function locateBelow(name: string, includeDirs: readonly string[]): string | undefined {
+  return includeDirs.map((dir) => resolve(dir, name)).find((path) => existsSync(path));
+}
+
 /** The file behind import `name`: an include directory's, or the copy protobufjs bundles. */
 function locate(name: string, importer: string | undefined, includeDirs: string[]): string {
-  for (const dir of includeDirs) {
-    if (existsSync(resolve(dir, name))) return resolve(dir, name);
-  }
+  const found = locateBelow(name, includeDirs);
+  if (found !== undefined) return found;
   const bundled = name.startsWith('google/protobuf/') ? bundledProto(name) : undefined;
   if (bundled !== undefined) return bundled;
   throw new ProtoParseError(
