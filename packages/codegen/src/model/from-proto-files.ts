@@ -1,9 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { Enum, Field, Namespace, Root, Service, Type, common, parse } from 'protobufjs';
+import { Enum, Field, Method, Namespace, Root, Service, Type, common, parse } from 'protobufjs';
 import type { IParserResult, ReflectionObject } from 'protobufjs';
 import { ProtoParseError, UnsupportedProtoError } from '../errors';
 import { escapeProtoSource, unescapeIdentifier } from '../internal/proto-source';
+import {
+  declarationPattern,
+  firstUnresolved,
+  importLocation,
+  locationOf,
+} from '../internal/source-location';
 import {
   enumModel,
   extensionModels,
@@ -79,7 +85,10 @@ export function loadProtoFiles(
   const root = new Root();
   const loaded = new Map<string, string>(); // name → package
   const syntaxes = new Map<string, string>();
+  const sources = new Map<string, string>(); // name → source as parsed, for error locations
+  const loading: string[] = []; // the import chain being loaded, to refuse cycles as protoc does
   const load = (name: string, importer: string | undefined): void => {
+    if (loading.includes(name)) throw importCycle([...loading, name], sources);
     if (loaded.has(name)) return;
     const bundled = common.get(name);
     if (bundled !== null) {
@@ -90,6 +99,7 @@ export function loadProtoFiles(
     const path = locate(name, importer, includeDirs);
     const source = escapeProtoSource(readFileSync(path, 'utf8'), name);
     syntaxes.set(name, syntaxOf(source));
+    sources.set(name, source);
     let parsed: IParserResult;
     try {
       // The parser stamps this on every declaration: the include-relative name, as protoc has it.
@@ -99,16 +109,12 @@ export function loadProtoFiles(
       throw new ProtoParseError(`cannot parse ${name}: ${(err as Error).message}`, { cause: err });
     }
     loaded.set(name, parsed.package ?? '');
+    loading.push(name);
     for (const dep of [...(parsed.imports ?? []), ...(parsed.weakImports ?? [])]) load(dep, name);
+    loading.pop();
   };
   for (const name of names) load(name, undefined);
-  try {
-    root.resolveAll();
-  } catch (err) {
-    throw new ProtoParseError(`cannot resolve ${names.join(', ')}: ${(err as Error).message}`, {
-      cause: err,
-    });
-  }
+  resolveAll(root, names, sources);
 
   const decls = new Map<string, ReflectionObject[]>();
   const types = new Map<string, TypeLocation>();
@@ -124,6 +130,38 @@ export function loadProtoFiles(
       ),
     ),
   };
+}
+
+/** `a.proto:3: import "b.proto" makes a cycle: a.proto -> b.proto -> a.proto`, as protoc refuses it. */
+function importCycle(chain: readonly string[], sources: ReadonlyMap<string, string>): Error {
+  const importer = chain[chain.length - 2];
+  const name = chain[chain.length - 1];
+  const where = importLocation(importer, sources.get(importer), name);
+  const cycle = chain.slice(chain.indexOf(name)).join(' -> ');
+  return new ProtoParseError(`${where}: import "${name}" makes an import cycle: ${cycle}`);
+}
+
+/**
+ * Resolves every type reference; one that does not resolve is a ProtoParseError naming the file
+ * and line of the field or rpc that uses it (protobufjs's own error names neither).
+ */
+function resolveAll(root: Root, names: readonly string[], sources: ReadonlyMap<string, string>) {
+  try {
+    root.resolveAll();
+  } catch (err) {
+    const found = firstUnresolved(root);
+    if (found === undefined) {
+      throw new ProtoParseError(`cannot resolve ${names.join(', ')}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    const { obj, error } = found;
+    const file = obj.filename ?? names.join(', ');
+    const where = locationOf(file, sources.get(file), declarationPattern(obj));
+    const what = obj instanceof Method ? 'rpc' : 'field';
+    const fullName = unescapeFullName(obj.fullName, unescapeIdentifier);
+    throw new ProtoParseError(`${where}: ${what} ${fullName}: ${error.message}`, { cause: err });
+  }
 }
 
 /** `name` in the first include directory that has it. */
