@@ -3,7 +3,13 @@ import * as grpc from '@grpc/grpc-js';
 import type { ConnectionGuard } from './connection-guard';
 import type { EventLog } from './event-log';
 import { serverFastPath } from './grpc-fast-path';
-import { LINK_WINDOW_BYTES, resetCall, setCallReceiveLimit, setCallWindow } from './grpc-options';
+import {
+  LINK_WINDOW_BYTES,
+  refuseCompression,
+  resetCall,
+  setCallReceiveLimit,
+  setCallWindow,
+} from './grpc-options';
 import { pingCall } from './path-probe';
 import type { ResolvedRemoteOptions } from './resolve-options';
 import type { HandshakeOutcome, ServerHandshakeHost } from './server-handshake';
@@ -105,6 +111,8 @@ export class Acceptor {
     setCallReceiveLimit(call, limits.maxHandshakeBytes, tooLarge('limits.maxHandshakeBytes'));
     const handshake = new ServerHandshake(host, () => peerCertificateOf(call));
     let open = false;
+    // Set below; a link refused before that (shutdown, compression) closes without one.
+    let timer: NodeJS.Timeout | undefined = undefined;
     const link: StreamLink = new StreamLink(
       call,
       'server',
@@ -146,10 +154,12 @@ export class Acceptor {
     );
     link.fastPaths = fastPaths;
     if (host.closing) return link.abort(grpc.status.UNAVAILABLE, 'node is shutting down');
+    const encoding = refuseCompression(call);
+    if (encoding !== undefined) return this.refuseEncoding(link, call, peer, encoding);
     this.links.add(link);
     this.calls.set(link, call);
     const timeoutMs = host.config.handshakeTimeoutMs;
-    const timer = setTimeout(() => {
+    timer = setTimeout(() => {
       host.events.report(
         'refusedHandshakes',
         'warn',
@@ -161,6 +171,26 @@ export class Acceptor {
         `no handshake within ${timeoutMs} ms (handshakeTimeoutMs)`,
       );
     }, timeoutMs);
+  }
+
+  /**
+   * A call whose messages say they are compressed (`grpc-encoding`): links never compress, so
+   * it is no member's. Refused before any message is read; an unauthenticated connection goes
+   * with it, as after an oversize handshake frame.
+   */
+  private refuseEncoding(
+    link: StreamLink,
+    call: grpc.ServerDuplexStream<Buffer, Buffer>,
+    peer: string,
+    encoding: string,
+  ): void {
+    const reason = `compressed messages are not accepted (grpc-encoding '${encoding.slice(0, 32)}')`;
+    this.host.linkHandlers.onCorruptFrame(link, new Error(reason));
+    link.abort(grpc.status.UNIMPLEMENTED, reason);
+    setTimeout(() => {
+      resetCall(call);
+      this.host.guard?.dropUnauthenticated(peer);
+    }, RESET_AFTER_STATUS_MS).unref();
   }
 
   private refuse(link: StreamLink, outcome: Extract<HandshakeOutcome, { kind: 'refused' }>): void {

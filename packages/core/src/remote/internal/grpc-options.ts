@@ -137,6 +137,24 @@ export function resetCall(call: grpc.ServerDuplexStream<Buffer, Buffer>): boolea
   }
 }
 
+/**
+ * Makes grpc-js take an accepted call's messages as uncompressed, whatever its `grpc-encoding`
+ * header says, and returns what that header said when it was not `identity` (the acceptor then
+ * refuses the call). Links never compress, and grpc-js inflates a compressed message up to the
+ * server's whole frame limit before the acceptor sees it, even before the handshake: 1 KiB of
+ * gzip per message held 1 MiB (a peer with 512 streams grew a node by 440 MiB). Reaches into
+ * grpc-js' call (1.14) as `setCallWindow` does; undefined where it cannot.
+ */
+export function refuseCompression(
+  call: grpc.ServerDuplexStream<Buffer, Buffer>,
+): string | undefined {
+  const inner = (call as unknown as { call?: { incomingEncoding?: unknown } }).call;
+  const encoding = inner?.incomingEncoding;
+  if (typeof encoding !== 'string' || encoding === 'identity') return undefined;
+  inner!.incomingEncoding = 'identity';
+  return encoding;
+}
+
 /** HTTP/2's CANCEL error code (RFC 9113 §7). */
 const NGHTTP2_CANCEL = 0x8;
 
