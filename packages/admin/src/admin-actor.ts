@@ -1,4 +1,5 @@
-import { DeadLetterEvent, Props, type Context, type PID } from '@granary/core';
+import { DeadLetterEvent, LogThrottle, Props, type Context, type PID } from '@granary/core';
+import { peerAddressOf } from '@granary/core/internal';
 import type { Cluster } from '@granary/cluster';
 import {
   ADMIN_ACTOR,
@@ -12,18 +13,30 @@ import { AdminRequestRefusedError } from './errors';
 /** Pool worker kinds are `<pool>@<member id>` (see @granary/pool's poolKind). */
 const POOL_KIND_SEPARATOR = '@';
 const MAX_POOL_WORKERS = 10_000;
+/** Refused requests are logged at most once per this (a peer may send them in a loop). */
+const REFUSAL_LOG_INTERVAL_MS = 10_000;
+
+/** The `t` of a refused request, for its log line (clipped: a peer wrote it). */
+function typeOfAsk(message: unknown): string {
+  const t = (message as { t?: unknown }).t;
+  return typeof t === 'string' ? t.slice(0, 64) : typeof t;
+}
 
 /**
  * The admin actor of one member (`$granary-admin`): answers the admin API of any member about
  * this one (its report, statistics, pools, where a grain lives here) and carries out operator
  * actions (deactivate a grain, drain this member). Requests are taken only from this member's
- * own address or a member of the current topology: the remote link authenticated the peer, the
- * topology says it is one of us.
+ * own process or a member of the current topology: the address the remote link authenticated
+ * (not the one the sender PID states, which the peer wrote) must be a member's. A request
+ * without a sender is refused too: it cannot be answered, and it cannot be told from a peer's.
  */
 export class AdminActor {
   readonly pid: PID;
   private deadLetters = 0;
+  /** Requests refused (malformed, no sender, not a member's). */
+  refused = 0;
   private readonly unsubscribe: () => void;
+  private readonly log: LogThrottle;
 
   constructor(
     private readonly cluster: Cluster,
@@ -31,6 +44,10 @@ export class AdminActor {
     private readonly drain: () => void,
   ) {
     const system = cluster.system;
+    this.log = new LogThrottle(
+      system.logger.child({ component: 'admin' }),
+      REFUSAL_LOG_INTERVAL_MS,
+    );
     const sub = system.eventStream.subscribe(DeadLetterEvent, () => this.deadLetters++);
     this.unsubscribe = () => sub.unsubscribe();
     this.pid = system.root.spawnNamed(
@@ -70,16 +87,26 @@ export class AdminActor {
     const m = ctx.message;
     if (m === null || typeof m !== 'object' || !('t' in m)) return; // lifecycle messages
     const ask = parseAsk(m);
-    if (ask === undefined) {
-      return ctx.respond(new AdminRequestRefusedError('malformed admin request'));
-    }
-    const from = ctx.sender?.address;
+    if (ask === undefined) return this.refuse(ctx, 'malformed admin request');
+    const sender = ctx.sender;
+    if (sender === undefined) return this.refuse(ctx, 'an admin request must have a sender');
+    // Undefined for a PID made in this process; else what the peer's handshake proved.
+    const from = peerAddressOf(sender);
     if (from !== undefined && from !== this.cluster.address && !this.isMember(from)) {
-      return ctx.respond(
-        new AdminRequestRefusedError(`admin requests are taken from members only, not ${from}`),
-      );
+      return this.refuse(ctx, `admin requests are taken from members only, not ${from}`);
     }
     ctx.respond(this.answer(ask));
+  }
+
+  private refuse(ctx: Context, reason: string): void {
+    this.refused++;
+    this.log.log(
+      'refused',
+      'warn',
+      { reason, type: typeOfAsk(ctx.message) },
+      'admin request refused',
+    );
+    if (ctx.sender !== undefined) ctx.respond(new AdminRequestRefusedError(reason));
   }
 
   private isMember(address: string): boolean {
