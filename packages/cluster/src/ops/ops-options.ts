@@ -39,6 +39,27 @@ export interface OpsOptions {
    * @default 10000
    */
   livenessWindowMs?: number | undefined;
+  /**
+   * Most open connections; past it a new one is closed as it arrives (and logged, throttled).
+   * Without a bound anyone who reaches the port holds a file descriptor per connection (3,000
+   * idle sockets held 3,000 of the member's), and at the process' limit the remote port and the
+   * provider's connections fail too. Probes, scrapes and dashboards need a handful.
+   * @default 256
+   */
+  maxConnections?: number | undefined;
+  /**
+   * A connection that has not sent a whole request head within this is closed (408): a peer
+   * trickling header lines (slowloris) holds its connection this long at most.
+   * @default 10000
+   */
+  headersTimeoutMs?: number | undefined;
+  /**
+   * A connection that has not sent a whole request (head and body) within this is closed (408):
+   * a body trickled a byte at a time is cut off. Answers that stream (the admin API's live
+   * events) are not bounded by it.
+   * @default 30000
+   */
+  requestTimeoutMs?: number | undefined;
 }
 
 /** Defaults of OpsOptions. */
@@ -46,6 +67,9 @@ export const DEFAULT_OPS_OPTIONS = {
   host: '127.0.0.1',
   maxEventLoopDelayMs: 5000,
   livenessWindowMs: 10_000,
+  maxConnections: 256,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
 } as const;
 
 /** The probe paths (the Kubernetes manifest's probes name them; a test checks both agree). */

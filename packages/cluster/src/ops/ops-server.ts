@@ -1,11 +1,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { InvalidOptionError, type Logger } from '@granary/core';
+import { InvalidOptionError, LogThrottle, type Logger } from '@granary/core';
 import type { HealthReport, HealthSource } from './health';
 import { LoopMonitor } from './loop-monitor';
 import { DEFAULT_OPS_OPTIONS, OPS_PATHS, type OpsHandler, type OpsOptions } from './ops-options';
 
 const STARTING: HealthReport = { ok: false, checks: { member: 'starting' } };
+/** How often Node looks for connections past their header or request timeout (ms). */
+const TIMEOUT_CHECK_MS = 1000;
+/** Refused connections are logged at most once per this (a flood is one line and a count). */
+const DROP_LOG_INTERVAL_MS = 10_000;
 
 /**
  * A member's ops HTTP server, on its own port (loopback by default): `/livez` (the event loop
@@ -57,7 +61,23 @@ export class OpsServer {
     if (max !== undefined && !(max > 0)) {
       throw new InvalidOptionError('ops.maxEventLoopDelayMs', `must be > 0, got ${max}`);
     }
-    const server = createServer();
+    const bounds = connectionBounds(options);
+    const server = createServer({
+      headersTimeout: bounds.headersTimeoutMs,
+      requestTimeout: bounds.requestTimeoutMs,
+      // Node looks for connections past those timeouts every 30 s unless told otherwise.
+      connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, bounds.headersTimeoutMs),
+    });
+    server.maxConnections = bounds.maxConnections;
+    const drops = new LogThrottle(logger, DROP_LOG_INTERVAL_MS);
+    server.on('drop', () =>
+      drops.log(
+        'drop',
+        'warn',
+        { limit: 'ops.maxConnections' },
+        `ops connection refused: ${bounds.maxConnections} are open (ops.maxConnections)`,
+      ),
+    );
     const ops = new OpsServer(server, options, logger);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => ops.handle(req, res));
     const host = options.host ?? DEFAULT_OPS_OPTIONS.host;
@@ -159,4 +179,30 @@ function send(res: ServerResponse, status: number, body: unknown): void {
     'cache-control': 'no-store',
   });
   res.end(text);
+}
+
+/** The connection bounds of `options`, checked (Node wants the head's timeout within the request's). */
+function connectionBounds(options: OpsOptions): {
+  maxConnections: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+} {
+  const d = DEFAULT_OPS_OPTIONS;
+  const b = {
+    maxConnections: options.maxConnections ?? d.maxConnections,
+    headersTimeoutMs: options.headersTimeoutMs ?? d.headersTimeoutMs,
+    requestTimeoutMs: options.requestTimeoutMs ?? d.requestTimeoutMs,
+  };
+  for (const [name, v] of Object.entries(b)) {
+    if (!(Number.isSafeInteger(v) && v >= 1)) {
+      throw new InvalidOptionError(`ops.${name}`, `must be an integer >= 1, got ${v}`);
+    }
+  }
+  if (b.headersTimeoutMs > b.requestTimeoutMs) {
+    throw new InvalidOptionError(
+      'ops.headersTimeoutMs',
+      `must be <= ops.requestTimeoutMs (${b.requestTimeoutMs}), got ${b.headersTimeoutMs}`,
+    );
+  }
+  return b;
 }

@@ -1,0 +1,89 @@
+import * as net from 'node:net';
+import { expect } from 'chai';
+import { InvalidOptionError, type Logger } from '@granary/core';
+import { OpsServer } from '../../src/ops/ops-server';
+import type { OpsOptions } from '../../src/ops/ops-options';
+
+/** The warn lines a logger got. */
+function warnings(): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const logger: Logger = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (_o: object | string, msg?: string) => void lines.push(msg ?? ''),
+    error: () => undefined,
+    child: () => logger,
+  };
+  return { logger, lines };
+}
+
+/** Resolves with what the server sent before it closed `socket`, or 'open' after `ms`. */
+function closedWithin(socket: net.Socket, ms: number): Promise<string> {
+  let got = '';
+  socket.on('data', (d: Buffer) => (got += d.toString()));
+  return new Promise((resolve) => {
+    const t = setTimeout(() => resolve('open'), ms);
+    socket.once('close', () => {
+      clearTimeout(t);
+      resolve(got);
+    });
+  });
+}
+
+describe('OpsServer connection bounds', function () {
+  this.timeout(20_000);
+  const servers: OpsServer[] = [];
+  const sockets: net.Socket[] = [];
+  afterEach(async () => {
+    for (const s of sockets.splice(0)) s.destroy();
+    await Promise.all(servers.splice(0).map((s) => s.close()));
+  });
+
+  async function start(options: Partial<OpsOptions>, logger: Logger): Promise<OpsServer> {
+    const s = await OpsServer.start({ port: 0, ...options }, logger);
+    servers.push(s);
+    return s;
+  }
+  function connect(ops: OpsServer): Promise<net.Socket> {
+    return new Promise((resolve, reject) => {
+      const s = net.connect(ops.port, '127.0.0.1', () => resolve(s));
+      s.on('error', reject);
+      sockets.push(s);
+    });
+  }
+
+  it('closes connections past maxConnections as they arrive, with one log line naming the option', async () => {
+    const { logger, lines } = warnings();
+    const ops = await start({ maxConnections: 2 }, logger);
+    await connect(ops);
+    await connect(ops);
+    const third = await connect(ops);
+    const fourth = await connect(ops);
+    expect(await closedWithin(third, 3000)).to.equal('');
+    expect(await closedWithin(fourth, 3000)).to.equal('');
+    expect(lines).to.deep.equal(['ops connection refused: 2 are open (ops.maxConnections)']);
+  });
+
+  it('answers 408 and closes a connection that trickles its request head past headersTimeoutMs', async () => {
+    const ops = await start({ headersTimeoutMs: 300, requestTimeoutMs: 1000 }, warnings().logger);
+    const slow = await connect(ops);
+    slow.write('GET /livez HTTP/1.1\r\nHost: x\r\n');
+    const trickle = setInterval(() => slow.write('X-Slow: 1\r\n'), 50);
+    try {
+      expect(await closedWithin(slow, 5000)).to.match(/^HTTP\/1\.1 408/);
+    } finally {
+      clearInterval(trickle);
+    }
+  });
+
+  it('refuses a headersTimeoutMs over requestTimeoutMs, and a maxConnections below 1', async () => {
+    const { logger } = warnings();
+    for (const bad of [{ headersTimeoutMs: 2000, requestTimeoutMs: 1000 }, { maxConnections: 0 }]) {
+      const err = await OpsServer.start({ port: 0, ...bad }, logger).then(
+        (s) => (servers.push(s), undefined),
+        (e: unknown) => e,
+      );
+      expect(err, JSON.stringify(bad)).to.be.instanceOf(InvalidOptionError);
+    }
+  });
+});
