@@ -1,6 +1,7 @@
 import type { RemoteTlsOptions } from '@granary/core';
 import type { ClusterLogger } from '../internal/logger';
 import type { OverloadOptions } from '../overload/overload-options';
+import { DEFAULT_CLAIM_RANGES } from '../placement/kind-ranges';
 
 /** How a GranaryClient finds the members through etcd (read and watched; no lease taken). */
 export interface GranaryClientEtcdOptions {
@@ -60,13 +61,14 @@ export interface GranaryClientOptions {
    */
   overload?: OverloadOptions | undefined;
   /**
-   * Shards of each kind when members do not say (etcd: member records carry no shard counts).
-   * @default 256 for every kind (the cluster default), unless a gateway told otherwise
+   * Shards of each kind, for a kind whose hosts do not state it (members' records in etcd and
+   * the topology gateways answer carry each hosted kind's count; this overrides them).
+   * @default what the kind's hosts state, else 16384 (the cluster's default `shardCount`)
    */
   shardCounts?: Readonly<Record<string, number>>;
   /**
-   * Logger (pino-compatible).
-   * @default a logger that drops everything
+   * Logger (pino-compatible), for the client and its links.
+   * @default core's default logger: warn and above to stderr as JSON lines
    */
   logger?: ClusterLogger;
 }
@@ -75,5 +77,5 @@ export interface GranaryClientOptions {
 export const DEFAULT_GRANARY_CLIENT_OPTIONS = {
   requestTimeoutMs: 5000,
   topologyRefreshMs: 1000,
-  defaultShardCount: 256,
+  defaultShardCount: DEFAULT_CLAIM_RANGES,
 } as const;

@@ -4,8 +4,10 @@ import { ActorSystem, InvalidOptionError, Remote } from '@granary/core';
 import { ClusterStoppedError } from '../errors';
 import type { GrainCallOptions } from '../grains/grain';
 import { GrainCaller } from '../grains/grain-caller';
-import { NOOP_LOGGER, type ClusterLogger } from '../internal/logger';
+import type { ClusterLogger } from '../internal/logger';
 import type { Topology } from '../membership/topology';
+import { ShardCounts } from '../placement/shard-counts';
+import { shardOf } from '../placement/shard-of';
 import { resolveOverloadOptions } from '../overload/overload-options';
 import { OverloadCounters } from '../overload/overload-stats';
 import {
@@ -44,6 +46,7 @@ export class GranaryClient {
   /** The cluster it calls. */
   readonly name: string;
   private readonly caller: GrainCaller;
+  private readonly shardCountOf: (kind: string) => number;
   private readonly unsubscribe: () => void;
   private closed = false;
 
@@ -61,6 +64,10 @@ export class GranaryClient {
     this.id = id;
     this.name = options.name;
     const shardCounts = options.shardCounts ?? {};
+    // The kind's hosts state its count in the topology (etcd member keys, gateway snapshots).
+    const hosted = new ShardCounts(new Map(), options.defaultShardCount);
+    this.shardCountOf = (kind) =>
+      shardCounts[kind] ?? source.shardCounts()[kind] ?? hosted.of(kind, source.topology());
     this.caller = new GrainCaller({
       system,
       memberId: id,
@@ -69,8 +76,7 @@ export class GranaryClient {
       counters: new OverloadCounters(),
       defaultTimeoutMs: options.requestTimeoutMs,
       topology: () => source.topology(),
-      shardCountOf: (kind) =>
-        shardCounts[kind] ?? source.shardCounts()[kind] ?? options.defaultShardCount,
+      shardCountOf: this.shardCountOf,
       onSendFailed: (kind, identity, err) =>
         logger.warn({ err, grain: `${kind}/${identity}` }, 'grain send was not delivered'),
       stopped: () => this.closed || system.isShuttingDown,
@@ -99,11 +105,12 @@ export class GranaryClient {
       throw new InvalidOptionError('requestTimeoutMs', `must be > 0, got ${o.requestTimeoutMs}`);
     }
     const id = o.id ?? `client-${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-    const logger = o.logger ?? NOOP_LOGGER;
     const system = new ActorSystem({
       name: `${o.name}-client`,
       ...(o.logger === undefined ? {} : { logger: o.logger }),
     });
+    // One logger for the client and its links: an undelivered send is never silent.
+    const logger = o.logger ?? system.logger;
     let source: TopologySource | undefined;
     try {
       await new Remote(system).start({
@@ -153,6 +160,14 @@ export class GranaryClient {
   send(kind: string, identity: string, message: unknown): void {
     if (this.closed) throw new ClusterStoppedError(`send to ${kind}/${identity}`);
     this.caller.send(kind, identity, message, undefined);
+  }
+
+  /**
+   * The shard `identity` of `kind` hashes to, with the shard count the kind's hosts state (as
+   * `Cluster.shardOf`).
+   */
+  shardOf(kind: string, identity: string): number {
+    return shardOf(identity, this.shardCountOf(kind));
   }
 
   /** The latest topology the client knows. */

@@ -5,6 +5,7 @@ import { GranaryClient } from '../../src/client/granary-client';
 import { Cluster } from '../../src/cluster';
 import type { GrainContext } from '../../src/grains/grain';
 import { kind } from '../../src/grains/kind';
+import { shardOf } from '../../src/placement/shard-of';
 import { EtcdProvider } from '../../src/providers/etcd/etcd-provider';
 import { MemoryProvider } from '../../src/providers/memory/memory-provider';
 import { MemoryClusterTable } from '../../src/providers/memory/memory-table';
@@ -153,6 +154,27 @@ describe('GranaryClient (not a member)', function () {
       expect(client.topology.members.map((m) => m.id)).to.deep.equal(['e1', 'e2']);
       const reply = await client.request<Reply>('echo', 'a', 'hi');
       expect(['e1', 'e2']).to.include(reply.member);
+    });
+
+    it('hashes identities with the shard counts the members state (none given to it)', async () => {
+      // The members' keys say how each kind is cut; a client told nothing must not assume 256
+      // shards, or every first call of a grain goes to a member that does not own it.
+      const bare = await GranaryClient.connect({
+        name: 'clients-etcd',
+        etcd: { endpoints: etcd.endpoints },
+      });
+      try {
+        for (let i = 0; i < 10; i++) {
+          expect(bare.shardOf('echo', `s${i}`)).to.equal(members[0]!.shardOf('echo', `s${i}`));
+        }
+        expect(bare.shardOf('nobody-hosts-it', 'x')).to.equal(shardOf('x', 16_384));
+        const reply = await bare.request<Reply>('echo', 's1', 'hi', { timeoutMs: 2000 });
+        expect(reply.member).to.equal(
+          members[0]!.ownerOf('echo', members[0]!.shardOf('echo', 's1'))?.id,
+        );
+      } finally {
+        await bare.close();
+      }
     });
   });
 });
