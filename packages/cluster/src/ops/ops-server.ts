@@ -11,6 +11,12 @@ const TIMEOUT_CHECK_MS = 1000;
 /** Refused connections are logged at most once per this (a flood is one line and a count). */
 const DROP_LOG_INTERVAL_MS = 10_000;
 
+/** The 404 body of `/metrics` on a member started without `ops.prometheus`. */
+const NO_METRICS_EXPORTER =
+  'no metrics exporter: start the member with ops.prometheus, a PrometheusExporter of ' +
+  '@opentelemetry/exporter-prometheus ({ preventServerStart: true }) that is also a reader of ' +
+  'the MeterProvider in telemetry.meterProvider (docs/metrics.md)';
+
 /**
  * A member's ops HTTP server, on its own port (loopback by default): `/livez` (the event loop
  * runs: nothing outside the process is asked), `/readyz` (joined, lease valid, not leaving, not
@@ -42,11 +48,13 @@ export class OpsServer {
       this.probe(res, this.health?.startup() ?? STARTING),
     );
     const prometheus = options.prometheus;
-    if (prometheus !== undefined) {
-      this.route('GET', OPS_PATHS.metrics, (req, res) =>
-        prometheus.getMetricsRequestHandler(req, res),
-      );
-    }
+    // Without an exporter the path still answers 404, but says what serves it: a bare 'not
+    // found' sent users looking for a wrong port or path.
+    this.route('GET', OPS_PATHS.metrics, (req, res) =>
+      prometheus === undefined
+        ? send(res, 404, { error: NO_METRICS_EXPORTER })
+        : prometheus.getMetricsRequestHandler(req, res),
+    );
   }
 
   /** Validates the options and listens; rejects if the port cannot be bound. */

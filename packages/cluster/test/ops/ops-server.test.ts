@@ -86,8 +86,10 @@ describe('ops server (Cluster.start({ ops }))', function () {
     }
     expect((await get(`${c.ops!.url}/nothing`)).status).to.equal(404);
     expect((await fetch(c.ops!.url + OPS_PATHS.readyz, { method: 'POST' })).status).to.equal(405);
-    // No Prometheus exporter given: no /metrics.
-    expect((await get(c.ops!.url + OPS_PATHS.metrics)).status).to.equal(404);
+    // No Prometheus exporter given: no /metrics, and the answer says which option serves it.
+    const metrics = await get(c.ops!.url + OPS_PATHS.metrics);
+    expect(metrics.status).to.equal(404);
+    expect(metrics.body.error).to.contain('ops.prometheus').and.contain('telemetry.meterProvider');
   });
 
   it('/startupz and /readyz answer 503 while the member joins, 200 once joined', async () => {
