@@ -84,10 +84,11 @@ export abstract class ShardClaims {
   /** Bumped on lease loss: results of operations started under an older lease are dropped. */
   protected generation = 0;
   /**
-   * Failed claims and releases since the last retry tick, logged once per tick: with thousands
-   * of ranges, one line per range would bury the log when the store is unreachable.
+   * Failed claims and releases, stray and vanished claims since the last retry tick, logged
+   * once per tick: with thousands of ranges, one line per range would bury the log when the
+   * store is unreachable or slow.
    */
-  protected readonly failures = new Map<string, { count: number; last: Record<string, unknown> }>();
+  protected readonly tallies = new Map<string, { count: number; last: Record<string, unknown> }>();
 
   constructor(
     protected readonly provider: ClusterProvider,
@@ -197,7 +198,7 @@ export abstract class ShardClaims {
       k.stats.failed++;
       failure = err;
       if (generation === this.generation && !(err instanceof LeaseLostError)) {
-        this.failed('shard claims failed; retrying', { err, kind: k.name, range });
+        this.tally('shard claims failed; retrying', { err, kind: k.name, range });
         if (!k.waiting.has(range)) k.waiting.set(range, { member: '', epoch: undefined, seen: 0 });
       }
     } finally {
@@ -258,7 +259,7 @@ export abstract class ShardClaims {
       await this.provider.release(kind, range, epoch, to);
       this.orphans.delete(`${kind}/${range}`);
     } catch (err) {
-      this.failed('shard releases failed; retrying', { err, kind, range, epoch });
+      this.tally('shard releases failed; retrying', { err, kind, range, epoch });
       this.orphans.set(`${kind}/${range}`, { kind, range, epoch });
     }
   }
@@ -271,13 +272,10 @@ export abstract class ShardClaims {
   ): Promise<void> {
     if (k) k.busy[range] = 1;
     try {
-      this.logger.warn({ kind, range }, 'releasing a claim this member did not know of');
       await this.provider.releaseStray?.(kind, range);
+      this.tally('claims this member did not know of released', { kind, range });
     } catch (err) {
-      this.logger.warn(
-        { err, kind, range },
-        'could not release a stray claim; the next audit retries',
-      );
+      this.tally('stray claims not released; the next audit retries', { err, kind, range });
     } finally {
       if (k) this.settle(k, range);
     }
@@ -302,11 +300,15 @@ export abstract class ShardClaims {
     void op.finally(() => this.inflight.delete(op));
   }
 
-  protected failed(what: string, fields: Record<string, unknown>): void {
-    const f = this.failures.get(what);
+  /**
+   * Counts an event that is logged as one warn line per retry tick (the count and the last
+   * one's fields): a rebalance on a slow store repeats each per claim range, thousands of times.
+   */
+  protected tally(what: string, fields: Record<string, unknown>): void {
+    const f = this.tallies.get(what);
     if (f) {
       f.count++;
       f.last = fields;
-    } else this.failures.set(what, { count: 1, last: fields });
+    } else this.tallies.set(what, { count: 1, last: fields });
   }
 }

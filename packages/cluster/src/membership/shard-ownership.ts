@@ -228,6 +228,7 @@ export class ShardOwnership extends ShardClaims implements FencedMember {
     this.fenced = true;
     this.clock.clearTimer(this.retryTimer);
     this.retryTimer = undefined;
+    this.logTallies();
     this.passes.stop();
     this.queue.clear();
     this.releases.clear();
@@ -261,7 +262,7 @@ export class ShardOwnership extends ShardClaims implements FencedMember {
         releaseStray: (k, kind, r) => this.track(this.releaseStrayOp(k, kind, r)),
         vanished: (k, r) => {
           if (before.get(k)![r] !== k.epochs[r]) return;
-          this.logger.warn({ kind: k.name, range: r, epoch: k.epochs[r] }, 'shard claim vanished');
+          this.tally('shard claims vanished', { kind: k.name, range: r, epoch: k.epochs[r] });
           this.drop(k, r, 'vanished');
           this.reconcile(k, r);
         },
@@ -309,6 +310,14 @@ export class ShardOwnership extends ShardClaims implements FencedMember {
     });
   }
 
+  /** One line per event counted since the last tick (see tally). */
+  private logTallies(): void {
+    for (const [what, f] of this.tallies) {
+      this.logger.warn({ ...f.last, count: f.count }, `${f.count} ${what} (last one attached)`);
+    }
+    this.tallies.clear();
+  }
+
   /** The next retry tick, `claimRetryMs` from now (it does not keep the process alive). */
   private scheduleRetry(): void {
     this.retryTimer = this.clock.setTimer(() => {
@@ -320,10 +329,7 @@ export class ShardOwnership extends ShardClaims implements FencedMember {
   }
 
   private retry(): void {
-    for (const [what, f] of this.failures) {
-      this.logger.warn({ ...f.last, count: f.count }, `${f.count} ${what} (last one attached)`);
-    }
-    this.failures.clear();
+    this.logTallies();
     if (this.stopped || this.fenced) return;
     for (const o of [...this.orphans.values()]) {
       const k = this.kinds.get(o.kind);

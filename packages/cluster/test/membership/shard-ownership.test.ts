@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import type { Logger } from '@granary/core';
 import { errorsOnlyLogger } from '@granary/testkit';
 import type { ShardAcquired, ShardReleased } from '../../src/membership/cluster-events';
 import { ShardOwnership } from '../../src/membership/shard-ownership';
@@ -82,6 +83,24 @@ class ScriptedProvider implements ClusterProvider {
   }
 
   answerHeld: (() => void) | undefined;
+}
+
+/** Lines a logger was given, by level. */
+function recordingLogger(): { logger: Logger; lines: Array<{ level: string; msg: string }> } {
+  const lines: Array<{ level: string; msg: string }> = [];
+  const at =
+    (level: string) =>
+    (a: unknown, b?: string): void => {
+      lines.push({ level, msg: typeof a === 'string' ? a : (b ?? '') });
+    };
+  const logger: Logger = {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: () => logger,
+  };
+  return { logger, lines };
 }
 
 describe('ShardOwnership', () => {
@@ -221,6 +240,30 @@ describe('ShardOwnership', () => {
       'shards released by the audit (3 is held in the store)',
     ).to.deep.equal([]);
     expect(ownership.heldShards(KIND)).to.have.length(SHARDS);
+  });
+
+  it('logs stray claims found by the audit as one line per retry tick, not one per range', async () => {
+    // A rebalance on a slow etcd leaves thousands of claims whose replies were lost; the audit
+    // releases each. One warn line per range buried a 3-node cluster's log under 5,000 lines.
+    const { logger, lines } = recordingLogger();
+    const strays = Array.from({ length: 200 }, (_, shard) => ({ kind: 'gone', shard }));
+    const auditing = Object.assign(Object.create(provider) as ScriptedProvider, {
+      heldClaims: async (): Promise<HeldClaims> => ({ revision: 1, claims: strays }),
+      releaseStray: async (_kind: string, shard: number): Promise<void> => {
+        if (shard % 2 === 1) throw new Error('DEADLINE_EXCEEDED');
+      },
+    });
+    const events = { acquired(): void {}, released(): void {} };
+    const own = new ShardOwnership(auditing, 'a', [], events, logger, 60_000);
+    own.start({ version: 1, members: [member('a')] });
+    await own.audit();
+    await new Promise((resolve) => setImmediate(resolve)); // the releases' replies
+    own.stop(); // logs what was counted since the last tick
+    const warned = lines.filter((l) => l.level === 'warn').map((l) => l.msg);
+    expect(warned).to.deep.equal([
+      '100 claims this member did not know of released (last one attached)',
+      '100 stray claims not released; the next audit retries (last one attached)',
+    ]);
   });
 
   it('drops a claim that vanished from the store (reason vanished)', async () => {
