@@ -336,3 +336,15 @@ export class SeedRequestRefusedError extends ClusterError {
 }
 
 registerErrorClasses(SeedRequestRefusedError);
+
+/**
+ * `GranaryClient.connect` learned no topology within its `requestTimeoutMs`: etcd or every
+ * gateway unreachable, or refusing the client (a wrong `secret`). `cause` is the last attempt's
+ * error; the message names the endpoints.
+ */
+export class ConnectTimeoutError extends ClusterError {
+  static override readonly code = 'ERR_CONNECT_TIMEOUT';
+  override readonly name = 'ConnectTimeoutError';
+}
+
+registerErrorClasses(ConnectTimeoutError);

@@ -69,6 +69,7 @@ export type { CallOutcome } from './telemetry/attributes';
 export {
   ClusterError,
   JoinTimeoutError,
+  ConnectTimeoutError,
   JoinRefusedError,
   NotJoinedError,
   LeaseLostError,

@@ -89,8 +89,9 @@ export class GranaryClient {
 
   /**
    * Connects to the cluster `name`: through `gateways` (member addresses) or `etcd`. Resolves
-   * once the topology is known.
+   * once the topology is known, trying for `requestTimeoutMs`.
    * @throws InvalidOptionError naming a missing or bad option.
+   * @throws ConnectTimeoutError when etcd or the gateways gave no topology in that time.
    */
   static async connect(options: GranaryClientOptions): Promise<GranaryClient> {
     const o = { ...DEFAULT_GRANARY_CLIENT_OPTIONS, ...options };
@@ -124,13 +125,14 @@ export class GranaryClient {
       });
       source =
         o.etcd !== undefined
-          ? new EtcdTopologySource(o.etcd, o.name, id, logger)
+          ? new EtcdTopologySource(o.etcd, o.name, id, logger, o.requestTimeoutMs)
           : new GatewayTopologySource(
               system,
               gateways,
               o.topologyRefreshMs,
               o.requestTimeoutMs,
               logger,
+              o.name,
             );
       await source.start();
       return new GranaryClient(system, source, o, id, logger);

@@ -1,5 +1,7 @@
 import { PID, type ActorSystem } from '@granary/core';
 import { Etcd3 } from 'etcd3';
+import { ConnectTimeoutError } from '../errors';
+import { JitteredBackoff } from '../internal/jittered-backoff';
 import type { ClusterLogger } from '../internal/logger';
 import { Listeners } from '../internal/listeners';
 import { EMPTY_TOPOLOGY, type Topology } from '../membership/topology';
@@ -23,18 +25,43 @@ export interface TopologySource {
   stop(): Promise<void>;
 }
 
+/** First retry delay of connect() while etcd does not answer. */
+const CONNECT_BACKOFF_INITIAL_MS = 100;
+/** Cap of that backoff: a client comes up within this long of etcd answering again. */
+const CONNECT_BACKOFF_MAX_MS = 1000;
+
+/** What connect() throws when its source gave no topology in time. */
+function connectTimeout(
+  from: string,
+  source: { cluster: string; connectTimeoutMs: number },
+  attempts: number,
+  last: unknown,
+): ConnectTimeoutError {
+  const why = last instanceof Error ? last.message : String(last);
+  return new ConnectTimeoutError(
+    `could not learn the members of cluster '${source.cluster}' from ${from} within ` +
+      `${source.connectTimeoutMs} ms (requestTimeoutMs) after ${attempts} attempt(s): ${why}`,
+    { cause: last },
+  );
+}
+
 /** The member keys in etcd, read and watched like a member does, without a lease. */
 export class EtcdTopologySource implements TopologySource {
   readonly listeners = new Listeners<Topology>();
   private readonly client: Etcd3;
   private readonly watch: EtcdTopologyWatch;
 
+  private readonly endpoints: readonly string[];
+
   constructor(
     options: GranaryClientEtcdOptions,
-    cluster: string,
+    readonly cluster: string,
     clientId: string,
     logger: ClusterLogger,
+    /** The client's requestTimeoutMs: how long connect() tries. */
+    readonly connectTimeoutMs: number,
   ) {
+    this.endpoints = options.endpoints;
     this.client = new Etcd3({ hosts: options.endpoints });
     const keys = new EtcdKeys(options.prefix ?? '/granary', cluster);
     this.watch = new EtcdTopologyWatch(
@@ -47,8 +74,21 @@ export class EtcdTopologySource implements TopologySource {
     this.watch.topologyListeners.add((t) => this.listeners.emit(t));
   }
 
-  start(): Promise<void> {
-    return this.watch.start();
+  async start(): Promise<void> {
+    const deadline = Date.now() + this.connectTimeoutMs;
+    const backoff = new JitteredBackoff(CONNECT_BACKOFF_INITIAL_MS, CONNECT_BACKOFF_MAX_MS);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.watch.start(Math.max(1, deadline - Date.now()));
+        return;
+      } catch (err) {
+        const delay = backoff.next();
+        if (Date.now() + delay >= deadline) {
+          throw connectTimeout(`etcd at ${this.endpoints.join(', ')}`, this, attempt, err);
+        }
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
   }
 
   topology(): Topology {
@@ -84,11 +124,13 @@ export class GatewayTopologySource implements TopologySource {
     private readonly refreshMs: number,
     private readonly timeoutMs: number,
     private readonly logger: ClusterLogger,
+    private readonly cluster: string,
   ) {}
 
   async start(): Promise<void> {
     const deadline = Date.now() + this.timeoutMs;
     let last: unknown;
+    let attempts = 0;
     while (Date.now() < deadline) {
       try {
         await this.refresh(deadline - Date.now());
@@ -96,10 +138,12 @@ export class GatewayTopologySource implements TopologySource {
         return;
       } catch (err) {
         last = err;
+        attempts++;
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     }
-    throw last;
+    const source = { cluster: this.cluster, connectTimeoutMs: this.timeoutMs };
+    throw connectTimeout(`gateways ${this.gateways.join(', ')}`, source, attempts, last);
   }
 
   topology(): Topology {

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { InvalidOptionError } from '@granary/core';
 import { freePort, startEtcd, type EtcdHandle } from '@granary/testkit';
 import { GranaryClient } from '../../src/client/granary-client';
+import { ConnectTimeoutError } from '../../src/errors';
 import { Cluster } from '../../src/cluster';
 import type { GrainContext } from '../../src/grains/grain';
 import { kind } from '../../src/grains/kind';
@@ -110,7 +111,23 @@ describe('GranaryClient (not a member)', function () {
         requestTimeoutMs: 600,
       }).catch((e: unknown) => e);
       // Refused at the handshake: the member never takes its call (the refusal is named).
+      expect(stranger).to.be.instanceOf(ConnectTimeoutError);
       expect(String((stranger as Error).message)).to.contain('shared secret');
+    });
+
+    it('an unreachable etcd fails connect with ConnectTimeoutError naming it, after retrying', async () => {
+      const port = await freePort(); // nothing listens there
+      const err = await GranaryClient.connect({
+        name: 'clients',
+        etcd: { endpoints: [`http://127.0.0.1:${port}`] },
+        requestTimeoutMs: 800,
+      }).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(ConnectTimeoutError);
+      expect((err as Error).message)
+        .to.contain(`etcd at http://127.0.0.1:${port}`)
+        .and.contain('800 ms (requestTimeoutMs)');
+      const attempts = Number(/after (\d+) attempt/.exec((err as Error).message)?.[1]);
+      expect(attempts, 'retried within requestTimeoutMs').to.be.greaterThan(1);
     });
 
     it('refuses options without gateways or etcd, naming them', async () => {

@@ -71,7 +71,14 @@ export class EtcdTopologyWatch {
     );
     // Joined means "sees changes": wait for the watches to be live (they resume from the load
     // revision either way, so a slow start only delays events, it loses none).
-    await this.stream.start(this.requestTimeoutMs);
+    try {
+      await this.stream.start(this.requestTimeoutMs);
+    } catch (err) {
+      // Not left open: a caller that retries start() opens another.
+      this.stream.stop();
+      this.stream = undefined;
+      throw err;
+    }
   }
 
   /** Stops watching. */
