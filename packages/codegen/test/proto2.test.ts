@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { Annotations, Grade, Item } from './golden/proto2/catalog.granary';
 import type { Item as ItemMessage } from './golden/proto2/catalog.granary';
+import { Greeting } from './golden/proto2/escapes.granary';
 import { Origin } from './golden/proto2/supplement.granary';
 import { protocDecode, referenceEncode, referenceRoot, wireTypes } from './helpers/reference';
 
@@ -75,6 +76,16 @@ describe('proto2 (test/protos/proto2)', () => {
     expect(nested.part).to.deep.equal([{ name: 'p', weight: 1, origin: { country: 'NZ' } }]);
     expect(nested).to.not.have.property('.granary.test.proto2.Annotations.reviewedGrade');
     expect(Item.create({ sku: 'z' })).to.deep.equal(Item.decode(Item.encode({ sku: 'z' })));
+  });
+
+  it('a string [default] with \\u, octal or hex escapes decodes to the text protoc reads', () => {
+    expect(Greeting.decode(new Uint8Array(0))).to.deep.equal({
+      unicode: 'caf\u00e9 \u{1F600} \u{1F600}',
+      octal: 'caf\u00e9 \u65e5',
+      hex: 'caf\u00e9',
+      plain: 'tab\there "q" \\u0041 A',
+      raw: '\u65e5\u672c caf\u00e9',
+    });
   });
 
   it('encodes exactly as protobufjs loading the .proto files, and decodes back to itself', () => {

@@ -44,7 +44,7 @@ export function escapeProtoSource(source: string, file: string): string {
 }
 
 /** Where a string literal or comment starting at `i` ends (`i` when none starts there). */
-function skipEnd(source: string, i: number): number {
+export function skipEnd(source: string, i: number): number {
   const c = source[i];
   if (c === '"' || c === "'") {
     let j = i + 1;

@@ -1,4 +1,5 @@
 import { UnsupportedProtoError } from '../errors';
+import { unescapeC } from '../internal/c-escapes';
 import type { DefaultValue, TypeRef } from './model';
 
 /*
@@ -82,45 +83,6 @@ function bytesDefault(bytes: readonly number[], where: string): DefaultValue {
     throw unsupported(where, 'a bytes default with bytes above 0x7f (use ASCII or no default)');
   }
   return Buffer.from(bytes).toString('base64');
-}
-
-const SIMPLE_ESCAPES: Record<string, number> = {
-  n: 10,
-  r: 13,
-  t: 9,
-  a: 7,
-  b: 8,
-  f: 12,
-  v: 11,
-  '\\': 92,
-  "'": 39,
-  '"': 34,
-  '?': 63,
-};
-
-/** protoc's CEscape for bytes defaults (`\001`, `\n`, `\\`, `\x41`) back to bytes. */
-function unescapeC(text: string): number[] {
-  const out: number[] = [];
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c !== '\\') {
-      out.push(...Buffer.from(c, 'utf8'));
-      continue;
-    }
-    const next = text[++i] ?? '';
-    const octal = /^[0-7]{1,3}/.exec(text.slice(i))?.[0];
-    if (octal !== undefined) {
-      out.push(parseInt(octal, 8));
-      i += octal.length - 1;
-    } else if (next === 'x') {
-      const hex = /^[0-9a-fA-F]{1,2}/.exec(text.slice(i + 1))?.[0] ?? '';
-      out.push(parseInt(hex, 16));
-      i += hex.length;
-    } else {
-      out.push(SIMPLE_ESCAPES[next] ?? next.charCodeAt(0));
-    }
-  }
-  return out;
 }
 
 function tooLarge(where: string): UnsupportedProtoError {

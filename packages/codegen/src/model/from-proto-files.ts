@@ -10,6 +10,7 @@ import {
   importLocation,
   locationOf,
 } from '../internal/source-location';
+import { normalizeStringLiterals } from '../internal/string-literals';
 import {
   enumModel,
   extensionModels,
@@ -97,7 +98,7 @@ export function loadProtoFiles(
       return;
     }
     const path = locate(name, importer, includeDirs);
-    const source = escapeProtoSource(readFileSync(path, 'utf8'), name);
+    const source = normalizeStringLiterals(escapeProtoSource(readFileSync(path, 'utf8'), name));
     syntaxes.set(name, syntaxOf(source));
     sources.set(name, source);
     let parsed: IParserResult;
