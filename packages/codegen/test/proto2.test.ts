@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { Annotations, Grade, Item } from './golden/proto2/catalog.granary';
 import type { Item as ItemMessage } from './golden/proto2/catalog.granary';
 import { Greeting } from './golden/proto2/escapes.granary';
+import { Holder } from './golden/proto2/group_extensions.granary';
 import { Origin } from './golden/proto2/supplement.granary';
 import { protocDecode, referenceEncode, referenceRoot, wireTypes } from './helpers/reference';
 
@@ -76,6 +77,18 @@ describe('proto2 (test/protos/proto2)', () => {
     expect(nested.part).to.deep.equal([{ name: 'p', weight: 1, origin: { country: 'NZ' } }]);
     expect(nested).to.not.have.property('.granary.test.proto2.Annotations.reviewedGrade');
     expect(Item.create({ sku: 'z' })).to.deep.equal(Item.decode(Item.encode({ sku: 'z' })));
+  });
+
+  it('group extensions (at file scope and inside a message) are delimited as groups', () => {
+    const holder = {
+      id: 1,
+      '.granary.test.proto2.groupext.top': { t: 2 },
+      '.granary.test.proto2.groupext.Scope.inner': [{ s: 'a' }, { s: 'b' }],
+    };
+    const bytes = Holder.encode(holder);
+    expect(wireTypes(bytes).get(100)).to.deep.equal(new Set([START_GROUP]));
+    expect(wireTypes(bytes).get(101)).to.deep.equal(new Set([START_GROUP]));
+    expect(Holder.decode(bytes)).to.deep.equal(holder);
   });
 
   it('a string [default] with \\u, octal or hex escapes decodes to the text protoc reads', () => {

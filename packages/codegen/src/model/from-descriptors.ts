@@ -130,13 +130,14 @@ function fileModel(file: FileDescriptorObject, maps: MapEntries): FileModel {
   }
   const pkg = file.package ?? '';
   const ctx: Ctx = { fileName: name, maps };
+  const groups = groupTypes(file.extension ?? []);
   return {
     name,
     package: pkg,
     syntax,
     messages: (file.messageType ?? [])
       .filter((m) => m.options?.mapEntry !== true)
-      .map((m) => messageModel(m, pkg, ctx, false)),
+      .map((m) => messageModel(m, pkg, ctx, groups.has(join(pkg, m.name)))),
     enums: (file.enumType ?? []).map((e) => enumModel(e, pkg)),
     services: (file.service ?? []).map((s) => serviceModel(s, pkg)),
     extensions: extensionModels(file.extension, pkg, ctx),
@@ -154,9 +155,7 @@ function messageModel(m: DescriptorObject, scope: string, ctx: Ctx, group: boole
   const fields = m.field ?? [];
   const decls = m.oneofDecl ?? [];
   const isReal = (i: number) => fields.some((f) => f.oneofIndex === i && f.proto3Optional !== true);
-  const groups = new Set(
-    fields.filter((f) => f.type === 'TYPE_GROUP').map((f) => strip(f.typeName)),
-  );
+  const groups = groupTypes([...fields, ...(m.extension ?? [])]);
   return {
     name: m.name ?? '',
     fullName,
@@ -170,6 +169,15 @@ function messageModel(m: DescriptorObject, scope: string, ctx: Ctx, group: boole
     extendable: (m.extensionRange ?? []).length > 0,
     group,
   };
+}
+
+/**
+ * The full names of the group types among `fields`. A group's type is declared beside the field,
+ * also when the field is an extension (`extend Base { optional group G = 100 {...} }` declares
+ * message G in the same scope as the extension), so extensions count too.
+ */
+function groupTypes(fields: readonly FieldDescriptorObject[]): Set<string> {
+  return new Set(fields.filter((f) => f.type === 'TYPE_GROUP').map((f) => strip(f.typeName)));
 }
 
 /** Extensions declared in `scope`, leaving out descriptor options (`extend google.protobuf.*`). */
