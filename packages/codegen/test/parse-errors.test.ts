@@ -52,6 +52,33 @@ describe('granary-codegen on broken inputs', () => {
     expect(err).to.contain('ERR_PROTO_PARSE: dep/dep.proto:4: field p.D.m:').and.contain('Missing');
   });
 
+  // Each refused by protoc (`protoc --descriptor_set_out=/dev/null` prints the same line).
+  const refused: [what: string, body: string, message: string][] = [
+    ['field number 0', 'message A {\n  string a = 0;\n}', 'p.A.a: field number 0'],
+    ['field number 2^29', 'message A {\n  string a = 536870912;\n}', 'field number 536870912'],
+    ['field number 19000', 'message A {\n  string a = 19000;\n}', 'protocol buffer library'],
+    [
+      'a field declared before the reserved range it is in',
+      'message A {\n  int32 top = 536870911;\n  reserved 1000 to max;\n}',
+      'p.A.top: field number 536870911 is reserved',
+    ],
+    [
+      'a field declared before its reserved name',
+      'message A {\n  int32 gone = 1;\n  reserved "gone";\n}',
+      'field name gone is reserved',
+    ],
+    ['a proto3 enum not starting at zero', 'enum E {\n  E_ONE = 1;\n}', 'p.E: the first value'],
+    ['a proto3 [default]', 'message A {\n  string s = 1 [default = "x"];\n}', 'proto3'],
+  ];
+  for (const [what, body, message] of refused) {
+    it(`${what} is an ERR_PROTO_PARSE at its line`, () => {
+      const { code, err } = run({ 'x.proto': `syntax = "proto3";\npackage p;\n${body}\n` });
+      expect(code).to.equal(1);
+      expect(err).to.contain('ERR_PROTO_PARSE: x.proto:').and.contain(message);
+      expect(err).to.match(/x\.proto:[3-5]: /);
+    });
+  }
+
   it('an undefined rpc type names the file and line of the rpc', () => {
     const { code, err } = run({
       's.proto':

@@ -1,5 +1,4 @@
-import { Field, Method, Namespace, Service, Type } from 'protobufjs';
-import type { ReflectionObject } from 'protobufjs';
+import { Enum, Field, Method, Namespace, Service, Type } from 'protobufjs';
 
 /*
  * protobufjs keeps no line numbers on what it parsed, so errors found after parsing (an
@@ -24,36 +23,55 @@ export function importLocation(file: string, source: string | undefined, name: s
 }
 
 /**
+ * Every field (extensions included, the copies protobufjs adds to the extendee left out), rpc and
+ * enum declared below `ns`, in declaration order.
+ */
+export function declarationsBelow(ns: Namespace): (Field | Method | Enum)[] {
+  const out: (Field | Method | Enum)[] = [];
+  for (const nested of ns.nestedArray) {
+    if (nested instanceof Type) {
+      out.push(...nested.fieldsArray.filter((f) => f.declaringField === null));
+    } else if (nested instanceof Service) {
+      out.push(...nested.methodsArray);
+    } else if (nested instanceof Field || nested instanceof Enum) {
+      out.push(nested);
+    }
+    if (nested instanceof Namespace) out.push(...declarationsBelow(nested));
+  }
+  return out;
+}
+
+/**
  * The first field (or extension) or rpc below `ns` whose type does not resolve, with the error
  * protobufjs gives for it; undefined when all resolve.
  */
 export function firstUnresolved(ns: Namespace): { obj: Field | Method; error: Error } | undefined {
-  for (const nested of ns.nestedArray) {
-    const members: ReflectionObject[] =
-      nested instanceof Type
-        ? nested.fieldsArray
-        : nested instanceof Service
-          ? nested.methodsArray
-          : [nested];
-    for (const obj of members) {
-      if (!(obj instanceof Field || obj instanceof Method)) continue;
-      try {
-        obj.resolve();
-      } catch (error) {
-        return { obj, error: error as Error };
-      }
+  for (const obj of declarationsBelow(ns)) {
+    if (obj instanceof Enum) continue;
+    try {
+      obj.resolve();
+    } catch (error) {
+      return { obj, error: error as Error };
     }
-    const deeper = nested instanceof Namespace ? firstUnresolved(nested) : undefined;
-    if (deeper !== undefined) return deeper;
   }
   return undefined;
 }
 
-/** The pattern of the declaration of a field (`name = id`) or an rpc (`rpc Name(`). */
-export function declarationPattern(obj: Field | Method): RegExp {
-  return obj instanceof Field
-    ? new RegExp(`\\b${quote(obj.name)}\\s*=\\s*${obj.id}\\b`)
-    : new RegExp(`\\brpc\\s+${quote(obj.name)}\\s*\\(`);
+/** The pattern of the declaration of a field (`name = id`), an rpc (`rpc Name(`) or an enum. */
+export function declarationPattern(obj: Field | Method | Enum): RegExp {
+  if (obj instanceof Field) return new RegExp(`\\b${quote(obj.name)}\\s*=\\s*${obj.id}\\b`);
+  const keyword = obj instanceof Method ? 'rpc' : 'enum';
+  return new RegExp(`\\b${keyword}\\s+${quote(obj.name)}\\b`);
+}
+
+/** `file:line` of the declaration of `obj` (as far as it can be found in its file's source). */
+export function declarationLocation(
+  obj: Field | Method | Enum,
+  sources: ReadonlyMap<string, string>,
+  fallback: string,
+): string {
+  const file = obj.filename ?? fallback;
+  return locationOf(file, sources.get(file), declarationPattern(obj));
 }
 
 function quote(text: string): string {

@@ -4,12 +4,8 @@ import { Enum, Field, Method, Namespace, Root, Service, Type, common, parse } fr
 import type { IParserResult, ReflectionObject } from 'protobufjs';
 import { ProtoParseError, UnsupportedProtoError } from '../errors';
 import { escapeProtoSource, unescapeIdentifier } from '../internal/proto-source';
-import {
-  declarationPattern,
-  firstUnresolved,
-  importLocation,
-  locationOf,
-} from '../internal/source-location';
+import { checkDeclarations } from '../internal/check-declarations';
+import { declarationLocation, firstUnresolved, importLocation } from '../internal/source-location';
 import { normalizeStringLiterals } from '../internal/string-literals';
 import {
   enumModel,
@@ -116,6 +112,7 @@ export function loadProtoFiles(
   };
   for (const name of names) load(name, undefined);
   resolveAll(root, names, sources);
+  checkDeclarations(root, syntaxes, sources);
 
   const decls = new Map<string, ReflectionObject[]>();
   const types = new Map<string, TypeLocation>();
@@ -157,8 +154,7 @@ function resolveAll(root: Root, names: readonly string[], sources: ReadonlyMap<s
       });
     }
     const { obj, error } = found;
-    const file = obj.filename ?? names.join(', ');
-    const where = locationOf(file, sources.get(file), declarationPattern(obj));
+    const where = declarationLocation(obj, sources, names.join(', '));
     const what = obj instanceof Method ? 'rpc' : 'field';
     const fullName = unescapeFullName(obj.fullName, unescapeIdentifier);
     throw new ProtoParseError(`${where}: ${what} ${fullName}: ${error.message}`, { cause: err });
