@@ -19,6 +19,7 @@ export {
 export { entryDeadline, entryHeader, entryMessage, entryOf, entrySender } from './entry';
 export { FutureProcess, type ReplySink } from './future-process';
 export { spawnUnlisted } from './internal/actor-context';
+export { listenError } from './internal/listen-error';
 export { retainRuntimeShapes } from './internal/shape-anchor';
 export { promiseSettledBy, type Settlers } from './internal/settlers';
 export { Mailbox } from './mailbox';

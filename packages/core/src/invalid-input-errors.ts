@@ -15,8 +15,9 @@ export class InvalidOptionError extends GranaryError {
     /** The option, e.g. `mailbox.capacity`. */
     readonly option: string,
     detail: string,
+    options?: { cause?: unknown },
   ) {
-    super(`invalid option ${option}: ${detail}`);
+    super(`invalid option ${option}: ${detail}`, options);
   }
 }
 

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { InvalidOptionError, LogThrottle, type Logger } from '@granary/core';
+import { listenError } from '@granary/core/internal';
 import type { HealthReport, HealthSource } from './health';
 import { LoopMonitor } from './loop-monitor';
 import { DEFAULT_OPS_OPTIONS, OPS_PATHS, type OpsHandler, type OpsOptions } from './ops-options';
@@ -99,7 +100,7 @@ export class OpsServer {
       });
     } catch (err) {
       ops.loop.close();
-      throw err;
+      throw listenError('ops.', host, options.port, err);
     }
     logger.info({ host, port: ops.port }, 'ops server listening');
     return ops;

@@ -1,6 +1,7 @@
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { expect } from 'chai';
+import { InvalidOptionError } from '@granary/core';
 import { errorsOnlyLogger, freePort, waitUntil } from '@granary/testkit';
 import { Cluster } from '../../src/cluster';
 import type { Grain, GrainContext } from '../../src/grains/grain';
@@ -90,6 +91,13 @@ describe('ops server (Cluster.start({ ops }))', function () {
     const metrics = await get(c.ops!.url + OPS_PATHS.metrics);
     expect(metrics.status).to.equal(404);
     expect(metrics.body.error).to.contain('ops.prometheus').and.contain('telemetry.meterProvider');
+  });
+
+  it('a port in use fails Cluster.start with an InvalidOptionError naming ops.port', async () => {
+    const first = await start('a');
+    const err = await start('b', { port: first.ops!.port }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(InvalidOptionError).with.property('option', 'ops.port');
+    expect((err as Error).message).to.contain('EADDRINUSE');
   });
 
   it('/startupz and /readyz answer 503 while the member joins, 200 once joined', async () => {

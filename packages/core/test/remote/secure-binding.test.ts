@@ -83,6 +83,15 @@ describe('Remote secure by default', function () {
     expect(err.message).to.contain('secret');
   });
 
+  it('a port in use is an InvalidOptionError naming port and the address, with the cause', async () => {
+    const { remote } = await start({ host: '127.0.0.1', port: 0 });
+    const port = Number(remote.address.split(':')[1]);
+    const err = await rejectionOf(start({ host: '127.0.0.1', port }));
+    expect(err).to.be.instanceOf(InvalidOptionError).with.property('option', 'port');
+    expect(err.message).to.contain(`cannot listen on 127.0.0.1:${port}`).and.contain('EADDRINUSE');
+    expect((err as Error).cause).to.have.property('code', 'EADDRINUSE');
+  });
+
   it('knows the loopback hosts', () => {
     for (const h of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', '::ffff:127.0.0.1'])
       expect(isLoopbackHost(h), h).to.equal(true);

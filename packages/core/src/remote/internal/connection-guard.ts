@@ -1,5 +1,6 @@
 import * as net from 'node:net';
 import type { EventLog } from './event-log';
+import { listenError } from '../../internal/listen-error';
 
 /** The inbound connection bounds of RemoteLimits. */
 export interface ConnectionLimits {
@@ -42,9 +43,10 @@ export class ConnectionGuard {
   /** Binds host:port; resolves with the bound port. */
   listen(host: string, port: number): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
+      const failed = (err: Error): void => reject(listenError('', host, port, err));
+      this.server.once('error', failed);
       this.server.listen({ host, port, exclusive: true }, () => {
-        this.server.off('error', reject);
+        this.server.off('error', failed);
         resolve((this.server.address() as net.AddressInfo).port);
       });
     });
