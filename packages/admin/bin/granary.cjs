@@ -4,6 +4,12 @@
 const { runCli } = require('../dist/src/cli/main.js');
 
 const tty = process.stderr.isTTY;
+// A reader that stopped early (`granary shards | head`) closed the pipe: stop quietly, as
+// Unix tools do, instead of dying on the write's unhandled EPIPE with a stack trace.
+process.stdout.on('error', (err) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw err;
+});
 runCli(process.argv.slice(2), {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
