@@ -238,6 +238,8 @@ export interface NoHostDetails {
   readonly fencedAnswers: number;
   /** This member itself is fenced (its own lease is lost): the membership store looks unreachable. */
   readonly membershipUnavailable: boolean;
+  /** The caller's view of the cluster held no member at all (a wrong cluster name or prefix?). */
+  readonly noMembers?: boolean | undefined;
 }
 
 /**
@@ -252,6 +254,7 @@ export class NoHostError extends ClusterError {
   readonly dropped: number;
   readonly fencedAnswers: number;
   readonly membershipUnavailable: boolean;
+  readonly noMembers: boolean;
   constructor(
     readonly kind: string,
     readonly identity: string,
@@ -271,6 +274,9 @@ export class NoHostError extends ClusterError {
       details.membershipUnavailable
         ? "this member's own lease is lost too: the membership store looks unreachable"
         : undefined,
+      details.noMembers === true
+        ? 'the caller sees no member of the cluster at all: do the members use the cluster name (and etcd prefix) it was given?'
+        : undefined,
     ].filter((s) => s !== undefined);
     super(
       `no live member hosts kind '${kind}' (call to ${kind}/${identity}, ${Math.round(timeoutMs)} ms (timeoutMs), ${attempts} attempt(s))${seen.length > 0 ? `: ${seen.join('; ')}` : ''}`,
@@ -280,6 +286,7 @@ export class NoHostError extends ClusterError {
     this.dropped = details.dropped;
     this.fencedAnswers = details.fencedAnswers;
     this.membershipUnavailable = details.membershipUnavailable;
+    this.noMembers = details.noMembers === true;
   }
 }
 

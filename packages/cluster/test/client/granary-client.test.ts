@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { InvalidOptionError } from '@granary/core';
 import { freePort, startEtcd, type EtcdHandle } from '@granary/testkit';
 import { GranaryClient } from '../../src/client/granary-client';
-import { ConnectTimeoutError } from '../../src/errors';
+import { ConnectTimeoutError, NoHostError } from '../../src/errors';
 import { Cluster } from '../../src/cluster';
 import type { GrainContext } from '../../src/grains/grain';
 import { kind } from '../../src/grains/kind';
@@ -171,6 +171,22 @@ describe('GranaryClient (not a member)', function () {
       expect(client.topology.members.map((m) => m.id)).to.deep.equal(['e1', 'e2']);
       const reply = await client.request<Reply>('echo', 'a', 'hi');
       expect(['e1', 'e2']).to.include(reply.member);
+    });
+
+    it('a call with a misspelt cluster name fails with NoHostError saying it sees no member', async () => {
+      const lost = await GranaryClient.connect({
+        name: 'clients-etcd-typo',
+        etcd: { endpoints: etcd.endpoints },
+      });
+      try {
+        const err = await lost
+          .request('echo', 'a', 'hi', { timeoutMs: 300 })
+          .catch((e: unknown) => e);
+        expect(err).to.be.instanceOf(NoHostError).with.property('noMembers', true);
+        expect((err as Error).message).to.contain('sees no member of the cluster at all');
+      } finally {
+        await lost.close();
+      }
     });
 
     it('hashes identities with the shard counts the members state (none given to it)', async () => {

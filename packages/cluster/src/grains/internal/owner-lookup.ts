@@ -68,8 +68,9 @@ export class OwnerLookup {
   }
 
   /** How many of the kind's hosts are leaving or dropped out (NoHostError's details). */
-  hostDetails(kind: string): { leaving: number; dropped: number } {
-    return this.hosts.details(kind, this.deps.topology());
+  hostDetails(kind: string): { leaving: number; dropped: number; noMembers: boolean } {
+    const topology = this.deps.topology();
+    return { ...this.hosts.details(kind, topology), noMembers: topology.members.length === 0 };
   }
 
   /** The member's topology changed: the hosts seen are updated from it. */
