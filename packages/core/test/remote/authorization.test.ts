@@ -189,4 +189,20 @@ describe('Remote authorization', function () {
     r.send(frame([envelope({ typeName: SYSTEM_TYPE_NAME, format: SYSTEM_FORMAT, payload: t })]));
     await until(() => b.remote.stats.forbiddenMessages === 1, 5000, 'the refusal');
   });
+
+  it('counts system messages that do not decode, logging one line for a frame of 500', async () => {
+    const r = await raw();
+    const garbage = envelope({
+      typeName: SYSTEM_TYPE_NAME,
+      format: SYSTEM_FORMAT,
+      payload: Buffer.from([0xff, 0xff, 0xff]),
+    });
+    r.send(frame(Array.from({ length: 500 }, () => garbage)));
+    await until(() => b.remote.stats.forbiddenMessages === 500, 5000, 'every refusal counted');
+    const lines = b.logs.filter((l) => /system message/.test(l.msg ?? ''));
+    expect(lines.map((l) => l.msg)).to.deep.equal([
+      'remote system message refused: it does not decode',
+    ]);
+    expect(stopped).to.deep.equal([]);
+  });
 });

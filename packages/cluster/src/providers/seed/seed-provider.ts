@@ -1,5 +1,12 @@
 import { performance } from 'node:perf_hooks';
-import { InvalidOptionError, PID, Props, type ActorSystem, type Context } from '@granary/core';
+import {
+  InvalidOptionError,
+  LogThrottle,
+  PID,
+  Props,
+  type ActorSystem,
+  type Context,
+} from '@granary/core';
 import { peerAddressOf } from '@granary/core/internal';
 import {
   ClusterError,
@@ -45,6 +52,8 @@ const VALIDITY_CHECK_MS = 100;
 const JOIN_BACKOFF_INITIAL_MS = 100;
 /** Cap of the join backoff. */
 const JOIN_BACKOFF_MAX_MS = 1000;
+/** Refused pushes are logged once per this, then as a count (a peer may send thousands a frame). */
+const REFUSED_PUSH_LOG_INTERVAL_MS = 10_000;
 
 /**
  * Development clustering with no dependencies (like Orleans' localhost clustering): one node, the
@@ -84,6 +93,8 @@ export class SeedProvider implements ClusterProvider {
   private readonly healthListeners = new Listeners<LeaseHealth>();
   /** Ids of malformed members already logged. */
   private readonly malformed = new Set<string>();
+  /** Pushes refused as not from the seed: any peer can send them, in any number. */
+  private refusedPushes: LogThrottle | undefined;
 
   /** Validates the options at once: a bad one throws InvalidOptionError naming it. */
   constructor(options: SeedProviderOptions = {}) {
@@ -93,6 +104,7 @@ export class SeedProvider implements ClusterProvider {
 
   async join(self: JoinRequest): Promise<void> {
     this.logger = (this.options.logger ?? self.logger ?? NOOP_LOGGER).child({ component: 'seed' });
+    this.refusedPushes = new LogThrottle(this.logger, REFUSED_PUSH_LOG_INTERVAL_MS);
     const system = self.system;
     if (!system || system.address === 'nonhost') {
       throw new InvalidOptionError(
@@ -303,7 +315,12 @@ export class SeedProvider implements ClusterProvider {
     const from =
       sender && (peerAddressOf(sender) ?? (this.options.isSeed ? sender.address : undefined));
     if (sender === undefined || from !== seed.address || sender.id !== seed.id) {
-      this.logger.warn({ sender: sender?.toString() }, 'seed push refused: not from the seed');
+      this.refusedPushes?.log(
+        'not-from-seed',
+        'warn',
+        { sender: sender?.toString().slice(0, 256) },
+        'seed push refused: not from the seed',
+      );
       return;
     }
     if (m.t === 'seed.topology') this.applyTopology(m.topology);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ActorSystem, PID, Remote, silentLogger } from '@granary/core';
+import { ActorSystem, PID, Remote, silentLogger, type Logger } from '@granary/core';
 import { Cluster } from '../../../src/cluster';
 import { SeedRequestRefusedError } from '../../../src/errors';
 import { NOOP_LOGGER } from '../../../src/internal/logger';
@@ -167,5 +167,38 @@ describe('SeedProvider: the seed protocol at the trust boundary', function () {
     const r = await ask({ t: 'seed.heartbeat', leaseId: 1, version: 0 });
     // Still answering (a lease it does not know): the Stop never reached it.
     expect((r as { alive?: boolean }).alive).to.equal(false);
+  });
+
+  it('logs pushes not from its seed once, however many a peer sends', async () => {
+    const refused: string[] = [];
+    let firstRefused!: () => void;
+    const logged = new Promise<void>((resolve) => (firstRefused = resolve));
+    const capture: Logger = {
+      ...silentLogger,
+      warn: (_o: object | string, msg?: string) => {
+        if (!msg?.startsWith('seed push refused')) return;
+        refused.push(msg);
+        firstRefused();
+      },
+      child: () => capture,
+    };
+    const watcher = await Cluster.start({
+      name: 'guarded',
+      id: 'watcher',
+      provider: new SeedProvider({ seed: seed.address, logger: capture }),
+      kinds: [],
+      remote: { host: '127.0.0.1', port: 0 },
+      logger: NOOP_LOGGER,
+    });
+    try {
+      const listener = (watcher.provider as unknown as { listener: PID }).listener;
+      const push = { t: 'seed.topology', topology: { version: 1, members: [] } };
+      for (let i = 0; i < 500; i++) attacker.root.send(new PID(watcher.address, listener.id), push);
+      await logged;
+      await new Promise((r) => setTimeout(r, 300)); // the other 499 arrive meanwhile
+      expect(refused).to.deep.equal(['seed push refused: not from the seed']);
+    } finally {
+      await watcher.shutdown({ graceful: false });
+    }
   });
 });

@@ -16,7 +16,10 @@ export interface RemoteStats {
   peersNotReading: number;
   /** Links replaced after their path was lost and came back (LinkLostError). */
   linksLost: number;
-  /** Messages a peer may not send (a remote Stop of a `$` system actor, a forged watcher). */
+  /**
+   * Messages a peer may not send (a remote Stop of a `$` system actor, a forged watcher, a
+   * system message that does not decode).
+   */
   forbiddenMessages: number;
   /** Connect attempts that failed (the peer unreachable or refusing). */
   unreachableEndpoints: number;

@@ -90,9 +90,12 @@ function deliverSystem(state: RemoteState, target: PID, payload: Uint8Array, fro
   try {
     message = decodeSystemMessage(payload);
   } catch (err) {
-    state.logger.error(
+    // Counted and throttled like the other refused messages: a peer may send thousands a frame.
+    state.events.report(
+      'forbiddenMessages',
+      'warn',
       { peer: from, err: (err as Error).message },
-      'undecodable remote system message',
+      'remote system message refused: it does not decode',
     );
     state.deadLetters.publish(target, payload, undefined, 'undecodable-system-message');
     return;
