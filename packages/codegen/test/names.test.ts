@@ -22,6 +22,7 @@ describe('names', () => {
     expect(typeNameInFile('p.class', 'p')).to.equal('class_');
     expect(typeNameInFile('p.Promise', 'p')).to.equal('Promise_');
     expect(typeNameInFile('p.string', 'p')).to.equal('string_');
+    expect(typeNameInFile('p.ReturnType', 'p')).to.equal('ReturnType_');
     expect(typeNameInFile('p.Order', 'p')).to.equal('Order');
   });
 

@@ -16,7 +16,7 @@ const RESERVED_TYPE_NAMES = new Set([
   'Infinity', 'any', 'unknown', 'never', 'object', 'string', 'number', 'boolean', 'symbol',
   'bigint', 'keyof', 'readonly', 'unique', 'infer', 'is', 'asserts', 'global', 'Object',
   'Array', 'String', 'Number', 'Boolean', 'Symbol', 'BigInt', 'Function', 'Promise', 'Error',
-  'Uint8Array', 'Record', 'Partial', 'Date', 'Map', 'Set', 'JSON', 'Math',
+  'Uint8Array', 'Record', 'Partial', 'Date', 'Map', 'Set', 'JSON', 'Math', 'ReturnType',
 ]); // prettier-ignore
 
 /**

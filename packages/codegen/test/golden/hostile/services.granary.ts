@@ -8,7 +8,14 @@ import * as $rt from '@granary/codegen/runtime';
 import './types.granary';
 import * as $hostile_types from './types.granary';
 
-$rt.defineProtoFile($serialization, 'hostile/services.proto', {"granary":{"nested":{"test":{"nested":{"hostile":{"nested":{"calls":{"nested":{"__proto___":{"nested":{}}}}}}}}}}});
+const $file = $rt.defineProtoFile($serialization, 'hostile/services.proto', {"granary":{"nested":{"test":{"nested":{"hostile":{"nested":{"calls":{"nested":{"__proto___":{"nested":{"ReturnType":{"edition":"proto3","fields":{"x":{"type":"int32","id":1}}}}}}}}}}}}}});
+
+/** Message `granary.test.hostile.calls.__proto__.ReturnType`. */
+export interface ReturnType_ {
+  x: number;
+}
+/** Codec of `granary.test.hostile.calls.__proto__.ReturnType`, registered with the serialization registry. */
+export const ReturnType_: $rt.MessageCodec<ReturnType_> = $file.codec('granary.test.hostile.calls.__proto___.ReturnType');
 
 /** Dispatch table of service `granary.test.hostile.calls.__proto__.then`: method identity → grain method. */
 const $thenService = $rt.defineService<thenGrain, $GrainContext>('granary.test.hostile.calls.__proto__.then', [
