@@ -79,6 +79,24 @@ describe('granary-codegen on broken inputs', () => {
     });
   }
 
+  it('a message defined twice in one file names the line of the second', () => {
+    const { code, err } = run({
+      'd.proto': 'syntax = "proto3";\npackage d;\nmessage A {}\n\nmessage A { int32 x = 1; }\n',
+    });
+    expect(code).to.equal(1);
+    expect(err).to.contain('ERR_PROTO_PARSE: d.proto:5: "d.A" is already defined in d.proto');
+  });
+
+  it('a message defined in two imported files names both files', () => {
+    const { code, err } = run({
+      'use.proto': 'syntax = "proto3";\npackage d;\nimport "one.proto";\nimport "two.proto";\n',
+      'one.proto': 'syntax = "proto3";\npackage d;\nmessage D {}\n',
+      'two.proto': 'syntax = "proto3";\npackage d;\n\nmessage D {}\n',
+    });
+    expect(code).to.equal(1);
+    expect(err).to.contain('two.proto:4: "d.D" is already defined in one.proto');
+  });
+
   it('an undefined rpc type names the file and line of the rpc', () => {
     const { code, err } = run({
       's.proto':

@@ -6,10 +6,19 @@ import { Enum, Field, Method, Namespace, Service, Type } from 'protobufjs';
  * declaration again in the source, so each such error reads `file:line: ...` as protoc's do.
  */
 
-/** `file:line` of the first match of `pattern` in `source`, or `file` when nothing matches. */
-export function locationOf(file: string, source: string | undefined, pattern: RegExp): string {
-  const match = source === undefined ? null : pattern.exec(source);
-  if (match === null || source === undefined) return file;
+/**
+ * `file:line` of the match of `pattern` in `source` (the first, or the one at index `nth`), or
+ * `file` when there is no such match.
+ */
+export function locationOf(
+  file: string,
+  source: string | undefined,
+  pattern: RegExp,
+  nth = 0,
+): string {
+  const global = new RegExp(pattern.source, `${pattern.flags.replace('g', '')}g`);
+  const match = source === undefined ? undefined : [...source.matchAll(global)][nth];
+  if (match === undefined || source === undefined) return file;
   return `${file}:${source.slice(0, match.index).split('\n').length}`;
 }
 

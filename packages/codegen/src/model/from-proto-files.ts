@@ -5,6 +5,7 @@ import type { IParserResult, ReflectionObject } from 'protobufjs';
 import { ProtoParseError, UnsupportedProtoError } from '../errors';
 import { escapeProtoSource, unescapeIdentifier } from '../internal/proto-source';
 import { checkDeclarations } from '../internal/check-declarations';
+import { parseErrorMessage } from '../internal/parse-error';
 import { declarationLocation, firstUnresolved, importLocation } from '../internal/source-location';
 import { normalizeStringLiterals } from '../internal/string-literals';
 import {
@@ -103,7 +104,9 @@ export function loadProtoFiles(
       (parse as typeof parse & { filename: string | null }).filename = name;
       parsed = parse(source, root, { keepCase: true });
     } catch (err) {
-      throw new ProtoParseError(`cannot parse ${name}: ${(err as Error).message}`, { cause: err });
+      throw new ProtoParseError(parseErrorMessage(err as Error, name, source, root), {
+        cause: err,
+      });
     }
     loaded.set(name, parsed.package ?? '');
     loading.push(name);

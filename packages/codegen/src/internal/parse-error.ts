@@ -1,0 +1,30 @@
+import type { Root } from 'protobufjs';
+import { locationOf } from './source-location';
+
+/*
+ * protobufjs reports a name declared twice as `duplicate name 'Money' in Namespace .acme.type`,
+ * with no line and without the other declaration's file; the same name coming from two paths
+ * (an input under `-I .` also imported under `-I protos`) reads the same. This puts both in.
+ */
+
+const DUPLICATE = /^duplicate name '([^']+)' in \w+ (\S+)$/;
+
+/**
+ * The message of a ProtoParseError for `error`, thrown while parsing `file` (its `source`) into
+ * `root`: `file:line: "x" is already defined in other.proto` for a duplicate, else protobufjs's
+ * message after the file name (it carries its own line).
+ */
+export function parseErrorMessage(error: Error, file: string, source: string, root: Root): string {
+  const duplicate = DUPLICATE.exec(error.message);
+  if (duplicate === null) return `cannot parse ${file}: ${error.message}`;
+  const [, name, scope] = duplicate;
+  const scopeName = scope.replace(/^\./, '');
+  const fullName = scopeName === '' ? name : `${scopeName}.${name}`;
+  const other = root.lookup(`.${fullName}`)?.filename ?? file;
+  const pattern = new RegExp(
+    `\\b(?:message|enum|service|group|rpc)\\s+${name}\\b|\\b${name}\\s*=\\s*\\d`,
+  );
+  // The first declaration in this file is the duplicate, unless the other one is here too.
+  const where = locationOf(file, source, pattern, other === file ? 1 : 0);
+  return `${where}: "${fullName}" is already defined in ${other}`;
+}
