@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { InvalidOptionError, LogThrottle, type Logger } from '@granary/core';
 import { listenError } from '@granary/core/internal';
 import type { HealthReport, HealthSource } from './health';
@@ -9,6 +10,10 @@ import { DEFAULT_OPS_OPTIONS, OPS_PATHS, type OpsHandler, type OpsOptions } from
 const STARTING: HealthReport = { ok: false, checks: { member: 'starting' } };
 /** How often Node looks for connections past their header or request timeout (ms). */
 const TIMEOUT_CHECK_MS = 1000;
+/** The answer to CONNECT (no route of the ops server tunnels). */
+const CONNECT_REFUSED =
+  'HTTP/1.1 405 Method Not Allowed\r\nContent-Type: application/json; charset=utf-8\r\n' +
+  'Content-Length: 30\r\nConnection: close\r\n\r\n{"error":"method not allowed"}';
 /** Refused connections are logged at most once per this (a flood is one line and a count). */
 const DROP_LOG_INTERVAL_MS = 10_000;
 
@@ -89,6 +94,8 @@ export class OpsServer {
     );
     const ops = new OpsServer(server, options, logger);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => ops.handle(req, res));
+    // Without a listener Node closes a CONNECT's socket without a word; say why instead.
+    server.on('connect', (_req: IncomingMessage, socket: Duplex) => socket.end(CONNECT_REFUSED));
     const host = options.host ?? DEFAULT_OPS_OPTIONS.host;
     try {
       await new Promise<void>((resolve, reject) => {

@@ -76,6 +76,15 @@ describe('OpsServer connection bounds', function () {
     }
   });
 
+  it('answers CONNECT with 405 and closes, as other methods it has no route for', async () => {
+    const ops = await start({}, warnings().logger);
+    const s = await connect(ops);
+    s.write('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    const answer = await closedWithin(s, 3000);
+    expect(answer.split('\r\n')[0]).to.equal('HTTP/1.1 405 Method Not Allowed');
+    expect(answer.endsWith('\r\n\r\n{"error":"method not allowed"}')).to.equal(true);
+  });
+
   it('refuses a headersTimeoutMs over requestTimeoutMs, and a maxConnections below 1', async () => {
     const { logger } = warnings();
     for (const bad of [{ headersTimeoutMs: 2000, requestTimeoutMs: 1000 }, { maxConnections: 0 }]) {
