@@ -1,3 +1,4 @@
+import * as http2 from 'node:http2';
 import * as net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
@@ -5,7 +6,12 @@ import { InvalidOptionError } from '../../src/errors';
 import { PID } from '../../src/pid';
 import { Props } from '../../src/props';
 import { encodeChunk } from '../../src/remote/internal/link-frames';
-import { encodeFrame, type WireBatch, type WireEnvelope } from '../../src/remote/internal/wire';
+import {
+  CONNECT_METHOD,
+  encodeFrame,
+  type WireBatch,
+  type WireEnvelope,
+} from '../../src/remote/internal/wire';
 import type { RawLink, TestNode } from './helpers';
 import {
   helloFrame,
@@ -32,6 +38,13 @@ function batch(b: Partial<WireBatch>): Buffer {
       ...b,
     } as WireBatch,
   });
+}
+
+/** `body` with gRPC's 5-byte message prefix (not compressed). */
+function grpcMessage(body: Buffer): Buffer {
+  const prefix = Buffer.alloc(5);
+  prefix.writeUInt32BE(body.byteLength, 1);
+  return Buffer.concat([prefix, body]);
 }
 
 type RawEnvelope = WireEnvelope & { payload: Uint8Array };
@@ -220,6 +233,39 @@ describe('Remote connection limits', function () {
     const s = await open(b.address);
     await closed(s);
     expect(b.remote.stats.idleConnections).to.equal(1);
+  });
+
+  it('resets the stream and closes the connection of a peer whose handshake was refused', async () => {
+    const b = await startNode({ limits: { idleConnectionTimeoutMs: 20_000 } });
+    nodes.push(b);
+    const session = http2.connect(`http://${b.address}`);
+    session.on('error', () => undefined);
+    const sessionClosed = new Promise<number>((resolve) => {
+      const at = Date.now();
+      session.once('close', () => resolve(Date.now() - at));
+    });
+    const req = session.request({
+      ':method': 'POST',
+      ':path': CONNECT_METHOD,
+      'content-type': 'application/grpc',
+      te: 'trailers',
+    });
+    req.on('error', () => undefined);
+    // A proof before any hello: refused. The peer then keeps its half open and writing.
+    req.write(grpcMessage(encodeFrame({ proof: { proof: Buffer.alloc(32) } })));
+    const junk = grpcMessage(Buffer.alloc(1000, 0x0a));
+    const pump = setInterval(() => req.writable && req.write(junk), 5);
+    try {
+      const closedAfter = await Promise.race([
+        sessionClosed,
+        new Promise<number>((resolve) => setTimeout(() => resolve(-1), 5000)),
+      ]);
+      expect(closedAfter, 'closed well before idleConnectionTimeoutMs').to.be.within(0, 5000);
+    } finally {
+      clearInterval(pump);
+      session.destroy();
+    }
+    expect(b.remote.stats.refusedHandshakes).to.equal(1);
   });
 
   it('closes a stream that completes no handshake within handshakeTimeoutMs', async () => {
