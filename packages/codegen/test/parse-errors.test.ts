@@ -97,6 +97,27 @@ describe('granary-codegen on broken inputs', () => {
     expect(err).to.contain('two.proto:4: "d.D" is already defined in one.proto');
   });
 
+  it('a type of a file that is not imported is refused, as protoc refuses it', () => {
+    const { code, err } = run({
+      'app.proto':
+        'syntax = "proto3";\npackage app;\nimport "mid.proto";\nmessage A {\n  lib.L l = 1;\n}\n',
+      'mid.proto': 'syntax = "proto3";\npackage mid;\nimport "lib.proto";\n',
+      'lib.proto': 'syntax = "proto3";\npackage lib;\nmessage L {}\n',
+    });
+    expect(code).to.equal(1);
+    expect(err).to.contain('app.proto:5: "lib.L" is defined in lib.proto, which app.proto');
+  });
+
+  it('a type re-exported by an import public is visible', () => {
+    const { code } = run({
+      'app.proto':
+        'syntax = "proto3";\npackage app;\nimport "mid.proto";\nmessage A { lib.L l = 1; }\n',
+      'mid.proto': 'syntax = "proto3";\npackage mid;\nimport public "lib.proto";\n',
+      'lib.proto': 'syntax = "proto3";\npackage lib;\nmessage L {}\n',
+    });
+    expect(code).to.equal(0);
+  });
+
   it('an undefined rpc type names the file and line of the rpc', () => {
     const { code, err } = run({
       's.proto':

@@ -5,6 +5,7 @@ import type { IParserResult, ReflectionObject } from 'protobufjs';
 import { ProtoParseError, UnsupportedProtoError } from '../errors';
 import { escapeProtoSource, unescapeIdentifier } from '../internal/proto-source';
 import { checkDeclarations } from '../internal/check-declarations';
+import { checkImports } from '../internal/check-imports';
 import { parseErrorMessage } from '../internal/parse-error';
 import { declarationLocation, firstUnresolved, importLocation } from '../internal/source-location';
 import { normalizeStringLiterals } from '../internal/string-literals';
@@ -84,6 +85,7 @@ export function loadProtoFiles(
   const loaded = new Map<string, string>(); // name → package
   const syntaxes = new Map<string, string>();
   const sources = new Map<string, string>(); // name → source as parsed, for error locations
+  const imports = new Map<string, string[]>(); // name → its imports, to check what it uses
   const loading: string[] = []; // the import chain being loaded, to refuse cycles as protoc does
   const load = (name: string, importer: string | undefined): void => {
     if (loading.includes(name)) throw importCycle([...loading, name], sources);
@@ -110,12 +112,14 @@ export function loadProtoFiles(
     }
     loaded.set(name, parsed.package ?? '');
     loading.push(name);
-    for (const dep of [...(parsed.imports ?? []), ...(parsed.weakImports ?? [])]) load(dep, name);
+    imports.set(name, [...(parsed.imports ?? []), ...(parsed.weakImports ?? [])]);
+    for (const dep of imports.get(name) ?? []) load(dep, name);
     loading.pop();
   };
   for (const name of names) load(name, undefined);
   resolveAll(root, names, sources);
   checkDeclarations(root, syntaxes, sources);
+  checkImports(root, imports, sources);
 
   const decls = new Map<string, ReflectionObject[]>();
   const types = new Map<string, TypeLocation>();

@@ -1,0 +1,79 @@
+import { Field, Method, Type } from 'protobufjs';
+import type { Enum, Root } from 'protobufjs';
+import { ProtoParseError } from '../errors';
+import { unescapeFullName } from './reflection-to-model';
+import { unescapeIdentifier } from './proto-source';
+import { declarationLocation, declarationsBelow } from './source-location';
+
+/*
+ * protobufjs resolves a type name against everything loaded, so a file could use a type of
+ * another input or of an import's import without importing it. protoc refuses that ("seems to
+ * be defined in ..., which is not imported by ..."); so does granary-codegen, or it would
+ * generate for files that protoc, and every other protobuf toolchain, does not accept.
+ */
+
+/**
+ * Throws a ProtoParseError (`file:line: ...`) at the first field or rpc that uses a type of a
+ * file its own file does not import (directly, or through an import's `import public`).
+ * `imports`: every loaded file's imports; `sources`: their sources (for `import public`).
+ */
+export function checkImports(
+  root: Root,
+  imports: ReadonlyMap<string, readonly string[]>,
+  sources: ReadonlyMap<string, string>,
+): void {
+  const visible = new Map<string, Set<string>>();
+  for (const obj of declarationsBelow(root)) {
+    const file = obj.filename;
+    if (file === null || !sources.has(file) || obj instanceof Type) continue;
+    let seen = visible.get(file);
+    if (seen === undefined) {
+      seen = visibleFiles(file, imports, sources);
+      visible.set(file, seen);
+    }
+    for (const used of typesUsed(obj)) {
+      if (used.filename === null || seen.has(used.filename)) continue;
+      const where = declarationLocation(obj, sources, file);
+      const name = unescapeFullName(used.fullName, unescapeIdentifier);
+      throw new ProtoParseError(
+        `${where}: "${name}" is defined in ${used.filename}, which ${file} does not import`,
+      );
+    }
+  }
+}
+
+/** The file itself, its imports, and what those re-export with `import public`, transitively. */
+function visibleFiles(
+  file: string,
+  imports: ReadonlyMap<string, readonly string[]>,
+  sources: ReadonlyMap<string, string>,
+): Set<string> {
+  const out = new Set([file]);
+  const reexports = (name: string): void => {
+    for (const pub of publicImports(sources.get(name) ?? '')) {
+      if (out.has(pub)) continue;
+      out.add(pub);
+      reexports(pub);
+    }
+  };
+  for (const dep of imports.get(file) ?? []) {
+    out.add(dep);
+    reexports(dep);
+  }
+  return out;
+}
+
+/** The names of a source's `import public "x.proto"` statements. */
+function publicImports(source: string): string[] {
+  return [...source.matchAll(/\bimport\s+public\s+["']([^"']+)["']/g)].map((m) => m[1]);
+}
+
+/** The messages and enums a field (or extension: its extendee too) or an rpc refers to. */
+function typesUsed(obj: Field | Method | Enum): (Type | Enum)[] {
+  if (obj instanceof Method) {
+    return [obj.resolvedRequestType, obj.resolvedResponseType].filter((t) => t !== null);
+  }
+  if (!(obj instanceof Field)) return [];
+  const extendee = obj.extensionField?.parent;
+  return [obj.resolvedType, extendee instanceof Type ? extendee : null].filter((t) => t !== null);
+}
