@@ -68,6 +68,11 @@ describe('granary-codegen on broken inputs', () => {
       'field name gone is reserved',
     ],
     ['a proto3 enum not starting at zero', 'enum E {\n  E_ONE = 1;\n}', 'p.E: the first value'],
+    [
+      'two enums of one scope with one value name',
+      'enum A { UNKNOWN = 0; }\nenum B {\n  UNKNOWN = 0;\n}',
+      'value UNKNOWN is already defined in p by enum p.A',
+    ],
     ['a proto3 [default]', 'message A {\n  string s = 1 [default = "x"];\n}', 'proto3'],
   ];
   for (const [what, body, message] of refused) {
@@ -95,6 +100,16 @@ describe('granary-codegen on broken inputs', () => {
     });
     expect(code).to.equal(1);
     expect(err).to.contain('two.proto:4: "d.D" is already defined in one.proto');
+  });
+
+  it("an extension outside the extendee's extension ranges is refused at its line", () => {
+    const { code, err } = run({
+      'e.proto':
+        'syntax = "proto2";\npackage e;\nmessage B {\n  extensions 100 to 199;\n}\n' +
+        'extend B {\n  optional int32 x = 200;\n}\n',
+    });
+    expect(code).to.equal(1);
+    expect(err).to.contain('e.proto:7: e.x: e.B does not declare 200 as an extension number');
   });
 
   it('a type of a file that is not imported is refused, as protoc refuses it', () => {

@@ -22,6 +22,7 @@ export function checkDeclarations(
   syntaxes: ReadonlyMap<string, string>,
   sources: ReadonlyMap<string, string>,
 ): void {
+  const enumValues = new EnumValueScopes();
   for (const obj of declarationsBelow(root)) {
     if (obj.filename === null || !sources.has(obj.filename)) continue; // a bundled google file
     const proto3 = syntaxes.get(obj.filename) === 'proto3';
@@ -29,7 +30,7 @@ export function checkDeclarations(
       obj instanceof Field
         ? fieldProblem(obj, proto3)
         : obj instanceof Enum
-          ? enumProblem(obj, proto3)
+          ? (enumProblem(obj, proto3) ?? enumValues.add(obj))
           : undefined;
     if (problem !== undefined) {
       const where = declarationLocation(obj, sources, obj.filename);
@@ -50,6 +51,10 @@ function fieldProblem(f: Field, proto3: boolean): string | undefined {
   if (owner instanceof Type && owner.isReservedId(f.id)) return `field number ${f.id} is reserved`;
   if (owner instanceof Type && owner.isReservedName(f.name))
     return `field name ${f.name} is reserved`;
+  const extendee = f.extend === undefined ? null : f.extensionField?.parent;
+  if (extendee instanceof Type && !inRanges(extendee.extensions ?? [], f.id)) {
+    return `${strip(extendee.fullName)} does not declare ${f.id} as an extension number`;
+  }
   if (proto3 && (f.options as Record<string, unknown> | undefined)?.default !== undefined) {
     return 'explicit [default] values are not allowed in proto3';
   }
@@ -60,4 +65,34 @@ function enumProblem(e: Enum, proto3: boolean): string | undefined {
   const first = Object.values(e.values)[0];
   if (proto3 && first !== 0) return 'the first value of a proto3 enum must be zero';
   return undefined;
+}
+
+function inRanges(ranges: readonly number[][], id: number): boolean {
+  return ranges.some(([start, end]) => id >= start && id <= end);
+}
+
+function strip(fullName: string): string {
+  return unescapeFullName(fullName, unescapeIdentifier);
+}
+
+/**
+ * Enum values are scoped like C++ enumerators: beside the enum, not in it, so two enums of one
+ * scope cannot share a value name (`UNKNOWN`). protoc refuses that; this finds it.
+ */
+class EnumValueScopes {
+  private readonly owners = new Map<string, string>(); // `scope.VALUE` → the enum that has it
+
+  /** Records the values of `e`; what is wrong when one is already taken in its scope. */
+  add(e: Enum): string | undefined {
+    const scope = strip(e.parent?.fullName ?? '');
+    for (const value of Object.keys(e.values)) {
+      const key = scope === '' ? value : `${scope}.${value}`;
+      const owner = this.owners.get(key);
+      if (owner !== undefined && owner !== e.fullName) {
+        return `value ${value} is already defined in ${scope || 'the file'} by enum ${strip(owner)} (enum values share the enclosing scope)`;
+      }
+      this.owners.set(key, e.fullName);
+    }
+    return undefined;
+  }
 }
