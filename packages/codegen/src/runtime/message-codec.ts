@@ -1,6 +1,7 @@
 import type { IConversionOptions, Message, Type } from 'protobufjs';
 import { complete } from './completion';
 import { PayloadDecodeError, WrongMessageTypeError } from './errors';
+import { checkLongs } from './long-check';
 import { tagTypeName, typeNameOf } from './type-tag';
 
 /**
@@ -27,7 +28,11 @@ export type MessageInit<T> = T extends Uint8Array
 export interface MessageCodec<T> {
   /** Full protobuf name, no leading dot (`messages.PingMessage`). */
   readonly typeName: string;
-  /** Protobuf binary encoding of `message` (fields left out are not on the wire). */
+  /**
+   * Protobuf binary encoding of `message` (fields left out are not on the wire). A 64-bit field
+   * that is not a decimal string in its type's range (or a safe integer) throws
+   * InvalidArgumentError naming it, rather than encoding a wrong number.
+   */
   encode(message: MessageInit<T>): Uint8Array;
   /** Decodes `bytes`; throws `PayloadDecodeError` when they are not this type. */
   decode(bytes: Uint8Array): T;
@@ -71,7 +76,9 @@ export class ProtobufMessageCodec<T> implements MessageCodec<T> {
   }
 
   encode(message: MessageInit<T>): Uint8Array {
-    return this.type.encode(this.type.fromObject(message as Record<string, unknown>)).finish();
+    const object = message as Record<string, unknown>;
+    if (!(object instanceof this.type.ctor)) checkLongs(this.type, object, this.typeName);
+    return this.type.encode(this.type.fromObject(object)).finish();
   }
 
   decode(bytes: Uint8Array): T {
@@ -109,6 +116,7 @@ export class ProtobufMessageCodec<T> implements MessageCodec<T> {
     } else {
       const tag = typeNameOf(value);
       if (tag !== undefined && tag !== this.typeName) throw this.wrongType(tag);
+      checkLongs(this.type, value as Record<string, unknown>, this.typeName);
       message = this.type.fromObject(value as Record<string, unknown>);
     }
     const object = this.type.toObject(message, TO_OBJECT);

@@ -1,6 +1,7 @@
 import { Namespace, Root, type Type } from 'protobufjs';
 import type { INamespace } from 'protobufjs';
 import { resetCompletionPlans } from './completion';
+import { resetLongPlans } from './long-check';
 import { UnimplementedError } from './errors';
 import { GRAIN_INVOKE_DESCRIPTOR } from './grain-invoke';
 import { ProtobufMessageCodec } from './message-codec';
@@ -59,6 +60,7 @@ export function defineProtoFile(
     addNested(sharedRoot, withNumericDefaults(nested));
     sharedRoot.resolveAll();
     resetCompletionPlans(); // its extensions may have added fields to types planned before
+    resetLongPlans();
     file = {
       name,
       messageTypes: messageNames(nested, ''),

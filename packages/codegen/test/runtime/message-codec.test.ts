@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { InvalidArgumentError } from '@granary/core';
 import { join } from 'node:path';
 import { descriptorOf } from '../../src/generator/emit-descriptor';
 import { loadProtoFiles } from '../../src/model/from-proto-files';
@@ -67,6 +68,56 @@ describe('MessageCodec', () => {
       fSint64: '-1',
       fFixed64: '9007199254740993',
       fSfixed64: '9223372036854775807',
+    });
+  });
+
+  it('refuses a 64-bit value that is not a decimal string in range, naming the field', () => {
+    // protobufjs read each of these as another number (0, 1, a wrapped negative) and encoded it.
+    const bad: Array<[object, string]> = [
+      [{ fUint64: 'abc' }, 'granary.test.common.AllScalars.fUint64'],
+      [{ fUint64: 'null' }, 'granary.test.common.AllScalars.fUint64'],
+      [{ fInt64: '1e3' }, 'granary.test.common.AllScalars.fInt64'],
+      [{ fFixed64: '-5' }, 'granary.test.common.AllScalars.fFixed64'],
+      [{ fUint64: '18446744073709551616' }, 'granary.test.common.AllScalars.fUint64'],
+      [{ fSfixed64: '9223372036854775808' }, 'granary.test.common.AllScalars.fSfixed64'],
+      [{ fSint64: 1.5 }, 'granary.test.common.AllScalars.fSint64'],
+      [{ fInt64: 2 ** 53 }, 'granary.test.common.AllScalars.fInt64'],
+      [{ fInt64: 7n }, 'granary.test.common.AllScalars.fInt64'],
+      [{ manyInt64: ['1', 'x'] }, 'granary.test.common.AllScalars.manyInt64[1]'],
+      [{ byLong: { '-1': {} } }, 'granary.test.common.AllScalars.byLong key -1'],
+      [
+        { byLong: { '7': { amountMinor: '12.50' } } },
+        'granary.test.common.AllScalars.byLong[7].amountMinor',
+      ],
+    ];
+    for (const [message, field] of bad) {
+      const encode = (): unknown => AllScalars.encode(message as never);
+      const create = (): unknown => AllScalars.create(message as never);
+      for (const call of [encode, create]) {
+        let err: unknown;
+        try {
+          call();
+        } catch (e) {
+          err = e;
+        }
+        expect(err, field).to.be.instanceOf(InvalidArgumentError);
+        expect(err, field).to.have.property('argument', field);
+      }
+    }
+    // What the representation allows still encodes: the range's ends, safe integers, Longs.
+    const ok = AllScalars.decode(
+      AllScalars.encode({
+        fUint64: '18446744073709551615',
+        fInt64: '-9223372036854775808',
+        fSint64: -42, // a safe integer number is exact
+        fFixed64: { low: 1567312775, high: 2874452, unsigned: true }, // a Long
+      } as never),
+    );
+    expect(ok).to.include({
+      fUint64: '18446744073709551615',
+      fInt64: '-9223372036854775808',
+      fSint64: '-42',
+      fFixed64: '12345678901234567',
     });
   });
 
