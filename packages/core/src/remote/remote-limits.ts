@@ -55,8 +55,9 @@ export interface RemoteLimits {
    */
   maxConnections?: number;
   /**
-   * Inbound connections without an authenticated link yet; at the bound the oldest of them is
-   * closed to make room, so members can still get in while something floods the port.
+   * Inbound connections without an authenticated link yet; at the bound the oldest of them from
+   * the source address that holds the most is closed to make room, so members can still get in
+   * while something floods the port (a flood from one address evicts its own connections).
    * @default 128
    */
   maxPendingConnections?: number;

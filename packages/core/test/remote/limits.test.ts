@@ -191,10 +191,10 @@ describe('Remote connection limits', function () {
     await stopNodes(nodes);
   });
 
-  function open(address: string): Promise<net.Socket> {
+  function open(address: string, localAddress?: string): Promise<net.Socket> {
     const [host, port] = address.split(':');
     return new Promise((resolve, reject) => {
-      const s = net.connect(Number(port), host, () => resolve(s));
+      const s = net.connect({ port: Number(port), host, localAddress }, () => resolve(s));
       s.resume(); // read, so the server's close is seen
       s.on('error', reject);
       sockets.push(s);
@@ -215,6 +215,25 @@ describe('Remote connection limits', function () {
     expect(
       await a.system.root.request(new PID(b.address, 'echo'), 'in', { timeoutMs: 5000 }),
     ).to.equal('in');
+  });
+
+  it('at maxPendingConnections closes the oldest of the source holding the most, not an earlier attempt from elsewhere', async () => {
+    const b = await startNode({ limits: { maxPendingConnections: 3 } });
+    nodes.push(b);
+    const member = await open(b.address);
+    const evicted = new Set<net.Socket>();
+    member.once('close', () => evicted.add(member));
+    const flood: net.Socket[] = [];
+    // Another loopback address: a flood from one source while a member connects from another.
+    for (let i = 0; i < 6; i++) {
+      const s = await open(b.address, '127.0.0.2');
+      s.once('close', () => evicted.add(s));
+      flood.push(s);
+    }
+    await until(() => evicted.size === 4, 5000, 'four connections closed to make room');
+    expect(evicted.has(member), 'the member attempt was closed').to.equal(false);
+    expect(flood.slice(0, 4).every((s) => evicted.has(s))).to.equal(true);
+    expect(b.remote.stats.refusedConnections).to.equal(4);
   });
 
   it('closes connections past maxConnections as they arrive', async () => {

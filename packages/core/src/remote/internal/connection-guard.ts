@@ -12,6 +12,8 @@ export interface ConnectionLimits {
 interface Connection {
   readonly socket: net.Socket;
   readonly key: string;
+  /** The peer's IP address: connections without a link are evicted per source. */
+  readonly source: string;
   /** Authenticated links open on it. */
   links: number;
   idle: NodeJS.Timeout | undefined;
@@ -20,15 +22,18 @@ interface Connection {
 /**
  * Accepts the node's TCP connections itself and hands them to gRPC, so it can bound them:
  * at most `maxConnections` open (more are closed as they arrive), at most
- * `maxPendingConnections` without an authenticated link (at the bound the oldest is closed, so
- * a flood of idle sockets cannot lock members out), and none without an authenticated link
- * for longer than `idleConnectionTimeoutMs`.
+ * `maxPendingConnections` without an authenticated link, and none without an authenticated
+ * link for longer than `idleConnectionTimeoutMs`. At the pending bound the oldest connection of
+ * the source address holding the most pending ones is closed: evicting the oldest overall let
+ * a peer that opens connections faster than a member completes its handshake (a slow link, a
+ * busy node) close the member's every attempt; now a flood from one address evicts its own.
  */
 export class ConnectionGuard {
   private readonly server: net.Server;
   private readonly connections = new Map<string, Connection>();
-  /** Connections without an authenticated link, oldest first. */
-  private readonly pending = new Set<Connection>();
+  /** Connections without an authenticated link, by source address, oldest first. */
+  private readonly pending = new Map<string, Set<Connection>>();
+  private pendingCount = 0;
 
   constructor(
     private readonly limits: ConnectionLimits,
@@ -57,7 +62,7 @@ export class ConnectionGuard {
     const c = this.connections.get(peer);
     if (c === undefined) return;
     c.links++;
-    this.pending.delete(c);
+    this.unpend(c);
     if (c.idle) clearTimeout(c.idle);
     c.idle = undefined;
   }
@@ -101,8 +106,8 @@ export class ConnectionGuard {
       socket.destroy();
       return;
     }
-    if (this.pending.size >= this.limits.maxPendingConnections) {
-      const oldest = this.pending.values().next().value!;
+    if (this.pendingCount >= this.limits.maxPendingConnections) {
+      const oldest = this.oldestOfBusiestSource();
       this.events.report(
         'refusedConnections',
         'warn',
@@ -112,7 +117,13 @@ export class ConnectionGuard {
       );
       this.drop(oldest);
     }
-    const c: Connection = { socket, key, links: 0, idle: undefined };
+    const c: Connection = {
+      socket,
+      key,
+      source: socket.remoteAddress ?? '',
+      links: 0,
+      idle: undefined,
+    };
     this.connections.set(key, c);
     socket.on('close', () => this.forget(c));
     socket.on('error', () => undefined); // the close that follows does the bookkeeping
@@ -120,8 +131,32 @@ export class ConnectionGuard {
     this.inject(socket);
   }
 
+  /** The pending connection to close at the bound (there is one: the bound is at least 1). */
+  private oldestOfBusiestSource(): Connection {
+    let busiest: Set<Connection> | undefined;
+    for (const set of this.pending.values()) {
+      if (busiest === undefined || set.size > busiest.size) busiest = set;
+    }
+    return busiest!.values().next().value!;
+  }
+
+  private pend(c: Connection): void {
+    let set = this.pending.get(c.source);
+    if (set === undefined) this.pending.set(c.source, (set = new Set()));
+    if (set.has(c)) return;
+    set.add(c);
+    this.pendingCount++;
+  }
+
+  private unpend(c: Connection): void {
+    const set = this.pending.get(c.source);
+    if (set === undefined || !set.delete(c)) return;
+    this.pendingCount--;
+    if (set.size === 0) this.pending.delete(c.source);
+  }
+
   private armIdle(c: Connection): void {
-    this.pending.add(c);
+    this.pend(c);
     if (c.idle) clearTimeout(c.idle);
     c.idle = setTimeout(() => {
       this.events.report(
@@ -143,7 +178,7 @@ export class ConnectionGuard {
   private forget(c: Connection): void {
     if (c.idle) clearTimeout(c.idle);
     c.idle = undefined;
-    this.pending.delete(c);
+    this.unpend(c);
     if (this.connections.get(c.key) === c) this.connections.delete(c.key);
   }
 }
