@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { InvalidOptionError } from '@granary/core';
+import { EndpointUnavailableError, HandshakeError, InvalidOptionError } from '@granary/core';
 import { freePort, startEtcd, type EtcdHandle } from '@granary/testkit';
 import { GranaryClient } from '../../src/client/granary-client';
 import { ConnectTimeoutError, NoHostError } from '../../src/errors';
@@ -186,6 +186,26 @@ describe('GranaryClient (not a member)', function () {
         expect((err as Error).message).to.contain('sees no member of the cluster at all');
       } finally {
         await lost.close();
+      }
+    });
+
+    it('a call refused at the handshake (a secret the members do not share) fails at once, not at its deadline', async () => {
+      const stranger = await GranaryClient.connect({
+        name: 'clients-etcd',
+        etcd: { endpoints: etcd.endpoints },
+        secret: 'a-secret-no-member-knows-of',
+      });
+      try {
+        const err = await stranger
+          .request('echo', 'a', 'hi', { timeoutMs: 20_000 })
+          .catch((e: unknown) => e);
+        // Retrying a refused secret until the deadline only delays the same answer.
+        expect(err).to.be.instanceOf(EndpointUnavailableError);
+        expect((err as Error).cause).to.be.instanceOf(HandshakeError);
+        expect((err as Error).message).to.contain('handshake');
+        expect((err as Error).cause).to.have.property('refusal', 'authentication');
+      } finally {
+        await stranger.close();
       }
     });
 

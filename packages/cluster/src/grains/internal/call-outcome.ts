@@ -1,6 +1,7 @@
 import {
   DeadLetterError,
   EndpointUnavailableError,
+  HandshakeError,
   MailboxFullError,
   TimeoutError,
 } from '@granary/core';
@@ -60,6 +61,16 @@ function outcomeUnknown(error: EndpointUnavailableError): boolean {
 }
 
 /**
+ * True when the owner refused this member's or client's handshake for its configuration (the
+ * secret, the cluster name, a certificate, the protocol version): every attempt until the
+ * deadline would be refused the same way, so the call fails at once with the refusal.
+ */
+function refusedForGood(error: EndpointUnavailableError): boolean {
+  const cause = error.cause;
+  return HandshakeError.is(cause) && !cause.retryable;
+}
+
+/**
  * The one place a grain call's attempt is classified: the first attempt's reply sink and the
  * retry loop both ask here. `reply` and `error` are the attempt's outcome as core hands it to
  * a request (an error reply of the owner, such as NotOwnerError, arrives as `error`);
@@ -85,6 +96,7 @@ export function setbackOf(
   if (MemberFencedError.is(error)) return { kind: 'retry', error, hint: undefined };
   if (DeadLetterError.is(error)) return { kind: 'retry', error, hint: undefined };
   if (EndpointUnavailableError.is(error)) {
+    if (refusedForGood(error)) return { kind: 'fail', error };
     if (!outcomeUnknown(error) || stopping) return { kind: 'retry', error, hint: undefined };
     const unknown = new CallOutcomeUnknownError(call.kind, call.identity, address, {
       cause: error,
