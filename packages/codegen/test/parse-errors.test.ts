@@ -123,6 +123,26 @@ describe('granary-codegen on broken inputs', () => {
     expect(err).to.contain('app.proto:5: "lib.L" is defined in lib.proto, which app.proto');
   });
 
+  it('a type of an imported editions file is an ERR_UNSUPPORTED_PROTO where it is used', () => {
+    const { code, err } = run({
+      'use.proto':
+        'syntax = "proto3";\npackage u;\nimport "ed.proto";\nmessage U {\n  ed.E e = 1;\n}\n',
+      'ed.proto': 'edition = "2023";\npackage ed;\nmessage E { string x = 1; }\n',
+    });
+    expect(code).to.equal(1);
+    expect(err).to.contain('ERR_UNSUPPORTED_PROTO: use.proto:5: "ed.E" is defined in ed.proto');
+  });
+
+  it('a proto2 enum in a proto3 message is refused, as protoc refuses it', () => {
+    const { code, err } = run({
+      'use.proto':
+        'syntax = "proto3";\npackage u;\nimport "c.proto";\nmessage U {\n  c.C e = 1;\n}\n',
+      'c.proto': 'syntax = "proto2";\npackage c;\nenum C { C_ONE = 1; }\n',
+    });
+    expect(code).to.equal(1);
+    expect(err).to.contain('ERR_PROTO_PARSE: use.proto:5: enum "c.C" of proto2 file c.proto');
+  });
+
   it('a type re-exported by an import public is visible', () => {
     const { code } = run({
       'app.proto':

@@ -1,6 +1,6 @@
-import { Field, Method, Type } from 'protobufjs';
-import type { Enum, Root } from 'protobufjs';
-import { ProtoParseError } from '../errors';
+import { Enum, Field, Method, Type } from 'protobufjs';
+import type { Root } from 'protobufjs';
+import { ProtoParseError, UnsupportedProtoError } from '../errors';
 import { unescapeFullName } from './reflection-to-model';
 import { unescapeIdentifier } from './proto-source';
 import { declarationLocation, declarationsBelow } from './source-location';
@@ -14,13 +14,16 @@ import { declarationLocation, declarationsBelow } from './source-location';
 
 /**
  * Throws a ProtoParseError (`file:line: ...`) at the first field or rpc that uses a type of a
- * file its own file does not import (directly, or through an import's `import public`).
- * `imports`: every loaded file's imports; `sources`: their sources (for `import public`).
+ * file its own file does not import (directly, or through an import's `import public`), or a
+ * proto2 (closed) enum in a proto3 message, as protoc does; an UnsupportedProtoError at one that
+ * uses a type of an editions file. `imports`: every loaded file's imports; `sources`: their
+ * sources (for `import public`); `syntaxes`: their syntax.
  */
 export function checkImports(
   root: Root,
   imports: ReadonlyMap<string, readonly string[]>,
   sources: ReadonlyMap<string, string>,
+  syntaxes: ReadonlyMap<string, string>,
 ): void {
   const visible = new Map<string, Set<string>>();
   for (const obj of declarationsBelow(root)) {
@@ -32,12 +35,31 @@ export function checkImports(
       visible.set(file, seen);
     }
     for (const used of typesUsed(obj)) {
-      if (used.filename === null || seen.has(used.filename)) continue;
+      const from = used.filename;
+      if (from === null) continue;
       const where = declarationLocation(obj, sources, file);
       const name = unescapeFullName(used.fullName, unescapeIdentifier);
-      throw new ProtoParseError(
-        `${where}: "${name}" is defined in ${used.filename}, which ${file} does not import`,
-      );
+      if (!seen.has(from)) {
+        throw new ProtoParseError(
+          `${where}: "${name}" is defined in ${from}, which ${file} does not import`,
+        );
+      }
+      // Its own file would be refused if generated; say so where it is used.
+      if (syntaxes.get(from) === 'editions') {
+        throw new UnsupportedProtoError(
+          `${where}: "${name}" is defined in ${from}, an editions file; granary-codegen supports proto2 and proto3 files`,
+        );
+      }
+      const closed = used instanceof Enum && syntaxes.get(from) === 'proto2';
+      if (
+        closed &&
+        syntaxes.get(file) === 'proto3' &&
+        !(obj instanceof Field && obj.extend !== undefined)
+      ) {
+        throw new ProtoParseError(
+          `${where}: enum "${name}" of proto2 file ${from} cannot be used in a proto3 message`,
+        );
+      }
     }
   }
 }

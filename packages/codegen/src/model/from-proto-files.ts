@@ -119,7 +119,7 @@ export function loadProtoFiles(
   for (const name of names) load(name, undefined);
   resolveAll(root, names, sources);
   checkDeclarations(root, syntaxes, sources);
-  checkImports(root, imports, sources);
+  checkImports(root, imports, sources, syntaxes);
 
   const decls = new Map<string, ReflectionObject[]>();
   const types = new Map<string, TypeLocation>();
