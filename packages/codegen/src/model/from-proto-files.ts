@@ -4,6 +4,7 @@ import { Enum, Field, Method, Namespace, Root, Service, Type, common, parse } fr
 import type { IParserResult, ReflectionObject } from 'protobufjs';
 import { ProtoParseError, UnsupportedProtoError } from '../errors';
 import { escapeProtoSource, unescapeIdentifier } from '../internal/proto-source';
+import { normalizeAggregates } from '../internal/aggregate-options';
 import { checkDeclarations } from '../internal/check-declarations';
 import { checkImports } from '../internal/check-imports';
 import { parseErrorMessage } from '../internal/parse-error';
@@ -97,7 +98,9 @@ export function loadProtoFiles(
       return;
     }
     const path = locate(name, importer, includeDirs);
-    const source = normalizeStringLiterals(escapeProtoSource(readFileSync(path, 'utf8'), name));
+    const source = normalizeAggregates(
+      normalizeStringLiterals(escapeProtoSource(readFileSync(path, 'utf8'), name)),
+    );
     syntaxes.set(name, syntaxOf(source));
     sources.set(name, source);
     let parsed: IParserResult;

@@ -1,0 +1,77 @@
+import { skipEnd } from './proto-source';
+
+/*
+ * An option's aggregate value (`option (x) = { ... };`) is protobuf text format, which protoc
+ * reads in full and protobufjs only in part: it refuses `#` comments and `<` `>` around a
+ * message value (`route < get: "/v1" >`), both valid there. granary-codegen leaves options out
+ * of the generated code, so before parsing it rewrites those two into what protobufjs reads
+ * (`{` `}`, the comment blanked); nothing outside aggregate values changes.
+ */
+
+/** `source` with each aggregate option value in the text format protobufjs reads. */
+export function normalizeAggregates(source: string): string {
+  if (!source.includes('#') && !/=\s*\{[^}]*</.test(source)) return source;
+  let out = '';
+  let i = 0;
+  while (i < source.length) {
+    const end = skipEnd(source, i);
+    if (end > i) {
+      out += source.slice(i, end);
+      i = end;
+    } else if (source[i] === '=' && /^=\s*\{/.test(source.slice(i, i + 200))) {
+      const open = source.indexOf('{', i);
+      const close = aggregateEnd(source, open);
+      out += source.slice(i, open) + rewrite(source.slice(open, close));
+      i = close;
+    } else {
+      out += source[i++];
+    }
+  }
+  return out;
+}
+
+/** Where the aggregate value opening at `open` (its `{`) ends, past its closing brace. */
+function aggregateEnd(source: string, open: number): number {
+  let depth = 0;
+  let i = open;
+  while (i < source.length) {
+    const end = skipEnd(source, i);
+    if (end > i) {
+      i = end;
+      continue;
+    }
+    const c = source[i];
+    if (c === '#') i = source.indexOf('\n', i) < 0 ? source.length : source.indexOf('\n', i);
+    else {
+      if (c === '{' || c === '<') depth++;
+      if ((c === '}' || c === '>') && --depth === 0) return i + 1;
+      i++;
+    }
+  }
+  return source.length;
+}
+
+/** One aggregate value: `<` `>` as braces, `#` comments blanked (lines kept for errors). */
+function rewrite(aggregate: string): string {
+  let out = '';
+  let i = 0;
+  while (i < aggregate.length) {
+    const end = skipEnd(aggregate, i);
+    if (end > i) {
+      out += aggregate.slice(i, end);
+      i = end;
+      continue;
+    }
+    const c = aggregate[i];
+    if (c === '#') {
+      const nl = aggregate.indexOf('\n', i);
+      const stop = nl < 0 ? aggregate.length : nl;
+      out += ' '.repeat(stop - i);
+      i = stop;
+    } else {
+      out += c === '<' ? '{' : c === '>' ? '}' : c;
+      i++;
+    }
+  }
+  return out;
+}
