@@ -72,7 +72,10 @@ describe('Remote handshake', function () {
     );
     expect(err).to.be.instanceOf(EndpointUnavailableError);
     expect(((err as Error).cause as HandshakeError).refusal).to.equal('authentication');
-    expect(err.message).to.contain('the peer did not prove the shared secret (secret)');
+    // Said from the refused side: it is our secret that did not pass.
+    expect(err.message).to.contain(
+      `${b.address} refused our handshake: it did not accept our proof of the shared secret (secret: ours is missing or not the one it has)`,
+    );
     expect(b.remote.stats.refusedHandshakes).to.equal(1);
     expect(s.delivered()).to.equal(0);
   });

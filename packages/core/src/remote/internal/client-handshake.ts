@@ -58,7 +58,13 @@ export class ClientHandshake {
       const refusal = KNOWN_REFUSALS.has(ack.refusal)
         ? (ack.refusal as HandshakeRefusal)
         : 'malformed';
-      return this.refused(refusal, ack.reason || 'no reason given', true);
+      // The peer's reason speaks of us as "the peer": said from this side, a user read it as
+      // the server lacking the secret.
+      const reason =
+        refusal === 'authentication'
+          ? `it did not accept our proof of the shared secret (secret: ours is missing or not the one it has)`
+          : ack.reason || 'no reason given';
+      return this.refused(refusal, reason, true);
     }
     if (this.transcript === undefined) return this.onChallenge(frame);
     if (!ack) return this.refused('malformed', 'expected the handshake ack');
