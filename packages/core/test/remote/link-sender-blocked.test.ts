@@ -174,6 +174,17 @@ describe('LinkSender: a blocked link', () => {
     expect(link.sent().flat()).to.have.length(100);
   });
 
+  it('closes the link of a peer that credits but has four times maxOutboundBytes held for it', () => {
+    link.full = true;
+    link.outstandingBytes = 3000;
+    link.silentMs = 20; // it credits a little, often: credit is the peer's word
+    for (let i = 0; i < 200; i++) sender.send(envelope(`m${i}`));
+    // Waiting: 129 bytes each, until written + waiting pass 4 x 4096.
+    expect(link.notReadingDetail).to.match(/held for it .* over 4 times the limit/);
+    expect(rejected.length).to.be.greaterThan(0);
+    expect(rejected.length + link.sent().flat().length).to.equal(200);
+  });
+
   it('closes the link of a peer that credits nothing while maxOutboundBytes are held for it, rejecting what waits', () => {
     link.full = true;
     link.outstandingBytes = 3000;

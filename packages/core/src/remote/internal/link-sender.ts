@@ -13,6 +13,11 @@ import type { StreamLink } from './stream-link';
  * reading (one that reads credits every 64 KiB, and within 20 ms of a frame).
  */
 const NOT_READING_MS = 250;
+/**
+ * A slow reader keeps its backlog up to this many times maxOutboundBytes, no more: credit is
+ * the peer's word (one crediting a byte every 20 ms, reading nothing, held 166 MB here).
+ */
+const SLOW_READER_BACKLOG_FACTOR = 4;
 /** What a waiting envelope costs beside its payload (target, sender, headers, the object). */
 const WAITING_OVERHEAD_BYTES = 128;
 /** Frames above this many bytes are written at once, so a batch frame stays small. */
@@ -67,8 +72,9 @@ interface Queued {
  * encoding counts against them. A request whose deadline passes meanwhile is dropped unsent
  * (its requester has given up; its own timer fails it), not sent for the peer to spend a turn on.
  * A peer that stops reading costs a bounded amount: with `maxOutboundBytes` written uncredited
- * and waiting together, and no credit from it for NOT_READING_MS, its link is closed with
- * PeerNotReadingError (what waits is rejected), not grown by every reply it asks for.
+ * and waiting together, and no credit from it for NOT_READING_MS (or whatever it credits, with
+ * SLOW_READER_BACKLOG_FACTOR times that), its link is closed with PeerNotReadingError (what
+ * waits is rejected), not grown by every reply it asks for.
  */
 export class LinkSender implements LinkListener {
   private readonly batch: BatchBuilder;
@@ -121,11 +127,15 @@ export class LinkSender implements LinkListener {
       // it, a peer that also credited nothing for a while is not reading: its link closes (and
       // what waits is rejected). One that reads but slower than we send keeps its backlog.
       const held = this.waitingBytes + this.link.outstandingBytes;
-      if (held + cost > this.host.maxOutboundBytes) {
+      const max = this.host.maxOutboundBytes;
+      if (held + cost > max) {
         const silentMs = this.link.uncreditedForMs();
-        if (silentMs >= NOT_READING_MS) {
+        const over = held + cost > max * SLOW_READER_BACKLOG_FACTOR;
+        if (silentMs >= NOT_READING_MS || over) {
           this.link.notReading(
-            `${held} bytes are held for it (written or waiting) and it credited none for ${silentMs} ms`,
+            over
+              ? `${held} bytes are held for it (written or waiting), over ${SLOW_READER_BACKLOG_FACTOR} times the limit, though it credits some`
+              : `${held} bytes are held for it (written or waiting) and it credited none for ${silentMs} ms`,
           );
           return this.host.reject(this.link.peerAddress, env, this.gone());
         }
