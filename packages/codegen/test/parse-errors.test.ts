@@ -143,6 +143,17 @@ describe('granary-codegen on broken inputs', () => {
     expect(err).to.contain('ERR_PROTO_PARSE: use.proto:5: enum "c.C" of proto2 file c.proto');
   });
 
+  for (const path of ['../lib/l.proto', './lib/l.proto', 'lib//l.proto']) {
+    it(`import "${path}" is refused at its line, as protoc refuses it`, () => {
+      const { code, err } = run({
+        'app/a.proto': `syntax = "proto3";\npackage a;\nimport "${path}";\n`,
+        'lib/l.proto': 'syntax = "proto3";\npackage lib;\nmessage L {}\n',
+      });
+      expect(code).to.equal(1);
+      expect(err).to.contain(`ERR_PROTO_PARSE: app/a.proto:3: import "${path}": backslashes`);
+    });
+  }
+
   it('a type re-exported by an import public is visible', () => {
     const { code } = run({
       'app.proto':

@@ -7,6 +7,7 @@ import { escapeProtoSource, unescapeIdentifier } from '../internal/proto-source'
 import { normalizeAggregates } from '../internal/aggregate-options';
 import { checkDeclarations } from '../internal/check-declarations';
 import { checkImports } from '../internal/check-imports';
+import { checkImportPath } from '../internal/import-path';
 import { parseErrorMessage } from '../internal/parse-error';
 import { declarationLocation, firstUnresolved, importLocation } from '../internal/source-location';
 import { normalizeStringLiterals } from '../internal/string-literals';
@@ -89,6 +90,7 @@ export function loadProtoFiles(
   const imports = new Map<string, string[]>(); // name → its imports, to check what it uses
   const loading: string[] = []; // the import chain being loaded, to refuse cycles as protoc does
   const load = (name: string, importer: string | undefined): void => {
+    if (importer !== undefined) checkImportPath(name, importer, sources.get(importer));
     if (loading.includes(name)) throw importCycle([...loading, name], sources);
     if (loaded.has(name)) return;
     const bundled = common.get(name);
