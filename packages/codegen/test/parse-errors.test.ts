@@ -30,6 +30,21 @@ describe('granary-codegen on broken inputs', () => {
     return { code, err: err.join('') };
   }
 
+  it('a missing import is an ERR_PROTO_PARSE at the line of the import', () => {
+    const { code, err } = run({ 'm.proto': 'syntax = "proto3";\n\nimport "gone/x.proto";\n' });
+    expect(code).to.equal(1);
+    expect(err).to.contain('ERR_PROTO_PARSE: m.proto:3: import "gone/x.proto" not found');
+  });
+
+  it('an input that does not exist, or is a directory, is an ERR_PROTO_PARSE naming it', () => {
+    const err: string[] = [];
+    const io = { out: () => undefined, err: (t: string) => err.push(t) };
+    expect(runCli(['none.proto', '-I', dir, '--out', join(dir, 'gen')], io)).to.equal(1);
+    expect(runCli([dir, '-I', tmpdir(), '--out', join(dir, 'gen')], io)).to.equal(1);
+    expect(err[0]).to.contain('ERR_PROTO_PARSE: none.proto: no such file');
+    expect(err[1]).to.match(/ERR_PROTO_PARSE: cannot read .*EISDIR/);
+  });
+
   it('an import cycle is an ERR_PROTO_PARSE at the import that closes it', () => {
     const { code, err } = run({
       'cyc/a.proto':

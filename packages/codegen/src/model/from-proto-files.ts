@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { Enum, Field, Method, Namespace, Root, Service, Type, common, parse } from 'protobufjs';
 import type { IParserResult, ReflectionObject } from 'protobufjs';
@@ -8,6 +8,7 @@ import { normalizeAggregates } from '../internal/aggregate-options';
 import { checkDeclarations } from '../internal/check-declarations';
 import { checkImports } from '../internal/check-imports';
 import { checkImportPath } from '../internal/import-path';
+import { locate, locateBelow, readSource } from '../internal/locate-proto';
 import { parseErrorMessage } from '../internal/parse-error';
 import { declarationLocation, firstUnresolved, importLocation } from '../internal/source-location';
 import { normalizeStringLiterals } from '../internal/string-literals';
@@ -80,6 +81,9 @@ export function loadProtoFiles(
   const inputName = (p: string): string => {
     const onDisk = resolve(p);
     const below = isAbsolute(p) || existsSync(onDisk) ? undefined : locateBelow(p, includeDirs);
+    if (below === undefined && !existsSync(onDisk)) {
+      throw new ProtoParseError(`${p}: no such file (nor below ${includeDirs.join(', ')})`);
+    }
     return nameOf(below ?? onDisk);
   };
   const names = paths.map(inputName);
@@ -99,9 +103,14 @@ export function loadProtoFiles(
       root.addJSON(bundled.nested ?? {});
       return;
     }
-    const path = locate(name, importer, includeDirs);
+    const path = locate(
+      name,
+      importer,
+      includeDirs,
+      importer === undefined ? undefined : sources.get(importer),
+    );
     const source = normalizeAggregates(
-      normalizeStringLiterals(escapeProtoSource(readFileSync(path, 'utf8'), name)),
+      normalizeStringLiterals(escapeProtoSource(readSource(path, name), name)),
     );
     syntaxes.set(name, syntaxOf(source));
     sources.set(name, source);
@@ -170,33 +179,6 @@ function resolveAll(root: Root, names: readonly string[], sources: ReadonlyMap<s
     const what = obj instanceof Method ? 'rpc' : 'field';
     const fullName = unescapeFullName(obj.fullName, unescapeIdentifier);
     throw new ProtoParseError(`${where}: ${what} ${fullName}: ${error.message}`, { cause: err });
-  }
-}
-
-/** `name` in the first include directory that has it. */
-function locateBelow(name: string, includeDirs: readonly string[]): string | undefined {
-  return includeDirs.map((dir) => resolve(dir, name)).find((path) => existsSync(path));
-}
-
-/** The file behind import `name`: an include directory's, or the copy protobufjs bundles. */
-function locate(name: string, importer: string | undefined, includeDirs: string[]): string {
-  const found = locateBelow(name, includeDirs);
-  if (found !== undefined) return found;
-  const bundled = name.startsWith('google/protobuf/') ? bundledProto(name) : undefined;
-  if (bundled !== undefined) return bundled;
-  throw new ProtoParseError(
-    importer === undefined
-      ? `${name} not found in ${includeDirs.join(', ')}`
-      : `import "${name}" of ${importer} not found in ${includeDirs.join(', ')}`,
-  );
-}
-
-/** protobufjs's copy of a google/protobuf file (descriptor.proto, api.proto...), if it has one. */
-function bundledProto(name: string): string | undefined {
-  try {
-    return require.resolve(`protobufjs/${name}`);
-  } catch {
-    return undefined;
   }
 }
 
