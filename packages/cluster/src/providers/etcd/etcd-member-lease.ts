@@ -13,7 +13,7 @@ import {
   type GrantAttempt,
 } from './etcd-lease-keeper';
 import type { ResolvedEtcdProviderOptions } from './etcd-provider-options';
-import { registerMember } from './etcd-registration';
+import { MemberKeyHeldError, RegistrationConflictError, registerMember } from './etcd-registration';
 
 /**
  * First delay of re-registration after a fence (jittered: [125, 250] ms). Not zero: when one CPU
@@ -107,6 +107,7 @@ export class EtcdMemberLease {
     const { options } = this.host;
     const client = this.host.client('join');
     let lease: EtcdLeaseKeeper | undefined;
+    let waitSaid = false;
     try {
       for (let attempt = 1; ; attempt++) {
         if (this.host.stopped()) throw new NotJoinedError('register');
@@ -137,12 +138,21 @@ export class EtcdMemberLease {
               { cause: err },
             );
           }
-          this.host
-            .logger()
-            .warn(
-              { err, endpoints: options.endpoints, attempt, retryInMs: Math.round(delay) },
-              `cannot register with etcd at ${endpoints}; retrying in ${Math.round(delay)} ms`,
-            );
+          if (expectedWait(err)) {
+            // etcd answered: a race with another member's registration, or the previous
+            // process with this id (restarted within its lease's TTL). Said once, not as a failure.
+            if (!waitSaid) {
+              waitSaid = true;
+              this.host.logger().info({ attempt }, `registration waits: ${(err as Error).message}`);
+            }
+          } else {
+            this.host
+              .logger()
+              .warn(
+                { err, endpoints: options.endpoints, attempt, retryInMs: Math.round(delay) },
+                `cannot register with etcd at ${endpoints}; retrying in ${Math.round(delay)} ms`,
+              );
+          }
           await new Promise((r) => setTimeout(r, delay));
         }
       }
@@ -294,4 +304,9 @@ export class EtcdMemberLease {
       this.staleLeases.delete(id);
     }
   }
+}
+
+/** Registration setbacks that are not failures: etcd answered, the member only has to wait. */
+function expectedWait(err: unknown): boolean {
+  return MemberKeyHeldError.is(err) || RegistrationConflictError.is(err);
 }

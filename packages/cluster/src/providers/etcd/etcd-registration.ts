@@ -15,6 +15,16 @@ export class RegistrationConflictError extends ClusterError {
   override readonly name = 'RegistrationConflictError';
 }
 
+/**
+ * The member key of this id is still on another lease: the previous process with this id (killed
+ * and restarted faster than its lease's TTL) or a second live process with it. Internal: the
+ * registration waits for the lease to expire.
+ */
+export class MemberKeyHeldError extends ClusterError {
+  static override readonly code = 'ERR_MEMBER_KEY_HELD';
+  override readonly name = 'MemberKeyHeldError';
+}
+
 /** Encodes a kind spec key's value: `[shardCount, ranges]`. */
 function encodeSpec(k: KindShards): Buffer {
   return Buffer.from(JSON.stringify([k.shardCount, k.ranges]));
@@ -109,7 +119,7 @@ export async function registerMember(
     // Ours: an earlier attempt on this lease was applied though its answer was lost.
     if (held && String(holder) === lease) return Number(held.create_revision);
     if (holder !== undefined) {
-      throw new Error(
+      throw new MemberKeyHeldError(
         `member key of '${self.id}' is still held by lease ${holder} (another process with this id, or a previous incarnation whose lease has not expired yet)`,
       );
     }

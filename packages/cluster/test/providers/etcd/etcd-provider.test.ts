@@ -289,6 +289,32 @@ describe('EtcdProvider', () => {
       }
     });
 
+    it('a restart within the old lease TTL waits for it quietly: one info line, no warning', async () => {
+      // The previous process with this id was SIGKILLed: its member key lives until its lease
+      // expires. Waiting for it is expected, not a failure to reach etcd.
+      const lease = client.lease(2, { autoKeepAlive: false });
+      await lease.put(`/granary/${name()}/members/a`).value('{"id":"a"}');
+      const lines: Array<{ level: string; msg: string }> = [];
+      const at =
+        (level: string) =>
+        (a: unknown, b?: string): void => {
+          lines.push({ level, msg: typeof a === 'string' ? a : String(b) });
+        };
+      const logger: ClusterLogger = {
+        debug: at('debug'),
+        info: at('info'),
+        warn: at('warn'),
+        error: at('error'),
+        child: () => logger,
+      };
+      const a = make({ logger });
+      await a.join(self('a', name()));
+      expect(a.topology().members.map((m) => m.id)).to.deep.equal(['a']);
+      const waits = lines.filter((l) => l.msg.includes('still held by lease'));
+      expect(waits.map((l) => l.level)).to.deep.equal(['info']);
+      expect(lines.filter((l) => l.level === 'warn' || l.level === 'error')).to.deep.equal([]);
+    });
+
     it('leave deletes the member key and its claims at once', async () => {
       const a = make();
       await a.join(self('a', name()));
