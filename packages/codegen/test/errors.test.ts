@@ -134,6 +134,20 @@ describe('errors', () => {
     expect(viaProtoc.stderr).to.contain((err as Error).message);
   });
 
+  it('a MessageSet (message_set_wire_format) is refused the same way by both commands', () => {
+    writeFileSync(
+      join(dir, 'ms.proto'),
+      'syntax = "proto2";\npackage ms;\nmessage Set {\n  option message_set_wire_format = true;\n' +
+        '  extensions 4 to max;\n}\n',
+    );
+    const err = generateFrom(dir, 'ms.proto');
+    expect(err).to.be.instanceOf(UnsupportedProtoError);
+    expect((err as Error).message).to.contain('ms.Set in ms.proto uses message_set_wire_format');
+    const viaProtoc = protocPlugin(dir, 'ms.proto');
+    expect(viaProtoc.status).to.not.equal(0);
+    expect(viaProtoc.stderr).to.contain((err as Error).message);
+  });
+
   it('granary-codegen refuses the identifier it parses __proto__ as, naming the file', () => {
     writeFileSync(
       join(dir, 'p.proto'),

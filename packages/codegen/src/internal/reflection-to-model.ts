@@ -2,7 +2,7 @@ import { Enum, Field, MapField, type Service, Type } from 'protobufjs';
 import type { ReflectionObject } from 'protobufjs';
 import { UnsupportedProtoError } from '../errors';
 import { defaultFromProtobufjs } from '../model/defaults';
-import { SCALAR_TYPES, isOptionExtendee } from '../model/model';
+import { SCALAR_TYPES, isOptionExtendee, refuseMessageSet } from '../model/model';
 import type {
   EnumModel,
   ExtensionModel,
@@ -21,13 +21,15 @@ import type {
 
 /** A message type and its nested types. */
 export function messageModel(type: Type, fileName: string, unescape: Unescape): MessageModel {
+  const fullName = unescapeFullName(type.fullName, unescape);
+  refuseMessageSet(fullName, fileName, type.options?.message_set_wire_format);
   const fields = type.fieldsArray.filter(
     (f) => f.declaringField === null && f.extend === undefined,
   );
   const nested = type.nestedArray;
   return {
     name: unescape(type.name),
-    fullName: unescapeFullName(type.fullName, unescape),
+    fullName,
     fields: fields.map((f) => fieldModel(f, type, fileName, unescape)),
     oneofs: type.oneofsArray
       .filter((o) => !o.fieldsArray.every(isProto3Optional))

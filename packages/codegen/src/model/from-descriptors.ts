@@ -1,6 +1,6 @@
 import { UnsupportedProtoError } from '../errors';
 import { defaultFromProtoc } from './defaults';
-import { SCALAR_TYPES, isOptionExtendee } from './model';
+import { SCALAR_TYPES, isOptionExtendee, refuseMessageSet } from './model';
 import type {
   CodegenRequest,
   EnumModel,
@@ -36,7 +36,7 @@ export interface DescriptorObject {
   nestedType?: DescriptorObject[];
   enumType?: EnumDescriptorObject[];
   oneofDecl?: { name?: string }[];
-  options?: { mapEntry?: boolean };
+  options?: { mapEntry?: boolean; messageSetWireFormat?: boolean };
   extension?: FieldDescriptorObject[];
   extensionRange?: unknown[];
 }
@@ -152,6 +152,7 @@ interface Ctx {
 
 function messageModel(m: DescriptorObject, scope: string, ctx: Ctx, group: boolean): MessageModel {
   const fullName = join(scope, m.name);
+  refuseMessageSet(fullName, ctx.fileName, m.options?.messageSetWireFormat);
   const fields = m.field ?? [];
   const decls = m.oneofDecl ?? [];
   const isReal = (i: number) => fields.some((f) => f.oneofIndex === i && f.proto3Optional !== true);

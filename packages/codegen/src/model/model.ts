@@ -6,6 +6,8 @@
  * disagree on those).
  */
 
+import { UnsupportedProtoError } from '../errors';
+
 /** The protobuf scalar types, named as in .proto source. */
 export type ScalarType =
   | 'double'
@@ -170,4 +172,16 @@ export interface GeneratedFile {
  */
 export function isOptionExtendee(fullName: string): boolean {
   return fullName.startsWith('google.protobuf.');
+}
+
+/**
+ * Refuses a MessageSet (`option message_set_wire_format = true;`): protoc's generators encode its
+ * extensions as MessageSet items, protobufjs as plain fields, so a generated codec would not be
+ * understood by other protobuf implementations. Both commands call this, with the same words.
+ */
+export function refuseMessageSet(fullName: string, fileName: string, messageSet: unknown): void {
+  if (messageSet !== true) return;
+  throw new UnsupportedProtoError(
+    `message ${fullName} in ${fileName} uses message_set_wire_format, which granary-codegen does not support`,
+  );
 }
