@@ -199,6 +199,7 @@ export abstract class ClusterMember implements GrainClusterHandle {
         telemetry: this.telemetry,
         shardOf: (kind, id) => this.shardOf(kind, id),
         ownerOf: (kind, shard) => this.ownerOf(kind, shard),
+        isMember: (address) => this.current.members.some((m) => m.address === address),
         request: (kind, id, message, o) => this.caller.request(kind, id, message, o, undefined),
       });
       this.reminderService = service;

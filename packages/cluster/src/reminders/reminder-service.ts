@@ -1,4 +1,4 @@
-import { InvalidOptionError, PID, Props, type ActorSystem, type TimerHandle } from '@granary/core';
+import { InvalidOptionError, PID, type ActorSystem, type TimerHandle } from '@granary/core';
 import type { GrainCallOptions } from '../grains/grain';
 import type { ClusterLogger } from '../internal/logger';
 import { ReminderMetrics } from '../telemetry/reminder-metrics';
@@ -12,13 +12,12 @@ import type { GrainReminders, JobOutcome, ReminderFire } from './reminder';
 import type { ClaimResult, ReminderSpec, ReminderStore, StoredReminder } from './reminder-store';
 import { queueClaim } from './internal/claim-batch';
 import { FireDelivery } from './internal/fire-delivery';
+import { REMINDERS_ACTOR, spawnRefreshActor, type RefreshMessage } from './internal/refresh-actor';
 import { loadedByKind, summarize, type ReminderSummary } from './internal/loaded-summary';
 import { loadBatches, loadFromStore, type ShardReminders } from './internal/shard-loads';
 import { ReminderCounters, type ReminderStats } from './reminder-stats';
 import type { RemindersOptions } from './reminders-options';
 
-/** Name of each member's reminder actor (owners are told of changes made elsewhere). */
-export const REMINDERS_ACTOR = '$reminders';
 /** Deadline of telling a shard's owner that a reminder changed. */
 const NOTIFY_TIMEOUT_MS = 2000;
 
@@ -33,20 +32,13 @@ export interface ReminderServiceDeps {
   shardOf(kind: string, id: string): number;
   /** The shard's desired owner under the member's topology. */
   ownerOf(kind: string, shard: number): Member | undefined;
+  /** True when `address` is a member's in the member's topology. */
+  isMember(address: string): boolean;
   /** A grain call (the member's caller: the one retry loop). */
   request(kind: string, id: string, message: unknown, options: GrainCallOptions): Promise<unknown>;
 }
 
 export type { ReminderSummary };
-
-/** A change to a reminder, told to its shard's owner. */
-interface RefreshMessage {
-  $remindersRefresh: true;
-  kind: string;
-  shard: number;
-  id: string;
-  name: string;
-}
 
 const keyOf = (kind: string, shard: number): string => `${kind}/${shard}`;
 const fieldOf = (id: string, name: string): string => `${id.length}:${id}${name}`;
@@ -92,16 +84,11 @@ export class ReminderService implements ReminderHost, RemindersBackend {
       this.metrics = new ReminderMetrics(meter, this);
       this.counters.histogram = this.metrics.tardiness;
     }
-    this.actor = deps.system.root.spawnNamed(
-      Props.fromFunc((ctx) => {
-        const m = ctx.message as RefreshMessage | undefined;
-        if (m?.$remindersRefresh !== true) return;
-        return this.refresh(m.kind, m.shard, m.id, m.name, undefined).then(
-          (ok) => ctx.respond(ok),
-          () => ctx.respond(false),
-        );
-      }),
-      REMINDERS_ACTOR,
+    this.actor = spawnRefreshActor(
+      deps.system,
+      deps.isMember,
+      (m) => this.refresh(m.kind, m.shard, m.id, m.name, undefined),
+      deps.logger,
     );
   }
 
