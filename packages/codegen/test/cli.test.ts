@@ -57,6 +57,15 @@ describe('granary-codegen', () => {
       );
     });
 
+    it('rejects an --import-extension whose imports would not resolve to .granary.ts files', () => {
+      // TypeScript looks for x.granary.mts behind './x.granary.mjs': never written.
+      for (const ext of ['.mjs', '.cjs', 'js']) {
+        expect(() =>
+          parseCliArguments(['a.proto', '--out', 'g', '--import-extension', ext]),
+        ).to.throw(InvalidOptionError, /must be '', \.js or \.ts/);
+      }
+    });
+
     it('rejects a flag without its value', () => {
       expect(() => parseCliArguments(['a.proto', '--out'])).to.throw(
         InvalidOptionError,

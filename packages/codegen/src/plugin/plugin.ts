@@ -69,10 +69,17 @@ export function parsePluginParameter(parameter: string): Partial<GeneratorOption
   return options;
 }
 
-/** The import extension must be empty or `.js`/`.ts`/`.mjs`/`.cjs`. */
+/**
+ * The import extension must be empty, `.js` or `.ts`. The modules are `.granary.ts` files, and
+ * TypeScript resolves `./x.granary.js` to them but `./x.granary.mjs` (or `.cjs`) only to a
+ * `.mts` (`.cts`) file that is never written, so those two would make every import fail.
+ */
 export function checkImportExtension(value: string, option: string): string {
-  if (!['', '.js', '.ts', '.mjs', '.cjs'].includes(value)) {
-    throw new InvalidOptionError(option, `must be '', .js, .ts, .mjs or .cjs, got "${value}"`);
+  if (!['', '.js', '.ts'].includes(value)) {
+    throw new InvalidOptionError(
+      option,
+      `must be '', .js or .ts (the generated modules are .granary.ts files), got "${value}"`,
+    );
   }
   return value;
 }
