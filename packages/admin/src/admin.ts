@@ -25,6 +25,8 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 /** Largest `POST /v1/call` body: a request message of up to ~750 KiB in base64. */
 const MAX_CALL_BODY_BYTES = 1024 * 1024;
+/** Live-view bytes a viewer may leave unread in this process before its stream is closed. */
+const MAX_EVENTS_BACKLOG_BYTES = 1024 * 1024;
 
 /**
  * The admin API of one member, on its ops server under `/v1/` (JSON, bearer token), with the
@@ -187,9 +189,12 @@ export class Admin {
     });
     get('/v1/events', async (req, res) => {
       startEvents(res);
-      const stop = this.sampler.listen((s) =>
-        res.write(`event: sample\ndata: ${JSON.stringify(s)}\n\n`),
-      );
+      const stop = this.sampler.listen((s) => {
+        if (res.destroyed) return;
+        // A viewer that stopped reading: its samples would pile up here; 'close' stops them.
+        if (res.writableLength > MAX_EVENTS_BACKLOG_BYTES) return void res.destroy();
+        res.write(`event: sample\ndata: ${JSON.stringify(s)}\n\n`);
+      });
       const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
       req.on('close', () => {
         clearInterval(keepAlive);
