@@ -5,22 +5,9 @@ import type { Topology } from '../../../src/membership/topology';
 import type { ClaimReleased, LeaseHealth } from '../../../src/providers/cluster-provider';
 import { MemoryProvider } from '../../../src/providers/memory/memory-provider';
 import { MemoryClusterTable } from '../../../src/providers/memory/memory-table';
+import { next, self as member } from '../../fixtures/provider-events';
 
-function next<T>(
-  subscribe: (l: (v: T) => void) => () => void,
-  match: (v: T) => boolean,
-): Promise<T> {
-  return new Promise((resolve) => {
-    const off = subscribe((v) => {
-      if (match(v)) {
-        off();
-        resolve(v);
-      }
-    });
-  });
-}
-
-const self = (id: string) => ({ cluster: 'c', id, address: `${id}:1`, kinds: ['K'] });
+const self = (id: string) => member(id, 'c');
 
 describe('MemoryProvider', () => {
   let providers: MemoryProvider[] = [];
