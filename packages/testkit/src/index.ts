@@ -30,7 +30,14 @@ export { startTcpProxy } from './tcp-proxy';
 export type { TcpProxyHandle, TcpProxyOptions } from './tcp-proxy';
 export { startTestNetwork, testNetworkUnavailable } from './test-network';
 export type { TestHost, TestNetwork } from './test-network';
-export { errorsOnlyLogger, lineWriter, nodeConfig, silentLogger } from './node-output';
+export {
+  errorsOnlyLogger,
+  lineWriter,
+  nodeConfig,
+  recordingLogger,
+  silentLogger,
+  type RecordedLine,
+} from './node-output';
 export { waitUntil } from './wait-until';
 export type { Subscribe } from './wait-until';
 export { ManualClock } from './manual-clock';

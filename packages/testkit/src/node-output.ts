@@ -41,3 +41,30 @@ export const silentLogger: Logger = {
   error: (): void => undefined,
   child: () => silentLogger,
 };
+
+/** One line given to a {@link recordingLogger}. */
+export interface RecordedLine {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  msg: string;
+}
+
+/**
+ * A logger that keeps the lines it is given, in order (tests that assert what was logged, and
+ * how often). A core Logger whose child is itself, so it fits a cluster's or a provider's option.
+ */
+export function recordingLogger(): { logger: Logger; lines: RecordedLine[] } {
+  const lines: RecordedLine[] = [];
+  const at =
+    (level: RecordedLine['level']) =>
+    (a: unknown, b?: string): void => {
+      lines.push({ level, msg: typeof a === 'string' ? a : (b ?? '') });
+    };
+  const logger: Logger = {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: () => logger,
+  };
+  return { logger, lines };
+}

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
-import type { Logger } from '@granary/core';
-import { errorsOnlyLogger } from '@granary/testkit';
+import { errorsOnlyLogger, recordingLogger } from '@granary/testkit';
 import type { ShardAcquired, ShardReleased } from '../../src/membership/cluster-events';
 import { ShardOwnership } from '../../src/membership/shard-ownership';
 import type { Member, Topology } from '../../src/membership/topology';
@@ -83,24 +82,6 @@ class ScriptedProvider implements ClusterProvider {
   }
 
   answerHeld: (() => void) | undefined;
-}
-
-/** Lines a logger was given, by level. */
-function recordingLogger(): { logger: Logger; lines: Array<{ level: string; msg: string }> } {
-  const lines: Array<{ level: string; msg: string }> = [];
-  const at =
-    (level: string) =>
-    (a: unknown, b?: string): void => {
-      lines.push({ level, msg: typeof a === 'string' ? a : (b ?? '') });
-    };
-  const logger: Logger = {
-    debug: at('debug'),
-    info: at('info'),
-    warn: at('warn'),
-    error: at('error'),
-    child: () => logger,
-  };
-  return { logger, lines };
 }
 
 describe('ShardOwnership', () => {

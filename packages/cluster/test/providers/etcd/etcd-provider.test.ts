@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { InvalidOptionError } from '@granary/core';
 import type { Etcd3 } from 'etcd3';
-import { freePort, startTcpProxy, type EtcdHandle } from '@granary/testkit';
+import { freePort, recordingLogger, startTcpProxy, type EtcdHandle } from '@granary/testkit';
 import { JoinRefusedError, JoinTimeoutError, LeaseLostError } from '../../../src/errors';
 import type { ClusterLogger } from '../../../src/internal/logger';
 import type { Topology } from '../../../src/membership/topology';
@@ -278,19 +278,7 @@ describe('EtcdProvider', () => {
       // expires. Waiting for it is expected, not a failure to reach etcd.
       const lease = client.lease(2, { autoKeepAlive: false });
       await lease.put(`/granary/${name()}/members/a`).value('{"id":"a"}');
-      const lines: Array<{ level: string; msg: string }> = [];
-      const at =
-        (level: string) =>
-        (a: unknown, b?: string): void => {
-          lines.push({ level, msg: typeof a === 'string' ? a : String(b) });
-        };
-      const logger: ClusterLogger = {
-        debug: at('debug'),
-        info: at('info'),
-        warn: at('warn'),
-        error: at('error'),
-        child: () => logger,
-      };
+      const { logger, lines } = recordingLogger();
       const a = make({ logger });
       await a.join(self('a', name()));
       expect(a.topology().members.map((m) => m.id)).to.deep.equal(['a']);
