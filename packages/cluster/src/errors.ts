@@ -355,3 +355,27 @@ export class ConnectTimeoutError extends ClusterError {
 }
 
 registerErrorClasses(ConnectTimeoutError);
+
+/**
+ * A record read from the membership store (an etcd member key or a note to this member) is not
+ * well formed: not JSON, a field of the wrong type, length or range, or a member record whose id
+ * is not its key's. A member record is left out of the topology (a malformed member must never
+ * reach placement or be dialled), a note's bad items are ignored; logged (throttled) and counted.
+ * Well-formed records are unaffected.
+ */
+export class MembershipRecordRejectedError extends ClusterError {
+  static override readonly code = 'ERR_MEMBERSHIP_RECORD_REJECTED';
+  override readonly name = 'MembershipRecordRejectedError';
+  constructor(
+    /** The store key of the record. */
+    readonly key: string,
+    /** What is wrong with it. */
+    readonly reason: string,
+    /** What was done with it. */
+    outcome = 'ignored',
+  ) {
+    super(`membership record ${key} ${outcome}: ${reason}`);
+  }
+}
+
+registerErrorClasses(MembershipRecordRejectedError);

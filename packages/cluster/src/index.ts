@@ -74,6 +74,7 @@ export {
   NotJoinedError,
   LeaseLostError,
   ClusterStoppedError,
+  MembershipRecordRejectedError,
 } from './errors';
 export type { StateStore, StateRecord, StateWriteOptions } from './state/state-store';
 export { MemoryStateStore } from './state/memory/memory-state-store';

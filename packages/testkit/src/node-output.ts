@@ -46,6 +46,8 @@ export const silentLogger: Logger = {
 export interface RecordedLine {
   level: 'debug' | 'info' | 'warn' | 'error';
   msg: string;
+  /** The fields object the line was logged with (empty when none). */
+  fields: Record<string, unknown>;
 }
 
 /**
@@ -57,7 +59,8 @@ export function recordingLogger(): { logger: Logger; lines: RecordedLine[] } {
   const at =
     (level: RecordedLine['level']) =>
     (a: unknown, b?: string): void => {
-      lines.push({ level, msg: typeof a === 'string' ? a : (b ?? '') });
+      const fields = typeof a === 'object' && a !== null ? (a as Record<string, unknown>) : {};
+      lines.push({ level, msg: typeof a === 'string' ? a : (b ?? ''), fields });
     };
   const logger: Logger = {
     debug: at('debug'),

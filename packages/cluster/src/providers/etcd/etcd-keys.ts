@@ -1,6 +1,7 @@
 import type { IKeyValue } from 'etcd3';
 import type { Member, MemberStatus } from '../../membership/topology';
 import type { KindShards } from '../../placement/kind-ranges';
+import { memberProblem } from '../../membership/member-record';
 
 /** What a member key stores; the incarnation is the key's create revision, not stored. */
 interface MemberValue {
@@ -130,32 +131,55 @@ export function encodeMember(
   );
 }
 
-/** Decodes a member key; undefined if the value is not one of ours. */
-export function decodeMember(kv: IKeyValue): Member | undefined {
+/** A member key's value, decoded and checked: the member, or why it is not one. */
+export type DecodedMember =
+  { member: Member; problem?: undefined } | { member?: undefined; problem: string };
+
+/**
+ * Decodes a member key's value and checks it as any record from outside (memberProblem): anyone
+ * who can write under the prefix can write there, and a record that made placement throw, or
+ * named another member's id (it replaced that member, address and all, in every topology), or
+ * asked for 2^30 shards, must stay out. `keyId` is the id in the key: the value must name it.
+ */
+export function decodeMember(kv: IKeyValue, keyId: string): DecodedMember {
+  let v: Partial<Record<keyof MemberValue, unknown>>;
   try {
-    const v = JSON.parse(kv.value.toString()) as Partial<MemberValue>;
-    if (typeof v.id !== 'string' || typeof v.address !== 'string' || !Array.isArray(v.kinds))
-      return undefined;
-    const status: MemberStatus = v.status === 'leaving' || v.status === 'joining' ? v.status : 'up';
-    const member: Member = {
-      id: v.id,
-      address: v.address,
-      kinds: v.kinds.map(String),
-      status,
-      incarnation: Number(kv.create_revision),
-    };
-    if (v.shards && typeof v.shards === 'object') {
-      const kindShards: Record<string, KindShards> = {};
-      for (const [k, pair] of Object.entries(v.shards)) {
-        if (Array.isArray(pair) && pair.length === 2)
-          kindShards[k] = { shardCount: Number(pair[0]), ranges: Number(pair[1]) };
-      }
-      member.kindShards = kindShards;
-    }
-    return member;
+    v = JSON.parse(kv.value.toString()) as typeof v;
   } catch {
-    return undefined;
+    return { problem: 'the value is not JSON' };
   }
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    return { problem: 'the value is not a JSON object' };
+  if (v.id !== keyId) {
+    return {
+      problem: `its id ${JSON.stringify(v.id)?.slice(0, 64)} is not the key's (${keyId.slice(0, 64)})`,
+    };
+  }
+  // Written by every version of the provider; a record without one is taken as up.
+  const status = v.status ?? 'up';
+  let kindShards: Record<string, KindShards> | undefined;
+  if (v.shards !== undefined && v.shards !== null) {
+    if (typeof v.shards !== 'object' || Array.isArray(v.shards))
+      return { problem: 'shards must be an object of [shardCount, ranges] pairs' };
+    kindShards = {};
+    for (const [k, pair] of Object.entries(v.shards)) {
+      if (!Array.isArray(pair) || pair.length !== 2)
+        return {
+          problem: `shards of ${JSON.stringify(k).slice(0, 64)} must be [shardCount, ranges]`,
+        };
+      kindShards[k] = { shardCount: pair[0] as number, ranges: pair[1] as number };
+    }
+  }
+  const member: Member = {
+    id: keyId,
+    address: v.address as string,
+    kinds: v.kinds as string[],
+    status: status as MemberStatus,
+    incarnation: Number(kv.create_revision),
+  };
+  if (kindShards) member.kindShards = kindShards;
+  const problem = memberProblem(member);
+  return problem === undefined ? { member } : { problem };
 }
 
 /** Encodes a claim key's value. */

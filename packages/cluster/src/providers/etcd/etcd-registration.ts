@@ -73,15 +73,17 @@ export async function registerMember(
     { deadline: Date.now() + timeoutMs },
   );
   const readRevision = Number(read.header.revision);
-  const members = (read.responses[0]?.response_range?.kvs ?? []).map(decodeMember);
+  // Malformed records are left out here as in the topology (the watch logs them).
+  const members: Member[] = [];
+  for (const kv of read.responses[0]?.response_range?.kvs ?? []) {
+    const parsed = keys.parse(kv.key);
+    const decoded = parsed?.type === 'member' ? decodeMember(kv, parsed.id) : undefined;
+    if (decoded?.member) members.push(decoded.member);
+  }
   const compare: ICompare[] = [{ key, target: 'Create', result: 'Equal', create_revision: 0 }];
   const success: IRequestOp[] = [{ request_put: { key, value: memberValue, lease } }];
   let guardMembers = false;
-  const conflict = shardConflict(
-    self.id,
-    self.kindShards ?? {},
-    members.filter((m): m is Member => m !== undefined),
-  );
+  const conflict = shardConflict(self.id, self.kindShards ?? {}, members);
   if (conflict) throw new JoinRefusedError(conflict);
   specs.forEach(([kind, mine], i) => {
     const specKey = keys.kindSpec(kind);

@@ -1,4 +1,6 @@
-import type { Etcd3, IEvent } from 'etcd3';
+import type { Etcd3, IEvent, IKeyValue } from 'etcd3';
+import { LogThrottle } from '@granary/core';
+import { MembershipRecordRejectedError } from '../../errors';
 import type { ClusterLogger } from '../../internal/logger';
 import { Listeners } from '../../internal/listeners';
 import { EMPTY_TOPOLOGY, sortMembers, type Member, type Topology } from '../../membership/topology';
@@ -15,6 +17,14 @@ export interface ReceivedNote {
 }
 
 /**
+ * Rejected member records are logged one by one up to this many per interval, then counted: a
+ * writer flooding the prefix with bad keys costs a few lines, not one per key.
+ */
+const REJECT_LOG_BURST = 4;
+/** The interval of that throttle (ms). */
+const REJECT_LOG_INTERVAL_MS = 10_000;
+
+/**
  * The topology of one cluster, from a range read of the member keys and then watches (one etcd
  * watch stream, EtcdWatchStream) of the member keys and of this member's notes only: a member
  * never watches claim keys, so a claim write reaches nobody, and the events of one membership
@@ -26,6 +36,9 @@ export class EtcdTopologyWatch {
   private readonly members = new Map<string, Member>();
   private current: Topology = EMPTY_TOPOLOGY;
   private stream: EtcdWatchStream | undefined;
+  private readonly rejects: LogThrottle;
+  /** Records ignored since start: member records left out (malformed, another's id), bad notes. */
+  rejectedRecords = 0;
   readonly topologyListeners = new Listeners<Topology>();
   /** Notes written to this member (hand-offs, let-go requests). */
   readonly noteListeners = new Listeners<ReceivedNote>();
@@ -36,7 +49,9 @@ export class EtcdTopologyWatch {
     private readonly logger: ClusterLogger,
     private readonly requestTimeoutMs: number,
     private readonly selfId: string,
-  ) {}
+  ) {
+    this.rejects = new LogThrottle(logger, REJECT_LOG_INTERVAL_MS, undefined, REJECT_LOG_BURST);
+  }
 
   /** The latest topology. */
   topology(): Topology {
@@ -85,6 +100,7 @@ export class EtcdTopologyWatch {
   async stop(): Promise<void> {
     this.stream?.stop();
     this.stream = undefined;
+    this.rejects.close();
     this.topologyListeners.clear();
     this.noteListeners.clear();
   }
@@ -102,7 +118,7 @@ export class EtcdTopologyWatch {
     this.members.clear();
     let version = 0;
     for (const kv of res.kvs) {
-      const m = decodeMember(kv);
+      const m = this.member(kv);
       if (m) this.members.set(m.id, m);
       version = Math.max(version, Number(kv.mod_revision));
     }
@@ -118,10 +134,10 @@ export class EtcdTopologyWatch {
     for (const ev of events) {
       const parsed = this.keys.parse(ev.kv.key);
       if (parsed?.type !== 'member') continue;
-      if (ev.type === 'Put') {
-        const m = decodeMember(ev.kv);
-        if (m) this.members.set(parsed.id, m);
-      } else {
+      const m = ev.type === 'Put' ? this.member(ev.kv) : undefined;
+      // A key rewritten with a bad value is no member any more, as a fresh read would find.
+      if (m) this.members.set(m.id, m);
+      else {
         this.members.delete(parsed.id);
       }
       memberChange = Number(ev.kv.mod_revision);
@@ -129,13 +145,33 @@ export class EtcdTopologyWatch {
     if (memberChange > this.current.version) this.publish(memberChange);
   }
 
+  /** The member a member key holds, or undefined (logged, counted) if it holds none. */
+  private member(kv: IKeyValue): Member | undefined {
+    const parsed = this.keys.parse(kv.key);
+    if (parsed?.type !== 'member') return undefined;
+    const decoded = decodeMember(kv, parsed.id);
+    if (decoded.problem === undefined) return decoded.member;
+    this.reject(kv, decoded.problem, 'left out of the topology');
+    return undefined;
+  }
+
+  /** Logs (throttled) and counts a record that is not well formed. */
+  private reject(kv: IKeyValue, reason: string, outcome: string): void {
+    this.rejectedRecords++;
+    const key = kv.key.toString().slice(0, 256);
+    const err = new MembershipRecordRejectedError(key, reason, outcome);
+    this.rejects.log('rejected-record', 'warn', { err, key }, err.message);
+  }
+
   private applyNotes(events: IEvent[]): void {
     for (const ev of events) {
       const parsed = this.keys.parse(ev.kv.key);
       if (ev.type !== 'Put' || parsed?.type !== 'note' || parsed.to !== this.selfId) continue;
+      const { note, problem } = decodeNote(ev.kv.value);
+      if (problem !== undefined) this.reject(ev.kv, problem, 'partly ignored');
       this.noteListeners.emit({
         from: parsed.from,
-        note: decodeNote(ev.kv.value),
+        note,
         key: ev.kv.key,
         modRevision: ev.kv.mod_revision,
       });
