@@ -91,6 +91,7 @@ function notCloneable(value: unknown): ThreadResult {
 
 /** One task: the handler's reply or its error, never a throw (piscina would lose `code`). */
 export default async function run(task: ThreadTask): Promise<ThreadResult> {
+  if (task.wake === true) return { ok: true, value: undefined };
   const abort = new AbortController();
   const remaining = task.deadline === null ? Infinity : task.deadline - Date.now();
   // Only an awaiting handler ever sees this fire; a synchronous one is stopped from outside.

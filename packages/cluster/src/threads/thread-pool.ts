@@ -13,6 +13,16 @@ import type { ThreadModuleSpec, ThreadResult, ThreadTask } from './thread-protoc
 /** The compiled worker-side module (next to this file in dist). */
 const ENTRY = path.join(__dirname, 'thread-entry.js');
 
+/** A task that runs no handler: posted only to make piscina start a thread (see `refill`). */
+const WAKE: ThreadTask = {
+  message: undefined,
+  kind: '',
+  identity: '',
+  activationId: '',
+  deadline: null,
+  wake: true,
+};
+
 /** One call to run in a thread: its identity, deadline and cancellation. */
 export interface ThreadCall {
   readonly kind: string;
@@ -54,6 +64,8 @@ export class ThreadPool {
       recordTiming: false,
       workerData: spec,
     });
+    // After piscina's own bookkeeping of the ended thread (it emits this before forgetting it).
+    this.piscina.on('workerDestroy', () => queueMicrotask(() => this.refill()));
   }
 
   /** Threads running now (for tests and stats). */
@@ -90,6 +102,18 @@ export class ThreadPool {
     if (this.closed) return;
     this.closed = true;
     await this.piscina.destroy();
+  }
+
+  /**
+   * piscina starts a thread only when a task is handed to it: when a crash or a deadline ends a
+   * thread while other tasks wait in its queue, nothing starts a replacement, and with every
+   * thread gone those tasks sat until their own deadlines although no thread was busy. A WAKE
+   * task, queued behind them, starts one; they run first, in their order.
+   */
+  private refill(): void {
+    if (this.closed || this.piscina.queueSize === 0) return;
+    // It fails only when close() destroys the pool first; the tasks it was for fail with that.
+    this.piscina.run(WAKE).catch(() => undefined);
   }
 
   private failure(what: string, err: unknown, signal: AbortSignal | undefined): Error {

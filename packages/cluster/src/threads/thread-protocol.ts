@@ -12,6 +12,8 @@ export interface ThreadTask {
   readonly activationId: string;
   /** The call's deadline, epoch ms; null when it has none. */
   readonly deadline: number | null;
+  /** No call: the pool posts it only to start a thread; the entry answers it at once. */
+  readonly wake?: true;
 }
 
 /** Handed back: the reply, or the handler's error. */
