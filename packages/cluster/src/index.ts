@@ -105,6 +105,7 @@ export {
   InconsistentStateError,
   StateUnavailableError,
   StateDecodeError,
+  StateCorruptError,
   StateNotLoadedError,
   StateLostError,
   StateDurabilityError,

@@ -88,6 +88,28 @@ export class StateDecodeError extends StateStoreError {
 }
 
 /**
+ * What the store holds under a grain's key is not what it writes: a version or lost mark that
+ * is not an integer (written by something other than Granary, or damaged). Never served and
+ * never written over; the other grains are unaffected. Repair or delete the key (`key`).
+ */
+export class StateCorruptError extends StateStoreError {
+  static override readonly code = 'ERR_STATE_CORRUPT';
+  override readonly name = 'StateCorruptError';
+
+  constructor(
+    readonly kind: string,
+    readonly id: string,
+    /** The store's key of the grain. */
+    readonly key: string,
+    detail: string,
+  ) {
+    super(
+      `stored state of ${kind}/${id} is corrupt (key ${key}): ${detail}; repair or delete the key`,
+    );
+  }
+}
+
+/**
  * The state of a grain was read or changed before it was loaded (an `onActivate` override that
  * does not call `super.onActivate(ctx)` first, or a `PersistentState` used before `load()`).
  */
@@ -164,6 +186,7 @@ registerErrorClasses(
   InconsistentStateError,
   StateUnavailableError,
   StateDecodeError,
+  StateCorruptError,
   StateNotLoadedError,
   StateLostError,
   StateDurabilityError,

@@ -2,7 +2,7 @@ import { startRedis, type RedisHandle } from '@granary/testkit';
 import { InvalidOptionError } from '@granary/core';
 import { expect } from 'chai';
 import { Redis, ReplyError } from 'ioredis';
-import { StateStoreError, StateUnavailableError } from '../../src/state/errors';
+import { StateCorruptError, StateStoreError, StateUnavailableError } from '../../src/state/errors';
 import { RedisStateStore } from '../../src/state/redis/redis-state-store';
 import { describeStateStoreConformance } from './state-store-conformance';
 
@@ -142,6 +142,32 @@ describe('RedisStateStore', () => {
       expect((err as StateStoreError).message)
         .to.contain('k/x')
         .and.to.contain('WRONGTYPE');
+    });
+
+    it('reads a version or lost mark that is not an integer as StateCorruptError of that grain only', async () => {
+      const store = newStore({ keyPrefix: 'corrupt:' });
+      const redisClient = newClient();
+      const fields: Array<[string, string[]]> = [
+        ['letters', ['s', 'x', 'v', 'abc', 'e', '1']],
+        ['empty', ['s', 'x', 'v', '', 'e', '1']],
+        ['fraction', ['s', 'x', 'v', '1.5', 'e', '1']],
+        ['negative', ['s', 'x', 'v', '-3', 'e', '1']],
+        ['zero', ['s', 'x', 'v', '0', 'e', '1']],
+        ['overflow', ['s', 'x', 'v', '1e400', 'e', '1']],
+        ['past-2^53', ['s', 'x', 'v', '9007199254740993', 'e', '1']],
+        ['mark', ['s', 'x', 'v', '2', 'e', '1', 'l', 'zz']],
+      ];
+      await store.write('k', 'fine', Uint8Array.of(9), { expectedVersion: null, epoch: 1 });
+      for (const [id, hash] of fields) {
+        await redisClient.hset(store.keyOf('k', id), ...hash);
+        const err = await store.read('k', id).catch((e: unknown) => e);
+        expect(err, id).to.be.instanceOf(StateCorruptError);
+        expect((err as StateCorruptError).message)
+          .to.contain(`k/${id}`)
+          .and.to.contain(store.keyOf('k', id));
+      }
+      expect(await store.read('k', 'fine')).to.deep.include({ version: 1 });
+      expect(store.lossCounts).to.include({ lostGrains: 0, refusedCalls: 0 });
     });
   });
 });

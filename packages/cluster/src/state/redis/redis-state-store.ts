@@ -37,6 +37,7 @@ import {
   type StateLossTarget,
 } from './state-loss-admin';
 import { StateKeys } from './state-keys';
+import { storedInteger } from './stored-fields';
 import { StoreIdentity } from './store-identity';
 import { WriteBatcher } from './write-batcher';
 import { expectedArg, writeOutcome } from './write-reply';
@@ -235,15 +236,16 @@ export class RedisStateStore implements StateStore {
     checkKey(kind, id);
     const key = this.keyOf(kind, id);
     for (let attempt = 0; ; attempt++) {
-      const [state, v, lost] = await this.run(kind, id, 'read', () =>
+      const [state, v, l] = await this.run(kind, id, 'read', () =>
         this.durableRead(this.client.hmgetBuffer(key, 's', 'v', 'l')),
       );
-      const version = v === null ? null : Number(v);
+      const version = storedInteger(kind, id, key, 'v', v);
+      const lost = storedInteger(kind, id, key, 'l', l);
       // After the policy accepted a loss (or a write raced a mark) the grain is read again, once.
       const verdict =
         lost === null && version !== null && this.ledger.seen(key) === undefined
           ? 'serve'
-          : await this.guard.judgeRead(kind, id, key, version, lost === null ? null : Number(lost));
+          : await this.guard.judgeRead(kind, id, key, version, lost);
       if (verdict === 'read-again') {
         if (attempt === 0) continue;
         throw new StateUnavailableError(
