@@ -98,6 +98,7 @@ describe('proto2 (test/protos/proto2)', () => {
       hex: 'caf\u00e9',
       plain: 'tab\there "q" \\u0041 A',
       raw: '\u65e5\u672c caf\u00e9',
+      astral: '\u00e9 \u{1F680} ok',
     });
   });
 

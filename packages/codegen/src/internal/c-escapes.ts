@@ -24,7 +24,10 @@ export function unescapeC(text: string): number[] {
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (c !== '\\') {
-      out.push(...Buffer.from(c, 'utf8'));
+      // A character outside the BMP is two UTF-16 units; encoding each alone gives U+FFFD twice.
+      const char = String.fromCodePoint(text.codePointAt(i) ?? 0);
+      out.push(...Buffer.from(char, 'utf8'));
+      i += char.length - 1;
       continue;
     }
     const next = text[++i] ?? '';

@@ -4,7 +4,7 @@
 import { serialization as $serialization } from '@granary/core';
 import * as $rt from '@granary/codegen/runtime';
 
-const $file = $rt.defineProtoFile($serialization, 'proto2/escapes.proto', {"granary":{"nested":{"test":{"nested":{"proto2":{"nested":{"escapes":{"nested":{"Greeting":{"edition":"proto2","fields":{"unicode":{"type":"string","id":1,"options":{"default":"café 😀 😀"}},"octal":{"type":"string","id":2,"options":{"default":"café 日"}},"hex":{"type":"string","id":3,"options":{"default":"café"}},"plain":{"type":"string","id":4,"options":{"default":"tab\there \"q\" \\u0041 A"}},"raw":{"type":"string","id":5,"options":{"default":"日本 café"}}}}}}}}}}}}});
+const $file = $rt.defineProtoFile($serialization, 'proto2/escapes.proto', {"granary":{"nested":{"test":{"nested":{"proto2":{"nested":{"escapes":{"nested":{"Greeting":{"edition":"proto2","fields":{"unicode":{"type":"string","id":1,"options":{"default":"café 😀 😀"}},"octal":{"type":"string","id":2,"options":{"default":"café 日"}},"hex":{"type":"string","id":3,"options":{"default":"café"}},"plain":{"type":"string","id":4,"options":{"default":"tab\there \"q\" \\u0041 A"}},"raw":{"type":"string","id":5,"options":{"default":"日本 café"}},"astral":{"type":"string","id":6,"options":{"default":"é 🚀 ok"}}}}}}}}}}}}});
 
 /** Message `granary.test.proto2.escapes.Greeting`. */
 export interface Greeting {
@@ -13,6 +13,7 @@ export interface Greeting {
   hex: string;
   plain: string;
   raw: string;
+  astral: string;
 }
 /** Codec of `granary.test.proto2.escapes.Greeting`, registered with the serialization registry. */
 export const Greeting: $rt.MessageCodec<Greeting> = $file.codec('granary.test.proto2.escapes.Greeting');
