@@ -12,6 +12,7 @@ import { locate, locateBelow, readSource } from '../internal/locate-proto';
 import { parseErrorMessage } from '../internal/parse-error';
 import { declarationLocation, firstUnresolved, importLocation } from '../internal/source-location';
 import { normalizeStringLiterals } from '../internal/string-literals';
+import { WELL_KNOWN_FILE_OF } from '../runtime/well-known';
 import {
   enumModel,
   extensionModels,
@@ -30,28 +31,6 @@ export interface LoadProtoFilesOptions {
    */
   includeDirs: string[];
 }
-
-/** The well-known file each google.protobuf type protobufjs bundles comes from. */
-const WELL_KNOWN_FILE_OF: Record<string, string> = {
-  Any: 'any',
-  Duration: 'duration',
-  Timestamp: 'timestamp',
-  Empty: 'empty',
-  Struct: 'struct',
-  Value: 'struct',
-  ListValue: 'struct',
-  NullValue: 'struct',
-  DoubleValue: 'wrappers',
-  FloatValue: 'wrappers',
-  Int64Value: 'wrappers',
-  UInt64Value: 'wrappers',
-  Int32Value: 'wrappers',
-  UInt32Value: 'wrappers',
-  BoolValue: 'wrappers',
-  StringValue: 'wrappers',
-  BytesValue: 'wrappers',
-  FieldMask: 'field_mask',
-};
 
 /**
  * Parses .proto files with protobufjs (no protoc) into the model `generate` reads: the files
@@ -81,6 +60,8 @@ export function loadProtoFiles(
   const inputName = (p: string): string => {
     const onDisk = resolve(p);
     const below = isAbsolute(p) || existsSync(onDisk) ? undefined : locateBelow(p, includeDirs);
+    // google/protobuf files come with protobufjs, as they come with protoc.
+    if (below === undefined && !existsSync(onDisk) && common.get(p) !== null) return p;
     if (below === undefined && !existsSync(onDisk)) {
       throw new ProtoParseError(`${p}: no such file (nor below ${includeDirs.join(', ')})`);
     }

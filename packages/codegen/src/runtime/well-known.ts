@@ -105,6 +105,28 @@ export const WELL_KNOWN_FILES: readonly string[] = [
   'google/protobuf/field_mask.proto',
 ];
 
+/** The file (below google/protobuf/, without `.proto`) each well-known type comes from. */
+export const WELL_KNOWN_FILE_OF: Readonly<Record<string, string>> = {
+  Any: 'any',
+  Duration: 'duration',
+  Timestamp: 'timestamp',
+  Empty: 'empty',
+  Struct: 'struct',
+  Value: 'struct',
+  ListValue: 'struct',
+  NullValue: 'struct',
+  DoubleValue: 'wrappers',
+  FloatValue: 'wrappers',
+  Int64Value: 'wrappers',
+  UInt64Value: 'wrappers',
+  Int32Value: 'wrappers',
+  UInt32Value: 'wrappers',
+  BoolValue: 'wrappers',
+  StringValue: 'wrappers',
+  BytesValue: 'wrappers',
+  FieldMask: 'field_mask',
+};
+
 const wrapper = (type: string) => ({ edition: 'proto3', fields: { value: { type, id: 1 } } });
 
 /** protobufjs JSON of the types above, field names as in the interfaces. */
