@@ -24,10 +24,14 @@ export type SeedRequest =
   | { t: 'seed.releases'; items: Array<[kind: string, shard: number, epoch: number]> }
   | { t: 'seed.leave'; leaseId: number };
 
-/** Reply to seed.join. */
+/**
+ * Reply to seed.join. `held`: the id is a live member's at another address (a second process
+ * with this id, or the previous one restarted within its TTL); the join may pass once that
+ * member leaves or its lease expires, so the joiner waits, as with etcd's member key.
+ */
 export type SeedJoinReply =
   | { ok: true; leaseId: number; incarnation: number; ttlMs: number; topology: Topology }
-  | { ok: false; error: string };
+  | { ok: false; error: string; held?: boolean };
 
 /** Reply to seed.heartbeat / seed.status / seed.leave: `alive` false means the lease expired. */
 export interface SeedHeartbeatReply {

@@ -40,6 +40,7 @@ import {
   type SeedPush,
   type SeedRequest,
 } from './seed-protocol';
+import { isHandshakeRefusal, MemberIdHeldError } from './seed-join-errors';
 import { SeedTable } from './seed-table-actor';
 import { topologyProblem } from './seed-request-check';
 import { memberProblem } from '../../membership/member-record';
@@ -214,12 +215,14 @@ export class SeedProvider implements ClusterProvider {
 
   private async joinWithRetry(deadline: number): Promise<void> {
     let delay = JOIN_BACKOFF_INITIAL_MS;
+    let waitSaid = false;
     for (let attempt = 1; ; attempt++) {
       try {
         await this.register();
         return;
       } catch (err) {
-        if (this.stopped || err instanceof ClusterError) throw err;
+        const held = MemberIdHeldError.is(err);
+        if (this.stopped || (err instanceof ClusterError && !held)) throw err;
         const seed = this.seedPid!.address;
         if (isHandshakeRefusal(err)) {
           throw new JoinRefusedError(
@@ -234,10 +237,15 @@ export class SeedProvider implements ClusterProvider {
             { cause: err },
           );
         }
-        this.logger.warn(
-          { err, seed, attempt },
-          `cannot reach the seed at ${seed}; retrying in ${delay} ms`,
-        );
+        if (!held) {
+          this.logger.warn(
+            { err, seed, attempt },
+            `cannot reach the seed at ${seed}; retrying in ${delay} ms`,
+          );
+        } else if (!waitSaid) {
+          waitSaid = true; // said once, at warn: two live processes with one id is a mistake
+          this.logger.warn({ seed, attempt }, `join waits: ${(err as Error).message}`);
+        }
         await new Promise((r) => setTimeout(r, delay));
         delay = Math.min(delay * 2, JOIN_BACKOFF_MAX_MS);
       }
@@ -257,6 +265,7 @@ export class SeedProvider implements ClusterProvider {
       status: this.status,
       listener: { address: this.listener!.address, id: this.listener!.id },
     });
+    if (!reply.ok && reply.held === true) throw new MemberIdHeldError(reply.error);
     if (!reply.ok) throw new JoinRefusedError(`the seed refused the join: ${reply.error} (name)`);
     if (this.stopped) return;
     this.leaseId = reply.leaseId;
@@ -380,16 +389,4 @@ export class SeedProvider implements ClusterProvider {
     this.topologyListeners.clear();
     this.releaseListeners.clear();
   }
-}
-
-/**
- * A refused remote handshake that retrying cannot help (cluster name, secret, certificate);
- * a `duplicate` refusal (our previous link still looks alive at the seed) may pass later.
- */
-function isHandshakeRefusal(err: unknown): boolean {
-  const e = err as { cause?: unknown } | undefined;
-  for (const x of [e, e?.cause] as Array<{ name?: string; retryable?: boolean } | undefined>) {
-    if (x?.name === 'HandshakeError' && x.retryable !== true) return true;
-  }
-  return false;
 }

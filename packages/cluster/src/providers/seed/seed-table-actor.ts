@@ -122,6 +122,17 @@ export class SeedTable {
     if (m.cluster !== this.cluster) {
       return { ok: false, error: `the seed serves cluster '${this.cluster}', not '${m.cluster}'` };
     }
+    // Another process under a live member's id would take over its record (and the seed's own).
+    const holder = this.table.topology().members.find((x) => x.id === m.id);
+    if (holder !== undefined && holder.address !== m.address) {
+      return {
+        ok: false,
+        held: true,
+        error:
+          `member id '${m.id}' is in use by the live member at ${holder.address} (another ` +
+          'process with this id, or a previous one whose lease has not expired yet): give each member its own id',
+      };
+    }
     const leaseId = this.table.grantLease(m.id, this.ttlMs);
     const incarnation = this.table.putMember(leaseId, {
       id: m.id,

@@ -113,6 +113,38 @@ describe('SeedProvider', () => {
       expect(err.message).to.include('other');
     });
 
+    for (const taken of ['a', 'seed']) {
+      it(`a second process with the id of live member '${taken}' waits, then JoinTimeoutError naming the id; the live one keeps its place`, async () => {
+        const port = await freePort();
+        const seed = await start('seed', { isSeed: true }, port);
+        const a = await start('a', { seed: `127.0.0.1:${port}` });
+        const live = taken === 'seed' ? seed : a;
+        const err = await start(taken, { seed: `127.0.0.1:${port}`, joinTimeoutMs: 800 }).catch(
+          (e) => e,
+        );
+        expect(err).to.be.instanceOf(JoinTimeoutError);
+        expect(err.message).to.include(`member id '${taken}'`);
+        for (const c of [seed, a]) {
+          expect(c.topology.members.map((m) => [m.id, m.address, m.status])).to.deep.include([
+            taken,
+            live.address,
+            'up',
+          ]);
+        }
+      });
+    }
+
+    it("a second process with a member's id joins once that member has left", async () => {
+      const port = await freePort();
+      await start('seed', { isSeed: true }, port);
+      const a = await start('a', { seed: `127.0.0.1:${port}` });
+      const second = start('a', { seed: `127.0.0.1:${port}`, joinTimeoutMs: 10_000 });
+      await a.shutdown({ graceful: true });
+      running = running.filter((c) => c !== a);
+      const a2 = await second;
+      expect(a2.topology.members.find((m) => m.id === 'a')?.address).to.equal(a2.address);
+    });
+
     it('with no seed listening: retries, then JoinTimeoutError naming the seed and joinTimeoutMs', async () => {
       const seed = `127.0.0.1:${await freePort()}`;
       const err = await Cluster.start({
