@@ -1,5 +1,6 @@
-import type { RemoteTlsOptions } from '@granary/core';
+import { InvalidOptionError, type RemoteTlsOptions } from '@granary/core';
 import type { ClusterLogger } from '../internal/logger';
+import { addressProblem } from '../membership/member-record';
 import type { OverloadOptions } from '../overload/overload-options';
 import { DEFAULT_CLAIM_RANGES } from '../placement/kind-ranges';
 
@@ -79,3 +80,53 @@ export const DEFAULT_GRANARY_CLIENT_OPTIONS = {
   topologyRefreshMs: 1000,
   defaultShardCount: DEFAULT_CLAIM_RANGES,
 } as const;
+
+/**
+ * Throws InvalidOptionError naming the first option `connect` could not work with, before
+ * anything dials: options often come from JavaScript or a config file, where a gateway list
+ * given as one string, or a URL, would only fail at the connect deadline, as a TypeError or
+ * as "could not learn the members".
+ */
+export function checkGranaryClientOptions(o: GranaryClientOptions): void {
+  if (typeof o.name !== 'string' || o.name.length === 0) {
+    throw new InvalidOptionError('name', 'the cluster name is required');
+  }
+  if (o.gateways !== undefined) {
+    if (!Array.isArray(o.gateways)) {
+      throw new InvalidOptionError(
+        'gateways',
+        `must be an array of member addresses ('host:port'), got ${JSON.stringify(o.gateways)}`,
+      );
+    }
+    for (const g of o.gateways as unknown[]) {
+      if (addressProblem(g, 'a gateway') !== undefined) {
+        throw new InvalidOptionError(
+          'gateways',
+          `${JSON.stringify(g)} is not a member address 'host:port' (a member's remote host and port, no scheme)`,
+        );
+      }
+    }
+  }
+  if (o.etcd !== undefined) {
+    const endpoints: unknown = (o.etcd as { endpoints?: unknown } | null)?.endpoints;
+    if (
+      !Array.isArray(endpoints) ||
+      endpoints.length === 0 ||
+      endpoints.some((e) => typeof e !== 'string' || e.length === 0)
+    ) {
+      throw new InvalidOptionError(
+        'etcd.endpoints',
+        `must be a non-empty array of etcd URLs, got ${JSON.stringify(endpoints)}`,
+      );
+    }
+  }
+  if ((o.gateways ?? []).length === 0 && o.etcd === undefined) {
+    throw new InvalidOptionError('gateways', 'give member addresses (gateways) or etcd');
+  }
+  for (const option of ['requestTimeoutMs', 'topologyRefreshMs'] as const) {
+    const v: unknown = o[option];
+    if (v !== undefined && !(typeof v === 'number' && v > 0 && Number.isFinite(v))) {
+      throw new InvalidOptionError(option, `must be a number of ms > 0, got ${JSON.stringify(v)}`);
+    }
+  }
+}

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { ActorSystem, InvalidOptionError, Remote } from '@granary/core';
+import { ActorSystem, Remote } from '@granary/core';
 import { ClusterStoppedError } from '../errors';
 import type { GrainCallOptions } from '../grains/grain';
 import { GrainCaller } from '../grains/grain-caller';
@@ -11,6 +11,7 @@ import { shardOf } from '../placement/shard-of';
 import { resolveOverloadOptions } from '../overload/overload-options';
 import { OverloadCounters } from '../overload/overload-stats';
 import {
+  checkGranaryClientOptions,
   DEFAULT_GRANARY_CLIENT_OPTIONS,
   type GranaryClientOptions,
 } from './granary-client-options';
@@ -94,17 +95,16 @@ export class GranaryClient {
    * @throws ConnectTimeoutError when etcd or the gateways gave no topology in that time.
    */
   static async connect(options: GranaryClientOptions): Promise<GranaryClient> {
-    const o = { ...DEFAULT_GRANARY_CLIENT_OPTIONS, ...options };
-    if (typeof o.name !== 'string' || o.name.length === 0) {
-      throw new InvalidOptionError('name', 'the cluster name is required');
-    }
+    checkGranaryClientOptions(options);
+    const o = {
+      ...DEFAULT_GRANARY_CLIENT_OPTIONS,
+      ...options,
+      // A field given as undefined (from a config file) keeps its default.
+      requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_GRANARY_CLIENT_OPTIONS.requestTimeoutMs,
+      topologyRefreshMs:
+        options.topologyRefreshMs ?? DEFAULT_GRANARY_CLIENT_OPTIONS.topologyRefreshMs,
+    };
     const gateways = o.gateways ?? [];
-    if (gateways.length === 0 && o.etcd === undefined) {
-      throw new InvalidOptionError('gateways', 'give member addresses (gateways) or etcd');
-    }
-    if (!(o.requestTimeoutMs > 0)) {
-      throw new InvalidOptionError('requestTimeoutMs', `must be > 0, got ${o.requestTimeoutMs}`);
-    }
     const id = o.id ?? `client-${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     const system = new ActorSystem({
       name: `${o.name}-client`,
