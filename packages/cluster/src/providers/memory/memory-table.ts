@@ -98,6 +98,10 @@ export class MemoryClusterTable {
     const entry = this.members.get(lease.memberId);
     if (entry && entry.leaseId === leaseId) {
       this.members.delete(lease.memberId);
+      // A change of its own: without it, a member that held no claims (a client member) left
+      // with the version of its join or last status, and every member ignored the topology
+      // without it as not newer.
+      this.revision++;
       this.publishTopology();
     }
   }

@@ -75,6 +75,35 @@ describe('SeedProvider', () => {
       await waitForClusters(rest, () => agreed(rest, KIND, SHARDS), 'two agree');
     });
 
+    it('a member that holds no claims leaves: every member drops it', async () => {
+      // A client member (no kinds) claims nothing, so nothing else moved the table's revision
+      // between its join and its leave: the topology without it carried its join's version,
+      // and every member (the seed included) kept it listed until the next change.
+      const port = await freePort();
+      const seed = await start('seed', { isSeed: true }, port);
+      const a = await start('a', { seed: `127.0.0.1:${port}` });
+      await waitForClusters([seed, a], () => agreed([seed, a], KIND, SHARDS), 'two agree');
+      const client = await Cluster.start({
+        name: 'dev',
+        id: 'client',
+        provider: new SeedProvider({ seed: `127.0.0.1:${port}` }),
+        kinds: [],
+        remote: { host: '127.0.0.1', port: 0 },
+        logger: NOOP_LOGGER,
+      });
+      await waitForClusters(
+        [seed, a],
+        () => [seed, a].every((c) => c.topology.members.some((m) => m.id === 'client')),
+        'both see the client',
+      );
+      await client.shutdown({ graceful: true });
+      await waitForClusters(
+        [seed, a],
+        () => [seed, a].every((c) => c.topology.members.every((m) => m.id !== 'client')),
+        'both drop the client',
+      );
+    });
+
     it('a restarted seed: members fence, re-join, and epochs and versions keep growing', async () => {
       const port = await freePort();
       const seed = await start('seed', { isSeed: true, ttlMs: 1000 }, port);
