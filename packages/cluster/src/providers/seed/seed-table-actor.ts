@@ -2,6 +2,8 @@ import { PID, Props, type ActorSystem, type Context } from '@granary/core';
 import { peerAddressOf } from '@granary/core/internal';
 import { SeedRequestRefusedError } from '../../errors';
 import type { ClusterLogger } from '../../internal/logger';
+import type { Member } from '../../membership/topology';
+import { MAX_SHARD_COUNT } from '../../placement/kind-ranges';
 import { MemoryClusterTable } from '../memory/memory-table';
 import {
   SEED_ACTOR_NAME,
@@ -188,9 +190,11 @@ export class SeedTable {
         const member = this.table.hasLease(m.leaseId)
           ? this.table.memberOfLease(m.leaseId)
           : undefined;
-        return member === undefined || member.address === from
-          ? undefined
-          : `lease ${m.leaseId} belongs to another member`;
+        if (member !== undefined && member.address !== from)
+          return `lease ${m.leaseId} belongs to another member`;
+        return m.t === 'seed.claims' && member !== undefined
+          ? claimsDenied(member, m.items)
+          : undefined;
       }
     }
   }
@@ -229,4 +233,20 @@ export class SeedTable {
       this.system.root.send(pid, message, { sender: this.pid });
     }
   }
+}
+
+/**
+ * Why a member may not make these claims (undefined when it may): only ranges of a kind it
+ * hosts, below the range count it joined with. Otherwise one member could fill the seed's table
+ * with claims of kinds nobody hosts, or of 2^31 ranges of one kind, at SEED_BATCH_MAX a request.
+ */
+function claimsDenied(member: Member, items: ReadonlyArray<[string, number]>): string | undefined {
+  for (const [kind, range] of items) {
+    if (!member.kinds.includes(kind))
+      return `a claim of ${kind.slice(0, 64)}/${range}, a kind ${member.id} does not host`;
+    const ranges = member.kindShards?.[kind]?.ranges ?? MAX_SHARD_COUNT;
+    if (range >= ranges)
+      return `a claim of ${kind.slice(0, 64)}/${range}: ${member.id} joined with ${ranges} ranges of it`;
+  }
+  return undefined;
 }

@@ -155,6 +155,33 @@ describe('SeedProvider: the seed protocol at the trust boundary', function () {
     expect(member.self?.status).to.equal('up');
   });
 
+  it('refuses claims of a kind the member does not host, or past the ranges it joined with', async () => {
+    const joined = (await ask({
+      t: 'seed.join',
+      cluster: 'guarded',
+      id: 'claimer',
+      address: attacker.address,
+      kinds: [KIND],
+      kindShards: { [KIND]: { shardCount: 8, ranges: 8 } },
+      status: 'leaving',
+      listener: { address: attacker.address, id: '$claimer' },
+    })) as { ok: boolean; leaseId: number };
+    expect(joined.ok).to.equal(true);
+    const { leaseId } = joined;
+    try {
+      for (const items of [[['nobody-hosts-this', 0]], [[KIND, 8]], [[KIND, 2 ** 31 - 1]]]) {
+        const r = await ask({ t: 'seed.claims', leaseId, items });
+        expect(r, JSON.stringify(items)).to.be.instanceOf(SeedRequestRefusedError);
+      }
+      const ok = (await ask({ t: 'seed.claims', leaseId, items: [[KIND, 7]] })) as {
+        results: unknown[];
+      };
+      expect(ok.results).to.have.length(1);
+    } finally {
+      await ask({ t: 'seed.leave', leaseId });
+    }
+  });
+
   it('keeps the table when a peer sends Stop to it, and the member ignores pushes not from its seed', async () => {
     attacker.root.stop(seedPid);
     const listener = (member.provider as unknown as { listener: PID }).listener;
