@@ -44,6 +44,8 @@ export { MAX_IDENTITY_BYTES } from './grains/grain-identity';
 export class Cluster extends ClusterMember implements HealthSource {
   private introspection: ClusterIntrospection | undefined = undefined;
   private readonly readinessChecks = new ReadinessChecks();
+  /** The leave under way or done (shutdown() called twice waits for the one leave). */
+  private leaving: Promise<void> | undefined;
 
   private constructor(init: ClusterInit) {
     super(init);
@@ -315,12 +317,41 @@ export class Cluster extends ClusterMember implements HealthSource {
 
   /**
    * Leaves the cluster. Graceful (default): status `leaving`, drain and release every shard, then
-   * delete the member. Not graceful: delete the member and its claims at once.
+   * delete the member. Not graceful: delete the member and its claims at once. A call while a
+   * leave is under way resolves when that leave ends. Logged at info when it starts (with
+   * `reason`, e.g. the signal installShutdownSignals got) and when it ends; a failure at error.
    */
-  async shutdown(options: { graceful?: boolean } = {}): Promise<void> {
-    if (this.state === 'stopping' || this.state === 'stopped') return;
+  shutdown(options: { graceful?: boolean; reason?: string } = {}): Promise<void> {
+    if (this.leaving !== undefined) return this.leaving;
+    if (this.state === 'stopping' || this.state === 'stopped') return Promise.resolve();
+    this.leaving = this.leave(options.graceful ?? true, options.reason);
+    return this.leaving;
+  }
+
+  private async leave(graceful: boolean, reason: string | undefined): Promise<void> {
     this.state = 'stopping';
-    const graceful = options.graceful ?? true;
+    const started = Date.now();
+    this.logger.info(
+      {
+        member: this.id,
+        graceful,
+        ...(reason === undefined ? {} : { reason }),
+        activations: this.hosted.activationCount(),
+      },
+      graceful
+        ? 'leaving the cluster: draining grains and handing over shards'
+        : 'leaving the cluster at once',
+    );
+    try {
+      await this.leaveSteps(graceful);
+    } catch (err) {
+      this.logger.error({ err, member: this.id }, 'leaving the cluster failed');
+      throw err;
+    }
+    this.logger.info({ member: this.id, ms: Date.now() - started }, 'left the cluster');
+  }
+
+  private async leaveSteps(graceful: boolean): Promise<void> {
     try {
       if (graceful) {
         this.hosted.beginLeaving();

@@ -19,7 +19,8 @@ export interface ShutdownSignalsOptions {
 
 /** Anything that leaves gracefully, like a Cluster. */
 export interface Shutdownable {
-  shutdown(options?: { graceful?: boolean }): Promise<void>;
+  /** `reason`: the signal that started the leave (a Cluster logs it). */
+  shutdown(options?: { graceful?: boolean; reason?: string }): Promise<void>;
 }
 
 /**
@@ -39,13 +40,13 @@ export function installShutdownSignals(
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
   const exit = options.exit ?? true;
   let leaving = false;
-  const handler = (): void => {
+  const handler = (signal: NodeJS.Signals): void => {
     if (leaving) {
       if (exit) process.exit(130);
       return;
     }
     leaving = true;
-    cluster.shutdown({ graceful: true }).then(
+    cluster.shutdown({ graceful: true, reason: signal }).then(
       () => {
         if (exit) process.exit(0);
       },
