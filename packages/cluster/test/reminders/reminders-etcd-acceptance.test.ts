@@ -1,13 +1,10 @@
-import { join } from 'node:path';
-import { startRedis, TestCluster, type RedisHandle } from '@granary/testkit';
+import type { RedisHandle, TestCluster } from '@granary/testkit';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
-import { Cluster } from '../../src/cluster';
-import { NOOP_LOGGER } from '../../src/internal/logger';
-import { EtcdProvider } from '../../src/providers/etcd/etcd-provider';
-import { RedisReminderStore } from '../../src/reminders/redis/redis-reminder-store';
+import type { Cluster } from '../../src/cluster';
 import type { CatchUp } from '../../src/reminders/reminder';
 import { FireLedger } from './fire-ledger';
+import { startReminderCluster, type ReminderCluster } from './fixtures/reminder-cluster';
 
 /**
  * The issue's acceptance scenario at test size (the 10,000-reminder, 60 s run is the
@@ -29,10 +26,10 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 describe('reminders on etcd + Redis, nodes as processes (acceptance)', function () {
   this.timeout(180_000);
+  let world: ReminderCluster | undefined;
   let redis: RedisHandle;
   let tc: TestCluster;
   let client: Cluster;
-  let store: RedisReminderStore;
   /** Due time of tick 0 per reminder, and its policy. */
   const base = new Map<string, number>();
   const policy = new Map<string, CatchUp>();
@@ -72,47 +69,16 @@ describe('reminders on etcd + Redis, nodes as processes (acceptance)', function 
   }
 
   before(async () => {
-    redis = await startRedis();
-    store = new RedisReminderStore({ url: redis.url });
-    tc = await TestCluster.start({
-      size: 3,
-      etcd: true,
-      script: join(__dirname, 'fixtures/reminder-node.js'),
-      config: (ctx) => ({
-        etcdEndpoints: ctx.etcdEndpoints,
-        redisUrl: redis.url,
-        id: ctx.id,
-        cluster: CLUSTER,
-        ttlSeconds: TTL_S,
-        shardCount: SHARDS,
-        idleTimeoutMs: IDLE_MS,
-        reportEach: true,
-      }),
-    });
-    client = await Cluster.start({
-      name: CLUSTER,
-      id: 'client',
-      provider: new EtcdProvider({
-        endpoints: tc.etcd!.endpoints,
-        ttlSeconds: TTL_S,
-        prefix: '/granary-rem',
-        logger: NOOP_LOGGER,
-      }),
-      kinds: [],
-      // Reminders are stored by shard: a member that hosts no 'beat' must know its shard count.
+    world = await startReminderCluster({
+      nodes: 3,
+      cluster: CLUSTER,
+      ttlSeconds: TTL_S,
       shardCount: SHARDS,
-      remote: { host: '127.0.0.1', port: 0 },
-      reminders: { store },
-      logger: NOOP_LOGGER,
+      idleTimeoutMs: IDLE_MS,
     });
-    await tc.waitForConvergence();
+    ({ redis, tc, client } = world);
   });
-  after(async () => {
-    await client?.shutdown({ graceful: false });
-    await tc?.stop();
-    await store?.close();
-    await redis?.stop();
-  });
+  after(() => world?.stop());
 
   it(`steady: ${REMINDERS} reminders (1 s) over 3 nodes fire exactly once per tick, p99 tardiness bounded, grains passivate between fires`, async () => {
     const start = Date.now() + 1500;
