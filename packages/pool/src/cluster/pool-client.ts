@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '@granary/core';
-import { GrainError, type Cluster, type GrainCallOptions } from '@granary/cluster';
+import { Cluster, GrainError, type GrainCallOptions, type GranaryClient } from '@granary/cluster';
 import { PoolSaturatedError, PoolUnavailableError } from '../errors';
 import { place } from './internal/placement';
 import { observePool, type PoolCounters } from './pool-metrics';
@@ -33,6 +33,13 @@ export interface ClusterPoolStats {
   perMember: Record<string, number>;
 }
 
+/**
+ * What a PoolClient calls the workers through: a member (`Cluster`) or a `GranaryClient` (a web
+ * server or a CLI that is not a member). Both route calls to the worker grains and know the
+ * topology; only a member has a meter for the pool's metrics.
+ */
+export type PoolCaller = Cluster | GranaryClient;
+
 interface Slot {
   readonly index: number;
   readonly host: string;
@@ -55,8 +62,10 @@ interface Slot {
  * const small = await pool.request({ image }, { timeoutMs: 2000 });
  */
 export class PoolClient implements PoolCounters {
-  private static readonly clients = new WeakMap<Cluster, Map<string, PoolClient>>();
+  private static readonly clients = new WeakMap<PoolCaller, Map<string, PoolClient>>();
   private slots: Slot[] = [];
+  /** The topology version the slots were placed in: a newer one places them again. */
+  private placedIn = -1;
   private maxInFlight = 1;
   private stale = true;
   private refreshing: Promise<void> | undefined;
@@ -70,16 +79,18 @@ export class PoolClient implements PoolCounters {
   saturated = 0;
 
   private constructor(
-    private readonly cluster: Cluster,
+    private readonly cluster: PoolCaller,
     readonly name: string,
     options: PoolClientOptions,
   ) {
     this.options = { ...DEFAULT_POOL_CLIENT_OPTIONS, ...options };
-    cluster.on('topology', () => {
-      this.stale = true;
-    });
-    const meter = cluster.meter;
+    const meter = cluster instanceof Cluster ? cluster.meter : undefined;
     if (meter !== undefined) observePool(meter, this);
+  }
+
+  /** True when the slots must be placed (again): none yet, a failure, or a topology change. */
+  private get needsPlacing(): boolean {
+    return this.stale || this.slots.length === 0 || this.cluster.topology.version !== this.placedIn;
   }
 
   /** Calls outstanding now (PoolCounters). */
@@ -89,8 +100,10 @@ export class PoolClient implements PoolCounters {
     return n;
   }
 
-  /** The client of pool `name` on this cluster member (one per member and pool). */
-  static get(cluster: Cluster, name: string, options: PoolClientOptions = {}): PoolClient {
+  /**
+   * The client of pool `name` through this member or GranaryClient (one per caller and pool).
+   */
+  static get(cluster: PoolCaller, name: string, options: PoolClientOptions = {}): PoolClient {
     let byName = PoolClient.clients.get(cluster);
     if (!byName) PoolClient.clients.set(cluster, (byName = new Map()));
     let client = byName.get(name);
@@ -104,7 +117,7 @@ export class PoolClient implements PoolCounters {
    *   PoolUnavailableError when no member hosts the pool; the cluster's errors otherwise.
    */
   async request<T = unknown>(message: unknown, options?: GrainCallOptions): Promise<T> {
-    if (this.stale || this.slots.length === 0) await this.refresh();
+    if (this.needsPlacing) await this.refresh();
     let slot: Slot;
     try {
       slot = this.pick();
@@ -132,7 +145,7 @@ export class PoolClient implements PoolCounters {
 
   /** Sends `message` to the least busy worker without a reply. */
   async send(message: unknown): Promise<void> {
-    if (this.stale || this.slots.length === 0) await this.refresh();
+    if (this.needsPlacing) await this.refresh();
     const slot = this.pick();
     this.cluster.send(slot.kind, String(slot.index), message);
   }
@@ -144,7 +157,7 @@ export class PoolClient implements PoolCounters {
 
   /** Per-worker and total statistics, asked from the workers themselves. */
   async stats(): Promise<ClusterPoolStats> {
-    if (this.stale || this.slots.length === 0) await this.refresh();
+    if (this.needsPlacing) await this.refresh();
     const timeoutMs = this.options.controlTimeoutMs;
     const workers = await Promise.all(
       this.slots.map((s) =>
@@ -166,7 +179,8 @@ export class PoolClient implements PoolCounters {
     if (!Number.isInteger(size) || size < 0) {
       throw new InvalidArgumentError('size', `must be an integer >= 0, got ${size}`);
     }
-    await this.setSize(this.hosts(), size, this.cluster.system.clock.now());
+    const now = this.cluster instanceof Cluster ? this.cluster.system.clock.now() : Date.now();
+    await this.setSize(this.hosts(), size, now);
     this.stale = true;
     await this.refresh();
     return this.slots.length;
@@ -201,6 +215,7 @@ export class PoolClient implements PoolCounters {
 
   private async place(): Promise<void> {
     this.stale = false;
+    this.placedIn = this.cluster.topology.version;
     const timeoutMs = this.options.controlTimeoutMs;
     const answers = await Promise.all(
       this.hosts().map((h) =>
