@@ -357,10 +357,11 @@ export class ConnectTimeoutError extends ClusterError {
 registerErrorClasses(ConnectTimeoutError);
 
 /**
- * A record read from the membership store (an etcd member key or a note to this member) is not
- * well formed: not JSON, a field of the wrong type, length or range, or a member record whose id
+ * A record read from the membership store (an etcd member key or a note to this member), or the
+ * topology a member answered a `GranaryClient` (gateways), is not well formed: not JSON, a field of the wrong type, length or range, or a member record whose id
  * is not its key's. A member record is left out of the topology (a malformed member must never
- * reach placement or be dialled), a note's bad items are ignored; logged (throttled) and counted.
+ * reach placement or be dialled), a note's bad items are ignored, a client refuses the topology
+ * and asks the next member; logged (throttled) and counted.
  * Well-formed records are unaffected.
  */
 export class MembershipRecordRejectedError extends ClusterError {

@@ -1,6 +1,6 @@
-import { PID, type ActorSystem } from '@granary/core';
+import { LogThrottle, PID, type ActorSystem } from '@granary/core';
 import { Etcd3 } from 'etcd3';
-import { ConnectTimeoutError } from '../errors';
+import { ConnectTimeoutError, MembershipRecordRejectedError } from '../errors';
 import { JitteredBackoff } from '../internal/jittered-backoff';
 import type { ClusterLogger } from '../internal/logger';
 import { Listeners } from '../internal/listeners';
@@ -8,7 +8,8 @@ import { EMPTY_TOPOLOGY, type Topology } from '../membership/topology';
 import {
   TOPOLOGY_QUERY,
   TOPOLOGY_SERVICE,
-  isTopologySnapshot,
+  topologySnapshotProblem,
+  type TopologySnapshot,
 } from '../membership/topology-service';
 import { EtcdKeys } from '../providers/etcd/etcd-keys';
 import { EtcdTopologyWatch } from '../providers/etcd/etcd-topology-watch';
@@ -25,6 +26,8 @@ export interface TopologySource {
   stop(): Promise<void>;
 }
 
+/** A member answering malformed topologies is logged at most once per this (ms), then counted. */
+const REFUSAL_LOG_INTERVAL_MS = 10_000;
 /** First retry delay of connect() while etcd does not answer. */
 const CONNECT_BACKOFF_INITIAL_MS = 100;
 /** Cap of that backoff: a client comes up within this long of etcd answering again. */
@@ -117,6 +120,7 @@ export class GatewayTopologySource implements TopologySource {
   private timer: NodeJS.Timeout | undefined;
   private next = 0;
   private stopped = false;
+  private readonly refusals: LogThrottle;
 
   constructor(
     private readonly system: ActorSystem,
@@ -125,7 +129,9 @@ export class GatewayTopologySource implements TopologySource {
     private readonly timeoutMs: number,
     private readonly logger: ClusterLogger,
     private readonly cluster: string,
-  ) {}
+  ) {
+    this.refusals = new LogThrottle(logger, REFUSAL_LOG_INTERVAL_MS);
+  }
 
   async start(): Promise<void> {
     const deadline = Date.now() + this.timeoutMs;
@@ -157,6 +163,7 @@ export class GatewayTopologySource implements TopologySource {
   stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.refusals.close();
     return Promise.resolve();
   }
 
@@ -166,7 +173,11 @@ export class GatewayTopologySource implements TopologySource {
       this.refresh(this.refreshMs).then(
         () => this.schedule(),
         (err: unknown) => {
-          this.logger.debug({ err }, 'topology refresh failed; trying the next member');
+          // A member that answers a malformed topology is worth a warning (throttled); one
+          // that does not answer is routine while members come and go.
+          if (MembershipRecordRejectedError.is(err)) {
+            this.refusals.log('refused', 'warn', { err }, err.message);
+          } else this.logger.debug({ err }, 'topology refresh failed; trying the next member');
           this.schedule();
         },
       );
@@ -188,10 +199,14 @@ export class GatewayTopologySource implements TopologySource {
       TOPOLOGY_QUERY,
       { timeoutMs: Math.max(1, Math.min(timeoutMs, 2000)) },
     );
-    if (!isTopologySnapshot(reply)) throw new Error(`${address} answered no topology`);
-    this.counts = { ...this.counts, ...reply.shardCounts };
-    if (reply.version > this.current.version || this.current === EMPTY_TOPOLOGY) {
-      this.current = Object.freeze({ version: reply.version, members: reply.members });
+    const problem = topologySnapshotProblem(reply);
+    if (problem !== undefined) {
+      throw new MembershipRecordRejectedError(`the topology from ${address}`, problem, 'refused');
+    }
+    const snapshot = reply as TopologySnapshot;
+    this.counts = { ...this.counts, ...snapshot.shardCounts };
+    if (snapshot.version > this.current.version || this.current === EMPTY_TOPOLOGY) {
+      this.current = Object.freeze({ version: snapshot.version, members: snapshot.members });
       this.listeners.emit(this.current);
     }
   }

@@ -1,4 +1,6 @@
 import { Props, type ActorSystem, type PID } from '@granary/core';
+import { MAX_SHARD_COUNT } from '../placement/kind-ranges';
+import { MAX_MEMBER_KINDS, memberProblem } from './member-record';
 import type { Member, Topology } from './topology';
 
 /** Name of the actor every member with a remote runs to tell clients the topology. */
@@ -40,22 +42,31 @@ export function startTopologyService(
   );
 }
 
-/** True when `value` has the shape of a TopologySnapshot (it came over the wire). */
-export function isTopologySnapshot(value: unknown): value is TopologySnapshot {
-  if (typeof value !== 'object' || value === null) return false;
-  const v = value as Partial<TopologySnapshot>;
-  return (
-    typeof v.version === 'number' &&
-    Array.isArray(v.members) &&
-    v.members.every(
-      (m: Partial<Member>) =>
-        typeof m?.id === 'string' &&
-        typeof m.address === 'string' &&
-        Array.isArray(m.kinds) &&
-        typeof m.incarnation === 'number' &&
-        typeof m.status === 'string',
-    ) &&
-    typeof v.shardCounts === 'object' &&
-    v.shardCounts !== null
-  );
+/**
+ * Why `value` is not a well-formed TopologySnapshot (undefined when it is). It came over the
+ * wire from a member a client asked: every member record is checked as any record from outside
+ * (memberProblem), and every shard count is an integer in [1, MAX_SHARD_COUNT] (a count of 0
+ * made every call of the kind fail as the caller's InvalidArgumentError).
+ */
+export function topologySnapshotProblem(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return 'not an object';
+  const v = value as Partial<Record<keyof TopologySnapshot, unknown>>;
+  if (!Number.isSafeInteger(v.version) || (v.version as number) < 0)
+    return 'version must be a non-negative integer';
+  if (!Array.isArray(v.members)) return 'members must be an array';
+  for (const m of v.members as unknown[]) {
+    const p = memberProblem(m);
+    if (p !== undefined)
+      return `member ${JSON.stringify((m as { id?: unknown } | null)?.id)?.slice(0, 64)}: ${p}`;
+  }
+  const counts = v.shardCounts;
+  if (typeof counts !== 'object' || counts === null || Array.isArray(counts))
+    return 'shardCounts must be an object';
+  const entries = Object.entries(counts);
+  if (entries.length > MAX_MEMBER_KINDS) return `shardCounts has over ${MAX_MEMBER_KINDS} kinds`;
+  for (const [kind, n] of entries) {
+    if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > MAX_SHARD_COUNT)
+      return `shardCounts of ${JSON.stringify(kind).slice(0, 64)} must be an integer in [1, ${MAX_SHARD_COUNT}]`;
+  }
+  return undefined;
 }

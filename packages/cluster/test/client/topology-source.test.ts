@@ -1,0 +1,98 @@
+import { expect } from 'chai';
+import { ActorSystem, Props, Remote, silentLogger } from '@granary/core';
+import { GranaryClient } from '../../src/client/granary-client';
+import { ConnectTimeoutError, MembershipRecordRejectedError } from '../../src/errors';
+import { TOPOLOGY_QUERY, TOPOLOGY_SERVICE } from '../../src/membership/topology-service';
+
+const SECRET = 'a-secret-of-at-least-16-bytes';
+
+describe('GatewayTopologySource', function () {
+  this.timeout(30_000);
+  /** A member that answers the topology query with whatever the test sets (it holds the secret). */
+  let gateway: ActorSystem;
+  let answer: unknown;
+
+  before(async () => {
+    gateway = new ActorSystem({ logger: silentLogger });
+    await new Remote(gateway).start({
+      host: '127.0.0.1',
+      port: 0,
+      clusterName: 'gw',
+      secret: SECRET,
+    });
+    gateway.root.spawnNamed(
+      Props.fromFunc((ctx) => {
+        if (ctx.message === TOPOLOGY_QUERY) ctx.respond(answer);
+      }),
+      TOPOLOGY_SERVICE,
+    );
+  });
+  after(() => gateway.shutdown());
+
+  const member = (over: Record<string, unknown> = {}): Record<string, unknown> => ({
+    id: 'm1',
+    address: gateway.address,
+    kinds: ['echo'],
+    status: 'up',
+    incarnation: 3,
+    ...over,
+  });
+  const connect = (): Promise<GranaryClient> =>
+    GranaryClient.connect({
+      name: 'gw',
+      gateways: [gateway.address],
+      secret: SECRET,
+      requestTimeoutMs: 400,
+    });
+
+  it('takes a well-formed topology and the shard counts it states', async () => {
+    answer = { version: 5, members: [member()], shardCounts: { echo: 8 } };
+    const client = await connect();
+    try {
+      expect(client.topology.members.map((m) => m.id)).to.deep.equal(['m1']);
+      expect(client.shardOf('echo', 'x')).to.be.below(8);
+    } finally {
+      await client.close();
+    }
+  });
+
+  // Built when the test runs: the gateway's address is known only then.
+  const malformed: Array<[string, () => unknown]> = [
+    ['a shard count of 0', () => ({ version: 1, members: [member()], shardCounts: { echo: 0 } })],
+    [
+      'a shard count of 2^40',
+      () => ({ version: 1, members: [member()], shardCounts: { echo: 2 ** 40 } }),
+    ],
+    [
+      'an address without a port',
+      () => ({ version: 1, members: [member({ address: 'evil' })], shardCounts: {} }),
+    ],
+    [
+      'kinds that are not names',
+      () => ({ version: 1, members: [member({ kinds: [{}] })], shardCounts: {} }),
+    ],
+    [
+      'a member with no incarnation',
+      () => ({ version: 1, members: [member({ incarnation: 'x' })], shardCounts: {} }),
+    ],
+    ['a fractional version', () => ({ version: 1.5, members: [member()], shardCounts: {} })],
+    ['shard counts that are a list', () => ({ version: 1, members: [member()], shardCounts: [8] })],
+  ];
+  for (const [what, snapshot] of malformed) {
+    it(`refuses a topology with ${what} (ConnectTimeoutError caused by MembershipRecordRejectedError)`, async () => {
+      answer = snapshot();
+      const err = await connect().then(
+        async (c) => {
+          await c.close();
+          return undefined;
+        },
+        (e: unknown) => e,
+      );
+      expect(err).to.be.instanceOf(ConnectTimeoutError);
+      expect((err as Error).cause).to.be.instanceOf(MembershipRecordRejectedError);
+      expect(((err as Error).cause as Error).message).to.contain(
+        `the topology from ${gateway.address} refused`,
+      );
+    });
+  }
+});
