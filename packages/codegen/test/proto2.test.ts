@@ -3,6 +3,7 @@ import { Annotations, Grade, Item } from './golden/proto2/catalog.granary';
 import type { Item as ItemMessage } from './golden/proto2/catalog.granary';
 import { Greeting } from './golden/proto2/escapes.granary';
 import { Holder } from './golden/proto2/group_extensions.granary';
+import { Envelope } from './golden/proto2/oneof_groups.granary';
 import { Origin } from './golden/proto2/supplement.granary';
 import { protocDecode, referenceEncode, referenceRoot, wireTypes } from './helpers/reference';
 
@@ -133,6 +134,25 @@ describe('proto2 (test/protos/proto2)', () => {
       .and.contain('[granary.test.proto2.Annotations.reviewed_grade]: GRADE_B')
       .and.contain('[granary.test.proto2.supplement.origin] {\n  country: "NZ"')
       .and.contain('[granary.test.proto2.supplement.batch]: -9');
+  });
+
+  it('a group inside a oneof is a oneof member, delimited as a group, that protoc reads', () => {
+    const envelope = { blob: { data: new Uint8Array([1, 2]) }, inner: { deep: { value: '7' } } };
+    const bytes = Envelope.encode(envelope);
+    expect(wireTypes(bytes).get(5)).to.deep.equal(new Set([START_GROUP]));
+    expect(Envelope.decode(bytes)).to.deep.equal({
+      ...envelope,
+      payload: 'blob',
+      inner: { deep: { value: '7' }, choice: 'deep' },
+    });
+    const text = protocDecode(
+      'proto2/oneof_groups.proto',
+      'granary.test.proto2.oneofgroups.Envelope',
+      bytes,
+    );
+    expect(text).to.equal(
+      'Blob {\n  data: "\\001\\002"\n}\ninner {\n  Deep {\n    value: 7\n  }\n}\n',
+    );
   });
 
   it('the extendee and the extension messages keep their own codecs', () => {

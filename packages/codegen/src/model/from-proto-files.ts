@@ -10,6 +10,7 @@ import { checkImports } from '../internal/check-imports';
 import { checkImportPath } from '../internal/import-path';
 import { locate, locateBelow, readSource } from '../internal/locate-proto';
 import { parseErrorMessage } from '../internal/parse-error';
+import { parseWithOneofGroups } from '../internal/oneof-groups';
 import { declarationLocation, firstUnresolved, importLocation } from '../internal/source-location';
 import { normalizeStringLiterals } from '../internal/string-literals';
 import { WELL_KNOWN_FILE_OF } from '../runtime/well-known';
@@ -99,7 +100,7 @@ export function loadProtoFiles(
     try {
       // The parser stamps this on every declaration: the include-relative name, as protoc has it.
       (parse as typeof parse & { filename: string | null }).filename = name;
-      parsed = parse(source, root, { keepCase: true });
+      parsed = parseWithOneofGroups(() => parse(source, root, { keepCase: true }));
     } catch (err) {
       throw new ProtoParseError(parseErrorMessage(err as Error, name, source, root), {
         cause: err,
