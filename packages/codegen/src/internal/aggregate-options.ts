@@ -10,7 +10,8 @@ import { skipEnd } from './proto-source';
 
 /** `source` with each aggregate option value in the text format protobufjs reads. */
 export function normalizeAggregates(source: string): string {
-  if (!source.includes('#') && !/=\s*\{[^}]*</.test(source)) return source;
+  // Any '<' may be in an aggregate (after a nested `}` too); most files have none, or only maps.
+  if (!source.includes('#') && !source.includes('<')) return source;
   let out = '';
   let i = 0;
   while (i < source.length) {
