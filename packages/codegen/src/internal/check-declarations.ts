@@ -1,8 +1,10 @@
-import { Enum, Field, Type } from 'protobufjs';
-import type { Root } from 'protobufjs';
+import { Enum, Field, Namespace, Type } from 'protobufjs';
+import type { Method, Root } from 'protobufjs';
 import { ProtoParseError } from '../errors';
+import { fieldOptionProblem } from './check-field-options';
 import { unescapeFullName } from './reflection-to-model';
-import { declarationLocation, declarationsBelow } from './source-location';
+import { messageRangeProblem } from './check-ranges';
+import { declarationLocation, declarationsBelow, locationOf, quote } from './source-location';
 import { unescapeIdentifier } from './proto-source';
 
 /*
@@ -26,18 +28,73 @@ export function checkDeclarations(
   for (const obj of declarationsBelow(root)) {
     if (obj.filename === null || !sources.has(obj.filename)) continue; // a bundled google file
     const proto3 = syntaxes.get(obj.filename) === 'proto3';
-    const problem =
+    const problem: string | undefined =
       obj instanceof Field
         ? fieldProblem(obj, proto3)
         : obj instanceof Enum
           ? (enumProblem(obj, proto3) ?? enumValues.add(obj))
           : undefined;
-    if (problem !== undefined) {
-      const where = declarationLocation(obj, sources, obj.filename);
-      const name = unescapeFullName(obj.fullName, unescapeIdentifier);
-      throw new ProtoParseError(`${where}: ${name}: ${problem}`);
-    }
+    if (problem !== undefined) throw located(obj, problem, sources);
+    const written =
+      obj instanceof Field ? writtenProblem(obj, sources.get(obj.filename)) : undefined;
+    if (written !== undefined) throw located(obj, written.problem, sources, written.at);
   }
+  for (const type of typesBelow(root)) {
+    if (type.filename === null || !sources.has(type.filename)) continue;
+    const problem = messageRangeProblem(type);
+    if (problem !== undefined) throw located(type, problem, sources);
+  }
+}
+
+/** The error for `obj`, at its declaration (or at the match of `at`) in its file. */
+function located(
+  obj: Field | Method | Enum | Type,
+  problem: string,
+  sources: ReadonlyMap<string, string>,
+  at?: RegExp,
+): ProtoParseError {
+  const file = obj.filename ?? '';
+  const where =
+    at === undefined
+      ? declarationLocation(obj, sources, file)
+      : locationOf(file, sources.get(file), at);
+  const name = unescapeFullName(obj.fullName, unescapeIdentifier);
+  return new ProtoParseError(`${where}: ${name}: ${problem}`);
+}
+
+/**
+ * What protobufjs's parser reads and forgets, found in the source (`at`: where): a field
+ * numbered `max` (it takes the largest number; protoc allows `max` only in ranges) and a group
+ * named in lower case (it capitalizes the name; protoc refuses it).
+ */
+function writtenProblem(
+  f: Field,
+  source: string | undefined,
+): { problem: string; at: RegExp } | undefined {
+  if (source === undefined) return undefined;
+  const name = quote(f.name);
+  const max = new RegExp(`\\b${name}\\s*=\\s*max\\b`);
+  if (f.id === MAX_FIELD_NUMBER && max.test(source)) {
+    return {
+      problem: '"max" is not a field number (it ends a range: reserved or extensions N to max)',
+      at: max,
+    };
+  }
+  const lowerGroup = new RegExp(`\\bgroup\\s+${name}\\s*=`);
+  const group =
+    f.resolvedType instanceof Type && (f.resolvedType as { group?: boolean }).group === true;
+  if (group && /^[a-z]/.test(f.name) && lowerGroup.test(source)) {
+    return { problem: 'group names must start with a capital letter', at: lowerGroup };
+  }
+  return undefined;
+}
+
+/** Every message type below `ns`, nested ones included. */
+function typesBelow(ns: Namespace): Type[] {
+  return ns.nestedArray.flatMap((n) => [
+    ...(n instanceof Type ? [n] : []),
+    ...(n instanceof Namespace ? typesBelow(n) : []),
+  ]);
 }
 
 function fieldProblem(f: Field, proto3: boolean): string | undefined {
@@ -58,12 +115,14 @@ function fieldProblem(f: Field, proto3: boolean): string | undefined {
   if (proto3 && (f.options as Record<string, unknown> | undefined)?.default !== undefined) {
     return 'explicit [default] values are not allowed in proto3';
   }
-  return undefined;
+  return fieldOptionProblem(f);
 }
 
 function enumProblem(e: Enum, proto3: boolean): string | undefined {
   const first = Object.values(e.values)[0];
   if (proto3 && first !== 0) return 'the first value of a proto3 enum must be zero';
+  const [name, value] = Object.entries(e.values).find(([, v]) => v !== (v | 0)) ?? [];
+  if (name !== undefined) return `value ${name} = ${value} is out of range (enum values are int32)`;
   return undefined;
 }
 

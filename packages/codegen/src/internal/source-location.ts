@@ -66,16 +66,20 @@ export function firstUnresolved(ns: Namespace): { obj: Field | Method; error: Er
   return undefined;
 }
 
-/** The pattern of the declaration of a field (`name = id`), an rpc (`rpc Name(`) or an enum. */
-export function declarationPattern(obj: Field | Method | Enum): RegExp {
+/**
+ * The pattern of the declaration of a field (`name = id`), an rpc (`rpc Name(`), an enum or a
+ * message (`message Name`, or a group's `group Name`).
+ */
+export function declarationPattern(obj: Field | Method | Enum | Type): RegExp {
   if (obj instanceof Field) return new RegExp(`\\b${quote(obj.name)}\\s*=\\s*${obj.id}\\b`);
-  const keyword = obj instanceof Method ? 'rpc' : 'enum';
+  const keyword =
+    obj instanceof Method ? 'rpc' : obj instanceof Enum ? 'enum' : '(?:message|group)';
   return new RegExp(`\\b${keyword}\\s+${quote(obj.name)}\\b`);
 }
 
 /** `file:line` of the declaration of `obj` (as far as it can be found in its file's source). */
 export function declarationLocation(
-  obj: Field | Method | Enum,
+  obj: Field | Method | Enum | Type,
   sources: ReadonlyMap<string, string>,
   fallback: string,
 ): string {
@@ -83,6 +87,7 @@ export function declarationLocation(
   return locationOf(file, sources.get(file), declarationPattern(obj));
 }
 
-function quote(text: string): string {
+/** `text` with the characters a RegExp gives a meaning escaped. */
+export function quote(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

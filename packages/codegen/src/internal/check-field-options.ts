@@ -1,0 +1,72 @@
+import { Enum, Type } from 'protobufjs';
+import type { Field } from 'protobufjs';
+
+/*
+ * `[default = ...]` and `[packed = ...]` as protoc checks them. protobufjs's parser reads a
+ * default as whatever literal is written (a number for a bool or a string field, a name no enum
+ * value has, 2^31 for an int32), and the module would then embed a default that is not of the
+ * field's type or that the wire cannot carry.
+ */
+
+/** The range of each 32-bit integer type (64-bit defaults are checked with the defaults). */
+const INT_RANGES: Record<string, [number, number]> = {
+  int32: [-(2 ** 31), 2 ** 31 - 1],
+  sint32: [-(2 ** 31), 2 ** 31 - 1],
+  sfixed32: [-(2 ** 31), 2 ** 31 - 1],
+  uint32: [0, 2 ** 32 - 1],
+  fixed32: [0, 2 ** 32 - 1],
+};
+
+/** Types a `[packed = true]` list may have, besides enums: the varint and fixed-width scalars. */
+const PACKABLE = new Set([
+  'double',
+  'float',
+  'int32',
+  'int64',
+  'uint32',
+  'uint64',
+  'sint32',
+  'sint64',
+  'fixed32',
+  'fixed64',
+  'sfixed32',
+  'sfixed64',
+  'bool',
+]);
+
+/** What protoc refuses in the `[default]` and `[packed]` of field `f` (resolved), if anything. */
+export function fieldOptionProblem(f: Field): string | undefined {
+  const options = (f.options ?? {}) as Record<string, unknown>;
+  if (options.packed === true && !(f.repeated && isPackable(f))) {
+    return '[packed = true] can only be specified for repeated primitive fields';
+  }
+  if (!('default' in options)) return undefined;
+  if (f.repeated) return "repeated fields can't have default values";
+  return defaultProblem(f, options.default);
+}
+
+function isPackable(f: Field): boolean {
+  return f.resolvedType instanceof Enum || (f.resolvedType === null && PACKABLE.has(f.type));
+}
+
+function defaultProblem(f: Field, value: unknown): string | undefined {
+  const type = f.resolvedType;
+  if (type instanceof Type) return "messages can't have default values";
+  if (type instanceof Enum) {
+    return typeof value === 'string' && value in type.values
+      ? undefined
+      : `enum ${type.fullName.slice(1)} has no value named ${String(value)} (the [default])`;
+  }
+  if (f.type === 'bool') {
+    return typeof value === 'boolean' ? undefined : '[default] of a bool must be true or false';
+  }
+  if (f.type === 'string' || f.type === 'bytes') {
+    return typeof value === 'string' ? undefined : `[default] of a ${f.type} must be a string`;
+  }
+  if (typeof value !== 'number') return `[default] of a ${f.type} must be a number`;
+  const range = INT_RANGES[f.type];
+  if (range !== undefined && (value < range[0] || value > range[1])) {
+    return `[default] ${value} is out of range for ${f.type} (${range[0]} to ${range[1]})`;
+  }
+  return undefined;
+}

@@ -1,0 +1,160 @@
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli } from '../src/cli/cli';
+import { PROTOC, requireProtoc } from './helpers/paths';
+
+/*
+ * Declarations protobufjs's parser reads without a word and protoc refuses: defaults that are
+ * not of the field's type or range, [packed] where it cannot apply, overlapping ranges, an
+ * empty oneof, `max` as a field number, a group named in lower case, an enum value beyond
+ * int32. Each input is checked against protoc itself, then against granary-codegen, which must
+ * refuse it with ERR_PROTO_PARSE at `file:line`.
+ */
+
+const REFUSED: [what: string, body: string, line: number, message: string][] = [
+  [
+    'an enum [default] no value has',
+    'enum E { A = 1; }\nmessage M {\n  optional E e = 1 [default = C];\n}',
+    5,
+    'p.M.e: enum p.E has no value named C',
+  ],
+  [
+    'a [default] on a repeated field',
+    'message M {\n  repeated int32 a = 1 [default = 1];\n}',
+    4,
+    "repeated fields can't have default values",
+  ],
+  [
+    'an int32 [default] of 2^31',
+    'message M {\n  optional int32 a = 1 [default = 2147483648];\n}',
+    4,
+    '[default] 2147483648 is out of range for int32',
+  ],
+  [
+    'a uint32 [default] of 2^32',
+    'message M {\n  optional fixed32 a = 1 [default = 4294967296];\n}',
+    4,
+    'out of range for fixed32',
+  ],
+  [
+    'a bool [default] of 1',
+    'message M {\n  optional bool a = 1 [default = 1];\n}',
+    4,
+    'a bool must be true or false',
+  ],
+  [
+    'a string [default] that is a number',
+    'message M {\n  optional string a = 1 [default = 5];\n}',
+    4,
+    'a string must be a string',
+  ],
+  [
+    'a float [default] that is a string',
+    'message M {\n  optional float a = 1 [default = "1.5"];\n}',
+    4,
+    'a float must be a number',
+  ],
+  [
+    '[packed = true] on a string list',
+    'message M {\n  repeated string a = 1 [packed = true];\n}',
+    4,
+    '[packed = true] can only be specified for repeated primitive fields',
+  ],
+  [
+    '[packed = true] on a single field',
+    'message M {\n  optional int32 a = 1 [packed = true];\n}',
+    4,
+    '[packed = true] can only be specified',
+  ],
+  [
+    'an enum value beyond int32',
+    'enum E {\n  BIG = 2147483648;\n}',
+    3,
+    'p.E: value BIG = 2147483648 is out of range',
+  ],
+  [
+    'overlapping reserved ranges',
+    'message M {\n  reserved 1 to 5;\n  reserved 3;\n}',
+    3,
+    'p.M: reserved range 3 overlaps with already-defined range 1 to 5',
+  ],
+  [
+    'overlapping extension ranges',
+    'message M {\n  extensions 10 to 20;\n  extensions 20 to 30;\n}',
+    3,
+    'extension range 20 to 30 overlaps with already-defined range 10 to 20',
+  ],
+  [
+    'an extension range over a reserved number',
+    'message M {\n  extensions 10 to 20;\n  reserved 15;\n}',
+    3,
+    'extension range 10 to 20 overlaps with reserved range 15',
+  ],
+  [
+    'an extension range over a field',
+    'message M {\n  extensions 1 to 10;\n  optional string a = 5;\n}',
+    3,
+    'extension range 1 to 10 includes field "a" (5)',
+  ],
+  [
+    'a name reserved twice',
+    'message M {\n  reserved "a", "a";\n}',
+    3,
+    'field name "a" is reserved multiple times',
+  ],
+  ['an empty oneof', 'message M {\n  oneof o {}\n}', 3, 'oneof o has no fields'],
+  ['a field numbered max', 'message M {\n  optional int32 a = max;\n}', 4, '"max" is not'],
+  [
+    'an extension numbered max',
+    'message M { extensions 1 to max; }\nextend M {\n  optional int32 x = max;\n}',
+    5,
+    'p.x: "max" is not a field number',
+  ],
+  [
+    'a group named in lower case',
+    'message M {\n  optional group foo = 1 { optional int32 a = 2; }\n}',
+    4,
+    'p.M.foo: group names must start with a capital letter',
+  ],
+];
+
+describe('declarations protoc refuses and protobufjs reads', () => {
+  before(requireProtoc);
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'granary-codegen-refused-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  for (const [what, body, line, message] of REFUSED) {
+    it(`${what}: protoc refuses it, granary-codegen too at x.proto:${line}`, () => {
+      writeFileSync(join(dir, 'x.proto'), `syntax = "proto2";\npackage p;\n${body}\n`);
+      const protoc = spawnSync(PROTOC, [`-I${dir}`, '-o/dev/null', 'x.proto'], {
+        encoding: 'utf8',
+      });
+      expect(protoc.status, 'protoc accepted it').to.equal(1);
+      const err: string[] = [];
+      const io = { out: () => undefined, err: (t: string) => err.push(t) };
+      expect(runCli(['x.proto', '-I', dir, '--out', join(dir, 'gen')], io)).to.equal(1);
+      expect(err.join('')).to.contain(`ERR_PROTO_PARSE: x.proto:${line}: `).and.contain(message);
+    });
+  }
+
+  it('what protoc accepts beside them still generates: max ending ranges, enum and packed', () => {
+    const body =
+      'enum E { NEG = -2147483648; A = 1; }\n' +
+      'message M {\n  extensions 1000 to max;\n  reserved 100 to 199, 300;\n' +
+      '  reserved "old";\n  repeated E es = 1 [packed = true];\n' +
+      '  optional E e = 2 [default = NEG];\n  optional uint32 u = 3 [default = 4294967295];\n' +
+      '  oneof o { group G = 4 { optional int32 x = 5; } }\n}\n' +
+      'extend M {\n  optional int32 last = 536870911;\n}';
+    writeFileSync(join(dir, 'x.proto'), `syntax = "proto2";\npackage p;\n${body}\n`);
+    const protoc = spawnSync(PROTOC, [`-I${dir}`, '-o/dev/null', 'x.proto'], { encoding: 'utf8' });
+    expect(protoc.status, protoc.stderr).to.equal(0);
+    const io = { out: () => undefined, err: (t: string) => expect.fail(t) };
+    expect(runCli(['x.proto', '-I', dir, '--out', join(dir, 'gen')], io)).to.equal(0);
+  });
+});
