@@ -66,6 +66,11 @@ describe('README snippets compile', function () {
     ['codegen', join(PACKAGE_DIR, 'README.md')],
     ['cluster', join(PACKAGE_DIR, '..', 'cluster', 'README.md')],
     ['ping-pong example', join(PACKAGE_DIR, '..', '..', 'examples', 'ping-pong', 'README.md')],
+    ['core', join(PACKAGE_DIR, '..', 'core', 'README.md')],
+    ['pool', join(PACKAGE_DIR, '..', 'pool', 'README.md')],
+    ['testkit', join(PACKAGE_DIR, '..', 'testkit', 'README.md')],
+    ['admin', join(PACKAGE_DIR, '..', 'admin', 'README.md')],
+    ['docs/durability.md', join(PACKAGE_DIR, '..', '..', 'docs', 'durability.md')],
   ] as const) {
     it(`every TypeScript snippet of the ${name} README type-checks`, () => {
       const code = snippets(readme);
