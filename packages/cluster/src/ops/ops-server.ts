@@ -149,10 +149,17 @@ export class OpsServer {
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?', 1)[0]!;
-    const handler = this.routes.get(`${req.method ?? 'GET'} ${path}`);
+    // HEAD is GET without the body (Node leaves it out): uptime checks and `curl -I` use it.
+    const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
+    const handler = this.routes.get(`${method} ${path}`);
     if (handler === undefined) {
-      const known = [...this.routes.keys()].some((k) => k.endsWith(` ${path}`));
-      return send(res, known ? 405 : 404, { error: known ? 'method not allowed' : 'not found' });
+      const allowed = [...this.routes.keys()]
+        .filter((k) => k.endsWith(` ${path}`))
+        .map((k) => k.slice(0, k.indexOf(' ')));
+      if (allowed.length === 0) return send(res, 404, { error: 'not found' });
+      if (allowed.includes('GET')) allowed.push('HEAD');
+      // A 405 names what the path takes (RFC 9110 asks for Allow).
+      return send(res, 405, { error: 'method not allowed' }, { allow: allowed.join(', ') });
     }
     try {
       const done = handler(req, res);
@@ -187,9 +194,15 @@ export class OpsServer {
   }
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
+    ...headers,
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(text),
     'cache-control': 'no-store',

@@ -85,6 +85,17 @@ describe('OpsServer connection bounds', function () {
     expect(answer.endsWith('\r\n\r\n{"error":"method not allowed"}')).to.equal(true);
   });
 
+  it('answers HEAD like GET without a body, and names the methods a path takes in a 405 (Allow)', async () => {
+    const ops = await start({}, warnings().logger);
+    const head = await fetch(`${ops.url}/livez`, { method: 'HEAD' });
+    expect(head.status).to.equal(200);
+    expect(await head.text()).to.equal('');
+    const post = await fetch(`${ops.url}/livez`, { method: 'POST' });
+    expect(post.status).to.equal(405);
+    expect(post.headers.get('allow')).to.equal('GET, HEAD');
+    expect((await fetch(`${ops.url}/nothing`, { method: 'HEAD' })).status).to.equal(404);
+  });
+
   it('refuses a headersTimeoutMs over requestTimeoutMs, and a maxConnections below 1', async () => {
     const { logger } = warnings();
     for (const bad of [{ headersTimeoutMs: 2000, requestTimeoutMs: 1000 }, { maxConnections: 0 }]) {
