@@ -11,6 +11,7 @@ import { LiveReminder, STORE_RETRY_MS, type ReminderHost } from './live-reminder
 import type { GrainReminders, JobOutcome, ReminderFire } from './reminder';
 import type { ClaimResult, ReminderSpec, ReminderStore, StoredReminder } from './reminder-store';
 import { queueClaim } from './internal/claim-batch';
+import { StoreClock } from './internal/store-clock';
 import { FireDelivery } from './internal/fire-delivery';
 import { REMINDERS_ACTOR, spawnRefreshActor, type RefreshMessage } from './internal/refresh-actor';
 import { loadedByKind, summarize, type ReminderSummary } from './internal/loaded-summary';
@@ -54,6 +55,8 @@ export class ReminderService implements ReminderHost, RemindersBackend {
   readonly counters = new ReminderCounters();
   private readonly shards = new Map<string, ShardReminders>();
   private readonly store: ReminderStore;
+  /** What fires are planned on: the store's clock (see StoreClock). */
+  private readonly time: StoreClock;
   private storeDown = false;
   private stopped = false;
   private readonly actor: PID;
@@ -71,6 +74,12 @@ export class ReminderService implements ReminderHost, RemindersBackend {
       );
     }
     this.store = deps.options.store;
+    const store = this.store;
+    this.time = new StoreClock(
+      deps.system.clock,
+      store.time === undefined ? undefined : () => store.time!(),
+      deps.logger,
+    );
     this.fires = new FireDelivery({
       maxFiresInFlight: max,
       deliveryTimeoutMs: deps.options.deliveryTimeoutMs,
@@ -145,6 +154,7 @@ export class ReminderService implements ReminderHost, RemindersBackend {
   /** Stops every reminder (the member shuts down). */
   stop(): void {
     this.stopped = true;
+    this.time.stop();
     this.fires.stop();
     this.metrics?.close();
     for (const s of [...this.shards.values()]) this.released(s.kind, s.shard);
@@ -169,6 +179,8 @@ export class ReminderService implements ReminderHost, RemindersBackend {
 
   /** Loads (and fences) shards of one kind; retried while the store is down. */
   private async load(batch: ShardReminders[]): Promise<void> {
+    // The first fires are planned on the store's clock, not on this member's.
+    await this.time.first;
     let left = batch;
     while ((left = left.filter((s) => this.current(s))).length > 0) {
       try {
@@ -269,7 +281,7 @@ export class ReminderService implements ReminderHost, RemindersBackend {
   // ── RemindersBackend ─────────────────────────────────────────────────────────────────
 
   now(): number {
-    return this.deps.system.clock.now();
+    return this.time.now();
   }
 
   shardOf(kind: string, id: string): number {

@@ -62,6 +62,12 @@ export interface ReminderStore {
    * Cluster.start awaits it before the member joins. Optional: a store without a check omits it.
    */
   open?(): Promise<void>;
+  /**
+   * The store's clock, epoch ms (RedisReminderStore: Redis `TIME`). Members plan every fire on
+   * it, read every few seconds and carried by their monotonic clock, so all of them agree on what
+   * is due whatever their own wall clocks say. Optional: without it each member's wall clock.
+   */
+  time?(): Promise<number>;
   /** Takes the member's logger (Cluster.start), for a store that logs. */
   useLogger?(logger: Logger): void;
   /**

@@ -49,6 +49,15 @@ describe('RedisReminderStore', function () {
     }
   });
 
+  it("tells the time by Redis' clock (TIME), in epoch ms", async () => {
+    const s = new RedisReminderStore({ url: redis.url });
+    stores.push(s);
+    const before = Date.now();
+    const at = await s.time();
+    // The same host's clock: within the round trip, at ms resolution.
+    expect(at).to.be.within(before - 1, Date.now() + 1);
+  });
+
   it('fails fast with ReminderStoreUnavailableError when Redis is away', async () => {
     const s = new RedisReminderStore({ url: 'redis://127.0.0.1:1', commandTimeoutMs: 200 });
     stores.push(s);

@@ -168,6 +168,11 @@ export class MemoryReminderStore implements ReminderStore {
     return Promise.resolve(this.shard(kind, shard).outcomes.get(field(id, name)));
   }
 
+  /** This process's wall clock: every member sharing the store shares it. */
+  time(): Promise<number> {
+    return Promise.resolve(Date.now());
+  }
+
   close(): Promise<void> {
     return Promise.resolve();
   }

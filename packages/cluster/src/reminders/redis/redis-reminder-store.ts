@@ -269,6 +269,11 @@ export class RedisReminderStore implements ReminderStore {
     return raw ? (JSON.parse(raw) as JobOutcome) : undefined;
   }
 
+  async time(): Promise<number> {
+    const [seconds, micros] = await this.run(() => this.client.time());
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  }
+
   async close(): Promise<void> {
     if (this.ownsClient) this.client.disconnect();
   }

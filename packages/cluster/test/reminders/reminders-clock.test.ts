@@ -1,0 +1,71 @@
+import { ActorSystem, SYSTEM_CLOCK, type Clock } from '@granary/core';
+import { errorsOnlyLogger } from '@granary/testkit';
+import { expect } from 'chai';
+import { Cluster } from '../../src/cluster';
+import type { GrainContext } from '../../src/grains/grain';
+import { kind } from '../../src/grains/kind';
+import { MemoryProvider } from '../../src/providers/memory/memory-provider';
+import { MemoryClusterTable } from '../../src/providers/memory/memory-table';
+import { MemoryReminderStore } from '../../src/reminders/memory/memory-reminder-store';
+import { isReminderFire, type ReminderFire } from '../../src/reminders/reminder';
+
+const PERIOD_MS = 500;
+/** How far the member's wall clock jumps ahead (then back). */
+const JUMP_MS = 20_000;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe('reminders on a member whose wall clock jumps (injected clock, memory store)', function () {
+  this.timeout(30_000);
+  let member: Cluster;
+  /** The member's wall clock is the real one plus this. */
+  let offset = 0;
+  /** Each fire, with the real time it arrived. */
+  const fires: Array<{ fire: ReminderFire; at: number }> = [];
+
+  before(async () => {
+    const clock: Clock = { ...SYSTEM_CLOCK, now: () => Date.now() + offset };
+    member = await Cluster.start({
+      name: 'clock-jump',
+      id: 'a',
+      system: new ActorSystem({ name: 'clock-jump', clock, logger: errorsOnlyLogger }),
+      provider: new MemoryProvider(new MemoryClusterTable(), { ttlMs: 1000 }),
+      kinds: [
+        kind(
+          'beat',
+          () => ({
+            receive(ctx: GrainContext): void {
+              if (isReminderFire(ctx.message)) fires.push({ fire: ctx.message, at: Date.now() });
+            },
+          }),
+          { shardCount: 4 },
+        ),
+      ],
+      reminders: { store: new MemoryReminderStore() },
+      logger: errorsOnlyLogger,
+    });
+  });
+  after(() => member?.shutdown({ graceful: false }));
+
+  it('fires on the store’s clock: no tick early or reported skipped while it is 20 s fast, none held back once it steps back', async () => {
+    const dueAt = Date.now() + 300;
+    await member.reminders('beat', 'b').set('r', { dueAt, periodMs: PERIOD_MS, catchUp: 'skip' });
+    await sleep(1200);
+    offset = JUMP_MS;
+    await sleep(1500);
+    offset = 0;
+    const backAt = Date.now();
+    await sleep(1500);
+    const ticks = fires.map((f) => f.fire.tick);
+    expect(ticks, 'one fire per tick, in order').to.deep.equal(ticks.map((_, i) => i));
+    expect(fires.map((f) => f.fire.skipped).reduce((a, b) => a + b, 0)).to.equal(0);
+    for (const { fire, at } of fires) {
+      const due = dueAt + fire.tick * PERIOD_MS;
+      expect(at, `tick ${fire.tick} arrived before it was due`).to.be.at.least(due - 20);
+    }
+    expect(
+      fires.filter((f) => f.at > backAt).length,
+      'fires after the clock stepped back',
+    ).to.be.at.least(2);
+  });
+});
