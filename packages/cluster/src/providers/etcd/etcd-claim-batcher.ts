@@ -81,6 +81,8 @@ export class EtcdClaimBatcher {
     /** True while `lease` is this member's registration (claims on an older one are dropped). */
     private readonly leaseCurrent: (lease: string) => boolean,
     private readonly notes?: NoteTarget,
+    /** Told of each foreign claim key (on no lease) before it is deleted. */
+    private readonly foreignClaim?: (key: Buffer) => void,
   ) {}
 
   /**
@@ -183,7 +185,36 @@ export class EtcdClaimBatcher {
   private settleClaim(r: ClaimRequest, kv: IKeyValue | undefined, retry: () => void): void {
     if (!kv) retry();
     else if (String(kv.lease) === r.lease) r.resolve({ epoch: Number(kv.create_revision) });
+    else if (String(kv.lease) === '0') this.removeForeign(r, kv, retry);
     else r.resolve({ heldBy: claimHolder(kv), holderEpoch: Number(kv.create_revision) });
+  }
+
+  /**
+   * A claim key on no lease is no member's: claims are written on their holder's lease and go
+   * with it, so one written by hand or by another program held its range, unserved, forever
+   * (the desired owner waited on a holder that never lets go). Deleted if unchanged (still on
+   * no lease, same revision), then claimed again.
+   */
+  private removeForeign(r: ClaimRequest, kv: IKeyValue, retry: () => void): void {
+    this.foreignClaim?.(kv.key);
+    this.kv()
+      .txn(
+        {
+          compare: [
+            { key: kv.key, target: 'Mod', result: 'Equal', mod_revision: kv.mod_revision },
+            { key: kv.key, target: 'Lease', result: 'Equal', lease: '0' },
+          ],
+          success: [{ request_delete_range: { key: kv.key } }],
+        },
+        { deadline: Date.now() + this.timeoutMs },
+      )
+      .then(
+        () => {
+          retry();
+          this.schedule();
+        },
+        (err: unknown) => r.reject(err),
+      );
   }
 
   private async releaseBatch(batch: ReleaseRequest[]): Promise<void> {

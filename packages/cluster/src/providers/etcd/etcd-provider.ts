@@ -1,5 +1,6 @@
 import { Etcd3, type IOptions } from 'etcd3';
-import { LeaseLostError, NotJoinedError } from '../../errors';
+import { LogThrottle } from '@granary/core';
+import { LeaseLostError, MembershipRecordRejectedError, NotJoinedError } from '../../errors';
 import { Listeners } from '../../internal/listeners';
 import { NOOP_LOGGER, type ClusterLogger } from '../../internal/logger';
 import type { MemberStatus, Topology } from '../../membership/topology';
@@ -25,6 +26,9 @@ import { EtcdMemberLease } from './etcd-member-lease';
 import { LeaseThread } from './lease/lease-thread';
 import { EtcdTopologyWatch, type ReceivedNote } from './etcd-topology-watch';
 import { hostCooldownPolicy, PASS_THROUGH_POLICY } from './etcd-client-policy';
+
+/** Foreign claim keys deleted are logged 4 per this interval (ms) at most, then counted. */
+const FOREIGN_LOG_INTERVAL_MS = 10_000;
 
 /**
  * gRPC reconnect backoff to etcd (grpc-js defaults to 1 s growing to 120 s, far too slow for a
@@ -64,6 +68,8 @@ export class EtcdProvider implements ClusterProvider {
   private compactor: EtcdCompactor | undefined;
   private readonly batcher: EtcdClaimBatcher;
   private stopped = false;
+  /** Foreign claim keys deleted: a few lines per interval, then counted. */
+  private foreignClaims = new LogThrottle(NOOP_LOGGER);
   private readonly topologyListeners = new Listeners<Topology>();
   private readonly releaseListeners = new Listeners<ClaimReleased>();
   private readonly letGoListeners = new Listeners<string>();
@@ -90,12 +96,22 @@ export class EtcdProvider implements ClusterProvider {
         key: (to) => this.requireKeys('release').note(to, this.requireSelf('release').id),
         lease: () => this.registration.currentId(),
       },
+      (key) => {
+        const reason = "a claim on no lease (claims live on their holder's lease)";
+        const err = new MembershipRecordRejectedError(
+          key.toString().slice(0, 256),
+          reason,
+          'deleted',
+        );
+        this.foreignClaims.log('foreign-claim', 'warn', { err }, err.message);
+      },
     );
   }
 
   async join(self: JoinRequest): Promise<void> {
     this.self = self;
     this.logger = (this.options.logger ?? self.logger ?? NOOP_LOGGER).child({ component: 'etcd' });
+    this.foreignClaims = new LogThrottle(this.logger, FOREIGN_LOG_INTERVAL_MS, undefined, 4);
     this.keys = new EtcdKeys(this.options.prefix, self.cluster);
     const etcdOptions: IOptions = {
       ...this.options.etcd,
@@ -320,6 +336,7 @@ export class EtcdProvider implements ClusterProvider {
     this.stopped = true;
     LeaseThread.get().idle();
     this.compactor?.stop();
+    this.foreignClaims.close();
     await this.watch?.stop();
     this.watch = undefined;
     this.client?.close();

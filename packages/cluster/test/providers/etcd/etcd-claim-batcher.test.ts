@@ -110,6 +110,24 @@ describe('EtcdClaimBatcher', function () {
     expect(three).to.have.property('epoch');
   });
 
+  it('deletes a claim key on no lease (no member wrote it) and claims the range, telling who asked', async () => {
+    // A hand-written or foreign key held its range forever: its "holder" never lets go.
+    const foreign: string[] = [];
+    batcher = new EtcdClaimBatcher(
+      () => kv,
+      2000,
+      (l) => current.has(l),
+      undefined,
+      (k) => foreign.push(k.toString()),
+    );
+    await client.put(key(5).toString()).value('{"member":"ghost"}');
+    const r = await batcher.claim(key(5), value('a'), lease);
+    const stored = (await client.get(key(5).toString()).exec()).kvs[0]!;
+    expect(r).to.deep.equal({ epoch: Number(stored.create_revision) });
+    expect(String(stored.lease)).to.equal(lease);
+    expect(foreign).to.deep.equal([key(5).toString()]);
+  });
+
   it('releases a key only while it still carries the release’s epoch', async () => {
     const granted = (await batcher.claim(key(7), value('a'), lease)) as { epoch: number };
     await batcher.release(key(7), granted.epoch - 1); // an older claim's epoch: kept
