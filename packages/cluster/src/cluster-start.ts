@@ -1,6 +1,7 @@
 import { InvalidOptionError, type ActorSystem } from '@granary/core';
 import { DEFAULT_CLUSTER_OPTIONS, type ClusterOptions } from './cluster-options';
 import { DEFAULT_GRAINS_OPTIONS, type GrainsOptions } from './grains/grains-options';
+import { rejectUnknownOptions } from './internal/known-options';
 import type { ClusterLogger } from './internal/logger';
 import type { OpsServer } from './ops/ops-server';
 import type { ResolvedOverloadOptions } from './overload/overload-options';
@@ -13,6 +14,28 @@ export const START_CLAIMS_WAIT_MS = 5_000;
 
 /** What Cluster.start takes: the cluster's options and the grains'. */
 export type StartOptions = ClusterOptions & GrainsOptions;
+
+/** Every option Cluster.start knows (the compiler keeps it in step with StartOptions). */
+const START_OPTION_KEYS = {
+  name: true,
+  provider: true,
+  kinds: true,
+  id: true,
+  address: true,
+  remote: true,
+  shardCount: true,
+  claimRanges: true,
+  claimRetryMs: true,
+  stateStores: true,
+  reminders: true,
+  logger: true,
+  telemetry: true,
+  ops: true,
+  system: true,
+  requestTimeoutMs: true,
+  onActivation: true,
+  overload: true,
+} as const satisfies Record<keyof StartOptions, true>;
 
 /** Cluster.start's options with their defaults, checked. */
 export type ResolvedStartOptions = StartOptions &
@@ -38,6 +61,7 @@ export interface ClusterInit {
  * @throws InvalidOptionError naming the first option out of range.
  */
 export function resolveStartOptions(options: StartOptions): ResolvedStartOptions {
+  rejectUnknownOptions('Cluster.start', options, START_OPTION_KEYS);
   // An option given as undefined takes its default, as if it were left out.
   const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
   const merged = {

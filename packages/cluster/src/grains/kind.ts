@@ -4,6 +4,7 @@ import {
   NotInfluenceReceiveTimeout,
 } from '@granary/core';
 import type { Grain } from './grain';
+import { rejectUnknownOptions } from '../internal/known-options';
 import { kindStateOf, type KindState, type KindStateOptions } from './kind-state';
 
 /** Options of a grain kind (`S`: the type of its declared state). */
@@ -105,6 +106,19 @@ const markedNeutral = (message: unknown): boolean =>
   typeof message === 'object' &&
   (message as { [NotInfluenceReceiveTimeout]?: boolean })[NotInfluenceReceiveTimeout] === true;
 
+/** Every option kind() knows (the compiler keeps it in step with KindOptions). */
+const KIND_OPTION_KEYS = {
+  state: true,
+  idleTimeoutMs: true,
+  mailbox: true,
+  canActivate: true,
+  shardCount: true,
+  reentrant: true,
+  idleNeutral: true,
+  longTurnMs: true,
+  turnTimeoutMs: true,
+} as const satisfies Record<keyof KindOptions, true>;
+
 /**
  * Defines a grain kind: its name, how to make a grain, and how activations behave.
  *
@@ -126,6 +140,7 @@ export function kind<S = unknown>(
       `a kind name must be a non-empty string without '/', got ${JSON.stringify(name)}`,
     );
   }
+  rejectUnknownOptions(`kind('${name}')`, options, KIND_OPTION_KEYS);
   if (typeof factory !== 'function') {
     throw new InvalidArgumentError('factory', `kind '${name}': the factory must be a function`);
   }

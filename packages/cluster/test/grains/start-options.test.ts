@@ -3,7 +3,7 @@ import { InvalidArgumentError, InvalidOptionError } from '@granary/core';
 import { expect } from 'chai';
 import { freePort } from '@granary/testkit';
 import { Cluster } from '../../src/cluster';
-import { kind } from '../../src/grains/kind';
+import { kind, type KindOptions } from '../../src/grains/kind';
 import { MemoryProvider } from '../../src/providers/memory/memory-provider';
 import { MemoryClusterTable } from '../../src/providers/memory/memory-table';
 
@@ -23,6 +23,24 @@ describe('Cluster.start grain options', () => {
     expect(() => kind('k', grain, { shardCount: 1.5 }))
       .to.throw(InvalidOptionError)
       .with.property('option', 'shardCount');
+  });
+
+  it('kind() refuses an option it does not know, naming it and the one meant', () => {
+    // From JavaScript or a config object: no excess-property check catches it.
+    const options: Record<string, unknown> = { idleTimeout: 5_000 };
+    expect(() => kind('k', grain, options as KindOptions))
+      .to.throw(InvalidOptionError, /idleTimeout.*idleTimeoutMs/)
+      .with.property('option', 'idleTimeout');
+  });
+
+  it('Cluster.start refuses an option it does not know before starting anything, naming the one meant', async () => {
+    const options = { name: 'x', provider: new MemoryProvider(new MemoryClusterTable()), kind: [] };
+    const err = await Cluster.start(options).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(InvalidOptionError).with.property('option', 'kind');
+    expect((err as Error).message).to.include("'kinds'");
+    const far = { name: 'x', provider: new MemoryProvider(new MemoryClusterTable()), colour: 1 };
+    const err2 = await Cluster.start(far).catch((e: unknown) => e);
+    expect(err2).to.be.instanceOf(InvalidOptionError).with.property('option', 'colour');
   });
 
   it('rejects requestTimeoutMs <= 0 before starting anything', async () => {

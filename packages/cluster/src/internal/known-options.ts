@@ -1,0 +1,55 @@
+import { InvalidOptionError } from '@granary/core';
+
+/** A name this close (edits) to a known one is taken for a misspelling of it. */
+const MAX_SUGGESTION_DISTANCE = 3;
+
+/**
+ * Throws InvalidOptionError naming the first option of `options` that `known` lacks, and the
+ * known option it most likely meant. Options often come from JavaScript or a config object,
+ * where TypeScript's excess-property check does not reach: an option under a wrong name was
+ * ignored, so its default ran instead (`kind: [...]` hosted nothing, `idleTimeout` never applied).
+ */
+export function rejectUnknownOptions(
+  where: string,
+  options: object,
+  known: Readonly<Record<string, true>>,
+): void {
+  for (const name of Object.keys(options)) {
+    if (Object.prototype.hasOwnProperty.call(known, name)) continue;
+    const meant = closest(name, Object.keys(known));
+    throw new InvalidOptionError(
+      name,
+      `${where} has no option '${name}'` +
+        (meant === undefined ? '' : ` (did you mean '${meant}'?)`),
+    );
+  }
+}
+
+function closest(name: string, known: string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = MAX_SUGGESTION_DISTANCE + 1;
+  for (const k of known) {
+    const d = k.toLowerCase().startsWith(name.toLowerCase())
+      ? 1
+      : distance(name.toLowerCase(), k.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [k, d];
+  }
+  return best;
+}
+
+/** Levenshtein distance (option names are short). */
+function distance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(
+        row[j]! + 1,
+        next[j - 1]! + 1,
+        row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    row = next;
+  }
+  return row[b.length]!;
+}
