@@ -77,12 +77,19 @@ export function statusProblem(value: unknown): string | undefined {
  * when it is. Checked before a record touches a table or a ring: a malformed member must never
  * make placement throw.
  */
-export function memberProblem(value: unknown): string | undefined {
+export function memberProblem(
+  value: unknown,
+  /**
+   * How the address is checked: host:port where the record is dialled as it is (the seed's);
+   * a short string where a member may state any address, 'nonhost' without a remote (etcd).
+   */
+  checkAddress: (address: unknown) => string | undefined = addressProblem,
+): string | undefined {
   if (typeof value !== 'object' || value === null) return 'a member must be an object';
   const m = value as Partial<Member>;
   return (
     shortStringProblem(m.id, 'id') ??
-    addressProblem(m.address) ??
+    checkAddress(m.address) ??
     kindsProblem(m.kinds) ??
     kindShardsProblem(m.kindShards) ??
     statusProblem(m.status) ??
@@ -90,4 +97,9 @@ export function memberProblem(value: unknown): string | undefined {
       ? undefined
       : 'incarnation must be a non-negative integer')
   );
+}
+
+/** Why `value` is not a short non-empty address (undefined when it is); see memberProblem. */
+export function statedAddressProblem(value: unknown): string | undefined {
+  return shortStringProblem(value, 'address');
 }

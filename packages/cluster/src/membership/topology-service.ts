@@ -1,6 +1,6 @@
 import { Props, type ActorSystem, type PID } from '@granary/core';
 import { MAX_SHARD_COUNT } from '../placement/kind-ranges';
-import { MAX_MEMBER_KINDS, memberProblem } from './member-record';
+import { MAX_MEMBER_KINDS, memberProblem, statedAddressProblem } from './member-record';
 import type { Member, Topology } from './topology';
 
 /** Name of the actor every member with a remote runs to tell clients the topology. */
@@ -55,7 +55,7 @@ export function topologySnapshotProblem(value: unknown): string | undefined {
     return 'version must be a non-negative integer';
   if (!Array.isArray(v.members)) return 'members must be an array';
   for (const m of v.members as unknown[]) {
-    const p = memberProblem(m);
+    const p = memberProblem(m, statedAddressProblem);
     if (p !== undefined)
       return `member ${JSON.stringify((m as { id?: unknown } | null)?.id)?.slice(0, 64)}: ${p}`;
   }

@@ -64,8 +64,8 @@ describe('GatewayTopologySource', function () {
       () => ({ version: 1, members: [member()], shardCounts: { echo: 2 ** 40 } }),
     ],
     [
-      'an address without a port',
-      () => ({ version: 1, members: [member({ address: 'evil' })], shardCounts: {} }),
+      'an address that is no string',
+      () => ({ version: 1, members: [member({ address: 4000 })], shardCounts: {} }),
     ],
     [
       'kinds that are not names',

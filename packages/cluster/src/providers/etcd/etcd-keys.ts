@@ -1,7 +1,7 @@
 import type { IKeyValue } from 'etcd3';
 import type { Member, MemberStatus } from '../../membership/topology';
 import type { KindShards } from '../../placement/kind-ranges';
-import { memberProblem } from '../../membership/member-record';
+import { memberProblem, statedAddressProblem } from '../../membership/member-record';
 
 /** What a member key stores; the incarnation is the key's create revision, not stored. */
 interface MemberValue {
@@ -178,7 +178,8 @@ export function decodeMember(kv: IKeyValue, keyId: string): DecodedMember {
     incarnation: Number(kv.create_revision),
   };
   if (kindShards) member.kindShards = kindShards;
-  const problem = memberProblem(member);
+  // Any address a member may state ('nonhost' without a remote; the `address` option).
+  const problem = memberProblem(member, statedAddressProblem);
   return problem === undefined ? { member } : { problem };
 }
 

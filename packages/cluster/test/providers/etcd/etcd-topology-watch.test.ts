@@ -17,7 +17,11 @@ const HOSTILE_MEMBERS: Array<[key: string, value: string]> = [
   ['array', '[1,2,3]'],
   // Names member a: it replaced a (and its address) in every topology read from etcd.
   ['impostor', '{"id":"a","address":"203.0.113.9:666","kinds":["K"],"status":"up"}'],
-  ['no-port', '{"id":"no-port","address":"evil.example","kinds":["K"],"status":"up"}'],
+  ['no-address', '{"id":"no-address","address":4000,"kinds":["K"],"status":"up"}'],
+  [
+    'long-address',
+    JSON.stringify({ id: 'long-address', address: `${'h'.repeat(300)}:1`, kinds: ['K'] }),
+  ],
   ['kinds-object', '{"id":"kinds-object","address":"e:1","kinds":{"0":"K"},"status":"up"}'],
   [
     'huge-shards',
@@ -97,6 +101,12 @@ describe('EtcdTopologyWatch', () => {
       expect(rejected(lines).map((l) => l.fields.key)).to.include(
         `/granary/${name()}/members/impostor`,
       );
+    });
+
+    it("keeps a member that states an address without a port ('nonhost': no remote)", async () => {
+      const a = make();
+      await a.join({ ...self('a', name()), address: 'nonhost' });
+      expect(a.topology().members.map((m) => [m.id, m.address])).to.deep.equal([['a', 'nonhost']]);
     });
 
     it('a member key rewritten with a malformed value drops that member', async () => {
