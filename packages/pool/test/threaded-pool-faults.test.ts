@@ -49,6 +49,8 @@ describe('a threaded pool kind whose worker threads fail (one member, one thread
       expect(b.ms, 'not held to the 5 s deadline').to.be.below(2500);
     }
     expect(nodes.nodes[0]!.topology.members.map((m) => m.id)).to.deep.equal(['m1']);
+    // No worker answered the crashed job: the client's counters (granary.pool.calls) say so.
+    expect({ ok: client.ok, failed: client.failed }).to.deep.equal({ ok: 3, failed: 1 });
   });
 
   it('a job that hangs fails at its deadline; the jobs queued behind it run on a new thread', async () => {

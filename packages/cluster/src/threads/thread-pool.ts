@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import type { Logger } from '@granary/core';
 import type Piscina from 'piscina';
 import {
   ThreadCloneError,
@@ -52,7 +53,11 @@ export class ThreadPool {
   private readonly piscina: Piscina<ThreadTask, ThreadResult>;
   private closed = false;
 
-  constructor(options: ResolvedThreadedOptions) {
+  constructor(
+    options: ResolvedThreadedOptions,
+    /** Where a thread's failure outside any task is reported (the member's). */
+    private readonly logger?: Logger,
+  ) {
     const spec: ThreadModuleSpec = { module: options.module, exportName: options.export };
     this.piscina = new (loadPiscina())({
       filename: ENTRY,
@@ -63,7 +68,16 @@ export class ThreadPool {
       concurrentTasksPerWorker: 1,
       recordTiming: false,
       workerData: spec,
+      ...(options.maxHeapMb === undefined
+        ? {}
+        : { resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb } }),
     });
+    // A thread that fails with no task on it (an exception after its handler returned): piscina
+    // emits 'error', which with no listener would throw and end the member. Nothing waits on
+    // that thread; piscina replaces it, so it is reported and the pool goes on.
+    this.piscina.on('error', (err: unknown) =>
+      this.logger?.error({ err }, 'a worker thread failed outside any task; it is replaced'),
+    );
     // After piscina's own bookkeeping of the ended thread (it emits this before forgetting it).
     this.piscina.on('workerDestroy', () => queueMicrotask(() => this.refill()));
   }

@@ -25,6 +25,15 @@ export interface ThreadedOptions {
    * @default 30000
    */
   idleTimeoutMs?: number;
+  /**
+   * Heap limit of each thread, in MiB (worker_threads' `resourceLimits.maxOldGenerationSizeMb`).
+   * A handler that outgrows it ends its thread: the call fails with ThreadCrashedError and a new
+   * thread takes the next task. Without it a runaway handler grows to the process's own heap
+   * limit (about 4 GiB on a 64-bit machine) before it dies, which a container with less memory
+   * than that does not survive: set it below the memory the member may use.
+   * @default undefined (Node's limit)
+   */
+  maxHeapMb?: number | undefined;
 }
 
 /** Defaults of {@link ThreadedOptions} (threads is computed from the machine). */
@@ -34,7 +43,11 @@ export const DEFAULT_THREADED_OPTIONS = {
 } as const;
 
 /** ThreadedOptions with every default applied. */
-export type ResolvedThreadedOptions = Required<ThreadedOptions>;
+export type ResolvedThreadedOptions = Required<Omit<ThreadedOptions, 'maxHeapMb'>> &
+  Pick<ThreadedOptions, 'maxHeapMb'>;
+
+/** Below this a worker thread cannot start its runtime. */
+const MIN_HEAP_MB = 16;
 
 /** Applies the defaults and validates; throws InvalidOptionError naming the option. */
 export function resolveThreadedOptions(options: ThreadedOptions): ResolvedThreadedOptions {
@@ -49,10 +62,18 @@ export function resolveThreadedOptions(options: ThreadedOptions): ResolvedThread
   if (!(idleTimeoutMs >= 0)) {
     throw new InvalidOptionError('idleTimeoutMs', `must be >= 0, got ${idleTimeoutMs}`);
   }
+  const maxHeapMb = options.maxHeapMb;
+  if (maxHeapMb !== undefined && !(Number.isFinite(maxHeapMb) && maxHeapMb >= MIN_HEAP_MB)) {
+    throw new InvalidOptionError(
+      'maxHeapMb',
+      `must be a number >= ${MIN_HEAP_MB}, got ${maxHeapMb}`,
+    );
+  }
   return {
     module: options.module,
     export: options.export ?? DEFAULT_THREADED_OPTIONS.export,
     threads,
     idleTimeoutMs,
+    maxHeapMb,
   };
 }

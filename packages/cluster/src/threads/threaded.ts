@@ -1,3 +1,4 @@
+import type { Logger } from '@granary/core';
 import type { Grain, GrainContext } from '../grains/grain';
 import { ThreadPool } from './thread-pool';
 import { resolveThreadedOptions, type ThreadedOptions } from './threaded-options';
@@ -18,12 +19,12 @@ const pools = new WeakMap<object, Map<ThreadedSpec, Lease>>();
 class ThreadedSpec {
   constructor(readonly options: ReturnType<typeof resolveThreadedOptions>) {}
 
-  acquire(member: object): ThreadPool {
+  acquire(member: object, logger: Logger): ThreadPool {
     let bySpec = pools.get(member);
     if (bySpec === undefined) pools.set(member, (bySpec = new Map()));
     let lease = bySpec.get(this);
     if (lease === undefined)
-      bySpec.set(this, (lease = { pool: new ThreadPool(this.options), users: 0 }));
+      bySpec.set(this, (lease = { pool: new ThreadPool(this.options, logger), users: 0 }));
     lease.users++;
     return lease.pool;
   }
@@ -51,7 +52,7 @@ class ThreadedGrain implements Grain {
 
   onActivate(ctx: GrainContext): void {
     this.member = ctx.cluster;
-    this.pool = this.spec.acquire(ctx.cluster);
+    this.pool = this.spec.acquire(ctx.cluster, ctx.core.system.logger);
   }
 
   onDeactivate(): Promise<void> | undefined {

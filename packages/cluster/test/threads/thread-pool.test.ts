@@ -1,4 +1,6 @@
 import * as path from 'node:path';
+import type { EventEmitter } from 'node:events';
+import { recordingLogger } from '@granary/testkit';
 import { expect } from 'chai';
 import { ThreadCrashedError, ThreadTaskAbortedError } from '../../src/threads/errors';
 import { ThreadPool, type ThreadCall } from '../../src/threads/thread-pool';
@@ -65,6 +67,54 @@ describe('ThreadPool', function () {
       expect(next.v).to.deep.include({ v: 2, identity: 'z' });
       expect(next.ms).to.be.below(5000);
       expect(pool.threadCount).to.equal(1);
+    });
+  });
+
+  describe('failures outside a task', () => {
+    it('reports a thread error with no task on it to the logger and keeps serving', async () => {
+      const { logger, lines } = recordingLogger();
+      const logged = new ThreadPool(resolveThreadedOptions({ module: TASK, threads: 1 }), logger);
+      try {
+        // What piscina does when a thread fails while idle; with no listener the emit throws
+        // (an unhandled 'error' event), which in a member ends the process.
+        const emitter = (logged as unknown as { piscina: EventEmitter }).piscina;
+        expect(() =>
+          emitter.emit('error', new Error('thread failed after its task')),
+        ).not.to.throw();
+        expect(lines.map((l) => `${l.level} ${l.msg}`)).to.deep.equal([
+          'error a worker thread failed outside any task; it is replaced',
+        ]);
+        const reply = await logged.run({ op: 'echo', v: 3 }, callOf('e', 6000));
+        expect(reply).to.deep.include({ v: 3 });
+      } finally {
+        await logged.close();
+      }
+    });
+  });
+
+  describe('maxHeapMb', () => {
+    it('ends a thread that outgrows it with ThreadCrashedError, soon; the next task runs', async () => {
+      const bounded = new ThreadPool(
+        resolveThreadedOptions({ module: TASK, threads: 1, maxHeapMb: 64 }),
+      );
+      try {
+        const t0 = Date.now();
+        const grown = await settle(bounded.run({ op: 'grow' }, callOf('g', 15_000)), t0);
+        expect(grown.v).to.be.instanceOf(ThreadCrashedError);
+        expect(grown.ms, 'stopped at 64 MiB, not at the process heap limit').to.be.below(5000);
+        const reply = await bounded.run({ op: 'echo', v: 4 }, callOf('n', 6000));
+        expect(reply).to.deep.include({ v: 4 });
+      } finally {
+        await bounded.close();
+      }
+    });
+
+    it('is refused below 16 MiB or when not a number, naming the option', () => {
+      for (const maxHeapMb of [8, Number.NaN, '64' as unknown as number]) {
+        expect(() => resolveThreadedOptions({ module: TASK, maxHeapMb }))
+          .to.throw(/maxHeapMb/)
+          .with.property('code', 'ERR_INVALID_OPTION');
+      }
     });
   });
 });

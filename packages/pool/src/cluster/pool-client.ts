@@ -1,5 +1,13 @@
 import { InvalidArgumentError } from '@granary/core';
-import { Cluster, GrainError, type GrainCallOptions, type GranaryClient } from '@granary/cluster';
+import {
+  Cluster,
+  GrainError,
+  ThreadCrashedError,
+  ThreadPoolClosedError,
+  ThreadTaskAbortedError,
+  type GrainCallOptions,
+  type GranaryClient,
+} from '@granary/cluster';
 import { PoolSaturatedError, PoolUnavailableError } from '../errors';
 import { place } from './internal/placement';
 import { observePool, type PoolCounters } from './pool-metrics';
@@ -46,6 +54,16 @@ interface Slot {
   readonly kind: string;
   inFlight: number;
 }
+
+/**
+ * Codes of a GrainError that no worker answered: its thread crashed, was stopped at the deadline,
+ * or was closed with its member. They count as failed, not as a worker's (error) answer.
+ */
+const WORKER_LOST: ReadonlySet<string | undefined> = new Set([
+  ThreadCrashedError.code,
+  ThreadTaskAbortedError.code,
+  ThreadPoolClosedError.code,
+]);
 
 /**
  * Calls a cluster pool's workers from any member. It learns which workers run where from each
@@ -132,7 +150,7 @@ export class PoolClient implements PoolCounters {
       this.ok++;
       return reply;
     } catch (err) {
-      if (GrainError.is(err)) this.ok++;
+      if (GrainError.is(err) && !WORKER_LOST.has(err.originalCode)) this.ok++;
       else {
         this.failed++;
         this.stale = true; // placement or transport: look again

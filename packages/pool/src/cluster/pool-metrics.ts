@@ -3,9 +3,12 @@ import type { BatchObservableResult, Meter, Observable } from '@opentelemetry/ap
 /** What the pool metrics read of one pool client. */
 export interface PoolCounters {
   readonly name: string;
-  /** Calls answered by a worker (errors of grain code included). */
+  /**
+   * Calls answered by a worker (errors of grain code included; not a worker thread that crashed,
+   * was stopped at the deadline or closed under the call: those are failed).
+   */
   readonly ok: number;
-  /** Calls that failed otherwise (placement, transport, deadline). */
+  /** Calls that failed otherwise (placement, transport, deadline, a worker thread lost). */
   readonly failed: number;
   /** Calls refused at once: every worker had maxInFlight calls outstanding. */
   readonly saturated: number;
