@@ -17,7 +17,7 @@ const FIRST_SYNC_WAIT_MS = 2000;
 export class StoreClock {
   /** Store epoch ms minus monotonic ms, from the latest reading. */
   private offset: number | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: unknown = undefined;
   private stopped = false;
   /** Settles once the first reading succeeded or failed (bounded by FIRST_SYNC_WAIT_MS). */
   readonly first: Promise<void>;
@@ -34,7 +34,7 @@ export class StoreClock {
     const first = this.sync();
     this.first = Promise.race([
       first,
-      new Promise<void>((resolve) => setTimeout(resolve, FIRST_SYNC_WAIT_MS).unref()),
+      new Promise<void>((resolve) => unref(clock.setTimer(resolve, FIRST_SYNC_WAIT_MS))),
     ]);
     this.schedule();
   }
@@ -46,13 +46,18 @@ export class StoreClock {
 
   stop(): void {
     this.stopped = true;
-    clearTimeout(this.timer);
+    if (this.timer !== undefined) this.clock.clearTimer(this.timer);
+    this.timer = undefined;
   }
 
   private schedule(): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => void this.sync().finally(() => this.schedule()), SYNC_MS);
-    this.timer.unref();
+    // On the member's clock (a simulation drives it), like every other timer of the runtime.
+    this.timer = this.clock.setTimer(
+      () => void this.sync().finally(() => this.schedule()),
+      SYNC_MS,
+    );
+    unref(this.timer);
   }
 
   private async sync(): Promise<void> {
@@ -66,4 +71,9 @@ export class StoreClock {
       this.logger.debug({ err }, 'reminders: could not read the store clock');
     }
   }
+}
+
+/** A real clock's timer must not keep the process alive; a virtual one has nothing to unref. */
+function unref(timer: unknown): void {
+  (timer as { unref?: () => void } | undefined)?.unref?.();
 }
