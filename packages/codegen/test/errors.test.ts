@@ -36,11 +36,14 @@ describe('errors', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('a syntax error is a ProtoParseError that names the file', () => {
+  it('a syntax error is a ProtoParseError that starts with file:line, as protoc writes it', () => {
     writeFileSync(join(dir, 'bad.proto'), 'syntax = "proto3";\nmessage A { int32 x = ; }\n');
     const err = generateFrom(dir, 'bad.proto');
     expect(err).to.be.instanceOf(ProtoParseError);
-    expect((err as Error).message).to.contain('bad.proto');
+    expect((err as Error).message).to.match(/^bad\.proto:2: illegal id ';'$/);
+    // The same with CRLF line ends and a byte order mark.
+    writeFileSync(join(dir, 'crlf.proto'), '\ufeffsyntax = "proto3";\r\n\r\nmessage A {\r\n}}\r\n');
+    expect((generateFrom(dir, 'crlf.proto') as Error).message).to.match(/^crlf\.proto:4: /);
   });
 
   it('a missing import is a ProtoParseError naming the import and the importing file', () => {

@@ -11,12 +11,18 @@ const DUPLICATE = /^duplicate name '([^']+)' in \w+ (\S+)$/;
 
 /**
  * The message of a ProtoParseError for `error`, thrown while parsing `file` (its `source`) into
- * `root`: `file:line: "x" is already defined in other.proto` for a duplicate, else protobufjs's
- * message after the file name (it carries its own line).
+ * `root`: `file:line: "x" is already defined in other.proto` for a duplicate, `file:line: ...`
+ * for a syntax error (protobufjs's line moved to the front, as protoc writes it), else
+ * protobufjs's message after the file name.
  */
 export function parseErrorMessage(error: Error, file: string, source: string, root: Root): string {
   const duplicate = DUPLICATE.exec(error.message);
-  if (duplicate === null) return `cannot parse ${file}: ${error.message}`;
+  if (duplicate === null) {
+    // protobufjs ends a syntax error with `(line 5)` or `(file.proto, line 5)`: put it first.
+    const line = /^(.*) \((?:.*, )?line (\d+)\)$/s.exec(error.message);
+    if (line === null) return `cannot parse ${file}: ${error.message}`;
+    return `${file}:${line[2]}: ${line[1]}`;
+  }
   const [, name, scope] = duplicate;
   const scopeName = scope.replace(/^\./, '');
   const fullName = scopeName === '' ? name : `${scopeName}.${name}`;
