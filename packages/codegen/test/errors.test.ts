@@ -100,9 +100,11 @@ describe('errors', () => {
   it('an editions file is an UnsupportedProtoError in both front ends', () => {
     writeFileSync(
       join(dir, 'ed.proto'),
-      'edition = "2023";\npackage ed;\nmessage A { int32 x = 1; }\n',
+      '// header\nedition = "2023";\npackage ed;\nmessage A { int32 x = 1; }\n',
     );
-    expect(generateFrom(dir, 'ed.proto')).to.be.instanceOf(UnsupportedProtoError);
+    const err = generateFrom(dir, 'ed.proto');
+    expect(err).to.be.instanceOf(UnsupportedProtoError);
+    expect((err as Error).message).to.match(/^ed\.proto:2: ed\.proto uses editions/);
     expect(() =>
       modelFromDescriptors([{ name: 'ed.proto', syntax: 'editions', package: 'ed' }], ['ed.proto']),
     ).to.throw(UnsupportedProtoError, /ed.proto/);

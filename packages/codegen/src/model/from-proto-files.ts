@@ -11,7 +11,12 @@ import { checkImportPath } from '../internal/import-path';
 import { locate, locateBelow, readSource } from '../internal/locate-proto';
 import { parseErrorMessage } from '../internal/parse-error';
 import { parseWithOneofGroups } from '../internal/oneof-groups';
-import { declarationLocation, firstUnresolved, importLocation } from '../internal/source-location';
+import {
+  declarationLocation,
+  firstUnresolved,
+  importLocation,
+  locationOf,
+} from '../internal/source-location';
 import { normalizeStringLiterals } from '../internal/string-literals';
 import { WELL_KNOWN_FILE_OF } from '../runtime/well-known';
 import {
@@ -124,6 +129,8 @@ export function loadProtoFiles(
     types,
     files: names.map((name) =>
       fileModel(
+        // Where an editions file says so, for its error.
+        locationOf(name, sources.get(name), /^\s*edition\s*=/m),
         name,
         loaded.get(name) ?? '',
         syntaxes.get(name) ?? 'proto2',
@@ -209,6 +216,7 @@ function index(
 }
 
 function fileModel(
+  where: string,
   name: string,
   pkg: string,
   syntax: string,
@@ -216,7 +224,7 @@ function fileModel(
 ): FileModel {
   if (syntax !== 'proto2' && syntax !== 'proto3') {
     throw new UnsupportedProtoError(
-      `${name} uses editions; granary-codegen supports proto2 and proto3 files`,
+      `${where}: ${name} uses editions; granary-codegen supports proto2 and proto3 files`,
     );
   }
   const u = unescapeIdentifier;
