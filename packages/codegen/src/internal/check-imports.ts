@@ -65,7 +65,7 @@ export function checkImports(
 }
 
 /** The file itself, its imports, and what those re-export with `import public`, transitively. */
-function visibleFiles(
+export function visibleFiles(
   file: string,
   imports: ReadonlyMap<string, readonly string[]>,
   sources: ReadonlyMap<string, string>,

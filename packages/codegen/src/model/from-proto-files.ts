@@ -6,7 +6,14 @@ import { ProtoParseError, UnsupportedProtoError } from '../errors';
 import { escapeProtoSource, unescapeIdentifier } from '../internal/proto-source';
 import { normalizeAggregates } from '../internal/aggregate-options';
 import { checkDeclarations } from '../internal/check-declarations';
-import { checkImports } from '../internal/check-imports';
+import { checkImports, visibleFiles } from '../internal/check-imports';
+import {
+  checkOptions,
+  declaredOptionsBelow,
+  fileOptionsOf,
+  optionsDescriptor,
+} from '../internal/check-options';
+import type { DeclaredOptions } from '../internal/check-options';
 import { checkImportPath } from '../internal/import-path';
 import { locate, locateBelow, readSource } from '../internal/locate-proto';
 import { parseErrorMessage } from '../internal/parse-error';
@@ -80,6 +87,8 @@ export function loadProtoFiles(
   const sources = new Map<string, string>(); // name → source as parsed, for error locations
   const imports = new Map<string, string[]>(); // name → its imports, to check what it uses
   const loading: string[] = []; // the import chain being loaded, to refuse cycles as protoc does
+  const fileOptions: DeclaredOptions[] = [];
+  const optionsTaken = new Map<Namespace, number>(); // package → its file options seen so far
   const load = (name: string, importer: string | undefined): void => {
     if (importer !== undefined) checkImportPath(name, importer, sources.get(importer));
     if (loading.includes(name)) throw importCycle([...loading, name], sources);
@@ -112,6 +121,7 @@ export function loadProtoFiles(
       });
     }
     loaded.set(name, parsed.package ?? '');
+    fileOptions.push(fileOptionsOf(root, parsed.package, name, optionsTaken));
     loading.push(name);
     imports.set(name, [...(parsed.imports ?? []), ...(parsed.weakImports ?? [])]);
     for (const dep of imports.get(name) ?? []) load(dep, name);
@@ -121,6 +131,16 @@ export function loadProtoFiles(
   resolveAll(root, names, sources);
   checkDeclarations(root, syntaxes, sources);
   checkImports(root, imports, sources, syntaxes);
+  const visible = new Map<string, ReadonlySet<string>>();
+  checkOptions(
+    [...fileOptions, ...declaredOptionsBelow(root)].filter(
+      (d) => sources.has(d.file) && syntaxes.get(d.file) !== 'editions',
+    ),
+    optionsDescriptor(root),
+    (file) =>
+      visible.get(file) ?? visible.set(file, visibleFiles(file, imports, sources)).get(file)!,
+    sources,
+  );
 
   const decls = new Map<string, ReflectionObject[]>();
   const types = new Map<string, TypeLocation>();

@@ -1,0 +1,185 @@
+import { Enum, Field, Namespace, Root, Service, Type } from 'protobufjs';
+import type { ReflectionObject } from 'protobufjs';
+import { ProtoParseError } from '../errors';
+import { valueProblem } from './option-values';
+import { locationOf, quote } from './source-location';
+
+/*
+ * Options as protoc checks them: a name it does not know (a typo in `java_pakage`, a custom
+ * option whose file is not imported, `(nope.x)`), a field an aggregate value's message does not
+ * have, an enum value that does not exist, a string where a number goes. protobufjs's parser
+ * keeps any option as written; granary-codegen leaves options out of the generated code, but
+ * must not accept a file protoc refuses.
+ */
+
+/** The options message each kind of declaration takes. */
+const OPTIONS_OF = new Map<string, string>([
+  ['file', 'FileOptions'],
+  ['message', 'MessageOptions'],
+  ['field', 'FieldOptions'],
+  ['oneof', 'OneofOptions'],
+  ['enum', 'EnumOptions'],
+  ['enum value', 'EnumValueOptions'],
+  ['service', 'ServiceOptions'],
+  ['rpc', 'MethodOptions'],
+]);
+
+/** Options protobufjs records that are no options message's fields (field syntax it keeps there). */
+const PARSER_OPTIONS = new Set(['default', 'json_name', 'proto3_optional']);
+/** Builtin options older protoc versions still accept and the bundled descriptor dropped. */
+const RETIRED_OPTIONS = new Set(['php_generic_services']);
+
+/** One declaration's options, as protobufjs parsed them, with where they are. */
+export interface DeclaredOptions {
+  readonly kind: string;
+  /** The scope custom option names resolve from (the declaration's parent for a field). */
+  readonly scope: Namespace;
+  readonly file: string;
+  readonly options: readonly Record<string, unknown>[];
+}
+
+/**
+ * Throws a ProtoParseError (`file:line: option ...`) at the first option protoc refuses.
+ * `visible(file)`: the files whose extensions `file` may use (itself, its imports, and what they
+ * re-export); `sources`: the files' text, for the line.
+ */
+export function checkOptions(
+  declared: readonly DeclaredOptions[],
+  descriptor: Root,
+  visible: (file: string) => ReadonlySet<string>,
+  sources: ReadonlyMap<string, string>,
+): void {
+  for (const { kind, scope, file, options } of declared) {
+    const optionsType = descriptor.lookupType(`google.protobuf.${OPTIONS_OF.get(kind) ?? ''}`);
+    for (const entry of options) {
+      for (const [written, inner] of Object.entries(entry)) {
+        const [name, value] = unflatten(written, inner);
+        const problem = optionProblem(name, value, kind, scope, optionsType, visible(file));
+        if (problem === undefined) continue;
+        const custom = /^\(([^)]*)\)/.exec(name)?.[1];
+        const at =
+          custom === undefined
+            ? new RegExp(`\\b${quote(name)}\\s*=`)
+            : new RegExp(`\\(\\s*\\.?${quote(custom.replace(/^\./, ''))}\\s*\\)`);
+        throw new ProtoParseError(`${locationOf(file, sources.get(file), at)}: ${problem}`);
+      }
+    }
+  }
+}
+
+/**
+ * `(a.b).c.d = 5` as `(a.b) = { c { d: 5 } }` (protobufjs keeps an enum value's options by their
+ * written names; the other declarations' parsed options are nested already).
+ */
+function unflatten(name: string, value: unknown): [string, unknown] {
+  const match = /^(\([^)]*\)|[^.(]+)((?:\.\w+)+)$/.exec(name);
+  if (match === null) return [name, value];
+  const path = match[2].slice(1).split('.');
+  return [match[1], path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value)];
+}
+
+function optionProblem(
+  name: string,
+  value: unknown,
+  kind: string,
+  scope: Namespace,
+  optionsType: Type,
+  visible: ReadonlySet<string>,
+): string | undefined {
+  if (kind === 'field' && PARSER_OPTIONS.has(name)) return undefined;
+  const custom = /^\(([^)]*)\)$/.exec(name)?.[1];
+  if (custom === undefined) {
+    if (RETIRED_OPTIONS.has(name)) return undefined;
+    const field = optionsType.fields[name] as Field | undefined;
+    if (field === undefined) {
+      return `option "${name}" unknown: google.protobuf.${optionsType.name} has no such field`;
+    }
+    return valueProblem(field, value, `option "${name}"`);
+  }
+  const ext = scope.lookup(custom.replace(/^\./, '')) ?? scope.root.lookup(custom);
+  const extendee = ext instanceof Field ? ext.extensionField?.parent : undefined;
+  const fullName = ext?.fullName.slice(1) ?? custom;
+  if (!(ext instanceof Field) || ext.extend === undefined || !(extendee instanceof Type)) {
+    return `option "(${custom})" unknown: no extension of google.protobuf.${optionsType.name} has that name (is its file imported?)`;
+  }
+  if (extendee.fullName !== `.google.protobuf.${optionsType.name}`) {
+    return `option "(${custom})" extends ${extendee.fullName.slice(1)}, not google.protobuf.${optionsType.name}: it does not apply to a ${kind}`;
+  }
+  if (ext.filename !== null && !visible.has(ext.filename)) {
+    return `option "(${fullName})" is defined in ${ext.filename}, which is not imported`;
+  }
+  return valueProblem(ext, value, `option "(${fullName})"`);
+}
+
+/** The options of every declaration below `ns` (file options are gathered per file elsewhere). */
+export function declaredOptionsBelow(ns: Namespace): DeclaredOptions[] {
+  const out: DeclaredOptions[] = [];
+  const add = (
+    kind: string,
+    obj: ReflectionObject,
+    scope: Namespace | null,
+    file = obj.filename,
+  ): void => {
+    const options = (obj.parsedOptions ?? []) as Record<string, unknown>[];
+    if (options.length > 0 && file !== null && scope !== null) {
+      out.push({ kind, scope, file, options });
+    }
+  };
+  for (const nested of ns.nestedArray) {
+    if (nested instanceof Type) {
+      add('message', nested, nested);
+      for (const f of nested.fieldsArray) if (f.declaringField === null) add('field', f, nested);
+      for (const o of nested.oneofsArray) add('oneof', o, nested, nested.filename);
+    } else if (nested instanceof Enum) {
+      add('enum', nested, nested.parent);
+      for (const options of Object.values(nested.valuesOptions ?? {})) {
+        const entries = Object.entries(options).map(([k, v]) => ({ [k]: v }));
+        if (nested.filename !== null && nested.parent !== null && entries.length > 0) {
+          out.push({
+            kind: 'enum value',
+            scope: nested.parent,
+            file: nested.filename,
+            options: entries,
+          });
+        }
+      }
+    } else if (nested instanceof Service) {
+      add('service', nested, nested);
+      for (const m of nested.methodsArray) add('rpc', m, nested);
+    } else if (nested instanceof Field) {
+      add('field', nested, ns);
+    }
+    if (nested instanceof Namespace) out.push(...declaredOptionsBelow(nested));
+  }
+  return out;
+}
+
+/**
+ * The options a file declares at its top: protobufjs adds them to its package's namespace,
+ * which files of one package share, so each file takes those added since the previous one.
+ */
+export function fileOptionsOf(
+  root: Root,
+  pkg: string | undefined,
+  file: string,
+  consumed: Map<Namespace, number>,
+): DeclaredOptions {
+  const found = pkg === undefined || pkg === '' ? root : root.lookup(pkg);
+  const ns = found instanceof Namespace ? found : root;
+  const all = (ns.parsedOptions ?? []) as Record<string, unknown>[];
+  const options = all.slice(consumed.get(ns) ?? 0);
+  consumed.set(ns, all.length);
+  return { kind: 'file', scope: ns, file, options };
+}
+
+let bundledDescriptor: Root | undefined;
+
+/** A root with google.protobuf's options messages: `root`'s own, or protobufjs's copy. */
+export function optionsDescriptor(root: Root): Root {
+  if (root.lookup('google.protobuf.FileOptions') !== null) return root;
+  bundledDescriptor ??= new Root().loadSync(
+    require.resolve('protobufjs/google/protobuf/descriptor.proto'),
+    { keepCase: true },
+  );
+  return bundledDescriptor;
+}

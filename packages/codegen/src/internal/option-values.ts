@@ -1,0 +1,79 @@
+import { Enum, MapField, Type } from 'protobufjs';
+import type { Field } from 'protobufjs';
+
+/*
+ * An option's value against the type of the option (or of the field of its message a path or
+ * an aggregate names), as protoc reads it: text format's field names (a group by its type's
+ * name), enum values by name or number, strings only for string and bytes fields.
+ */
+
+const FLOAT_WORDS = new Set(['inf', '-inf', 'nan', 'infinity', '-infinity']);
+
+/** What is wrong with `value` for `field` (a message field's value recursively), if anything. */
+export function valueProblem(field: Field, value: unknown, path: string): string | undefined {
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const problem = valueProblem(field, item, path);
+      if (problem !== undefined) return problem;
+    }
+    return undefined;
+  }
+  if (field instanceof MapField) return mapEntryProblem(field, value, path);
+  const type = field.resolve().resolvedType;
+  if (type instanceof Type) return messageProblem(type, value, path);
+  if (type instanceof Enum) {
+    if (typeof value === 'number' || (typeof value === 'string' && value in type.values)) {
+      return undefined;
+    }
+    return `${path}: enum ${type.fullName.slice(1)} has no value named ${String(value)}`;
+  }
+  return scalarProblem(field.type, value, path);
+}
+
+function messageProblem(type: Type, value: unknown, path: string): string | undefined {
+  if (typeof value !== 'object' || value === null) {
+    return `${path}: a ${type.fullName.slice(1)} value must be a message ({ ... })`;
+  }
+  for (const [key, inner] of Object.entries(value)) {
+    if (key.startsWith('[')) continue; // an extension or Any type URL, in text format
+    // A group is written by its type's name (`Meta { ... }`), which protobufjs's field name
+    // starts in lower case; protobufjs's bundled well-known types have camelCase field names.
+    const camel = key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+    const group = key.charAt(0).toLowerCase() + key.slice(1);
+    const field = (type.fields[key] ?? type.fields[camel] ?? type.fields[group]) as
+      Field | undefined;
+    if (field === undefined) {
+      return `${path}: message ${type.fullName.slice(1)} has no field named "${key}"`;
+    }
+    const problem = valueProblem(field, inner, `${path}.${key}`);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+function mapEntryProblem(field: MapField, value: unknown, path: string): string | undefined {
+  if (typeof value !== 'object' || value === null)
+    return `${path}: a map entry must be { key value }`;
+  const entry = value as Record<string, unknown>;
+  const unknown = Object.keys(entry).find((k) => k !== 'key' && k !== 'value');
+  if (unknown !== undefined) return `${path}: a map entry has no field named "${unknown}"`;
+  const type = field.resolvedType;
+  if (entry['value'] === undefined) return undefined;
+  if (type instanceof Type) return messageProblem(type, entry['value'], `${path}.value`);
+  if (type instanceof Enum) return undefined;
+  return scalarProblem(field.type, entry['value'], `${path}.value`);
+}
+
+function scalarProblem(type: string, value: unknown, path: string): string | undefined {
+  const ok =
+    type === 'string' || type === 'bytes'
+      ? typeof value === 'string'
+      : type === 'bool'
+        ? typeof value === 'boolean' || value === 0 || value === 1
+        : typeof value === 'number' ||
+          (typeof value === 'string' &&
+            ((type === 'double' || type === 'float') && FLOAT_WORDS.has(value.toLowerCase())
+              ? true
+              : /^-?(?:0x[0-9a-f]+|\d+)$/i.test(value)));
+  return ok ? undefined : `${path}: ${JSON.stringify(value)} is not a ${type}`;
+}
