@@ -1,6 +1,7 @@
 import type { IConversionOptions, Message, Type } from 'protobufjs';
 import { complete } from './completion';
 import { PayloadDecodeError, WrongMessageTypeError } from './errors';
+import { checkFields } from './field-check';
 import { checkLongs } from './long-check';
 import { tagTypeName, typeNameOf } from './type-tag';
 
@@ -77,7 +78,10 @@ export class ProtobufMessageCodec<T> implements MessageCodec<T> {
 
   encode(message: MessageInit<T>): Uint8Array {
     const object = message as Record<string, unknown>;
-    if (!(object instanceof this.type.ctor)) checkLongs(this.type, object, this.typeName);
+    if (!(object instanceof this.type.ctor)) {
+      checkFields(this.type, object, this.typeName);
+      checkLongs(this.type, object, this.typeName);
+    }
     return this.type.encode(this.type.fromObject(object)).finish();
   }
 
@@ -116,6 +120,7 @@ export class ProtobufMessageCodec<T> implements MessageCodec<T> {
     } else {
       const tag = typeNameOf(value);
       if (tag !== undefined && tag !== this.typeName) throw this.wrongType(tag);
+      checkFields(this.type, value, this.typeName);
       checkLongs(this.type, value as Record<string, unknown>, this.typeName);
       message = this.type.fromObject(value as Record<string, unknown>);
     }

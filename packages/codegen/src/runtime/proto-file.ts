@@ -1,6 +1,7 @@
 import { Namespace, Root, type Type } from 'protobufjs';
 import type { INamespace } from 'protobufjs';
 import { resetCompletionPlans } from './completion';
+import { resetFieldPlans } from './field-check';
 import { resetLongPlans } from './long-check';
 import { UnimplementedError } from './errors';
 import { GRAIN_INVOKE_DESCRIPTOR } from './grain-invoke';
@@ -61,6 +62,7 @@ export function defineProtoFile(
     sharedRoot.resolveAll();
     resetCompletionPlans(); // its extensions may have added fields to types planned before
     resetLongPlans();
+    resetFieldPlans();
     file = {
       name,
       messageTypes: messageNames(nested, ''),
