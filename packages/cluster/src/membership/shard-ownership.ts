@@ -164,7 +164,9 @@ export class ShardOwnership extends ShardClaims implements FencedMember {
   claimReleased(e: ClaimReleased): void {
     const k = this.kinds.get(e.kind);
     if (!k || e.shard >= k.ranges) return;
-    if (k.epochs[e.shard] === e.epoch && !k.busy[e.shard]) {
+    // A hand-off note names the sender's claim: one naming ours is forged (anyone who can write
+    // under the prefix can write a note), and ours is checked by the audit, not dropped on it.
+    if (k.epochs[e.shard] === e.epoch && !k.busy[e.shard] && e.handOff !== true) {
       // Ours, and we did not release it: it vanished (e.g. deleted by an operator).
       this.logger.warn({ kind: e.kind, range: e.shard, epoch: e.epoch }, 'shard claim vanished');
       this.drop(k, e.shard, 'vanished');

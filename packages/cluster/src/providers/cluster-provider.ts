@@ -61,6 +61,11 @@ export interface ClaimReleased {
   shard: number;
   /** Epoch of the claim that went away. */
   epoch: number;
+  /**
+   * True when another member said so (an etcd hand-off note), not the store: it speaks for
+   * its own claims only, so it never makes the receiver drop one it holds.
+   */
+  handOff?: boolean | undefined;
 }
 
 /**

@@ -62,10 +62,10 @@ class ScriptedProvider implements ClusterProvider {
     return () => undefined;
   }
 
-  /** Another member let go of `shard` (or its claim vanished). */
-  letGo(shard: number, epoch = 1): void {
+  /** Another member let go of `shard` (or its claim vanished; `handOff`: a member said so). */
+  letGo(shard: number, epoch = 1, handOff?: boolean): void {
     this.heldByOthers.delete(shard);
-    for (const l of this.releasedListeners) l({ kind: KIND, shard, epoch });
+    for (const l of this.releasedListeners) l({ kind: KIND, shard, epoch, handOff });
   }
 
   leaseValid(): boolean {
@@ -256,5 +256,18 @@ describe('ShardOwnership', () => {
     provider.letGo(5, epoch);
     expect(released.find((e) => e.shard === 5)).to.include({ reason: 'vanished', epoch });
     await until(() => ownership.epochOf(KIND, 5) !== undefined && acquired.length === SHARDS + 1);
+  });
+
+  it('keeps a claim a hand-off note says was released: a member speaks for its own claims only', async () => {
+    // Anyone who can write under the etcd prefix can write a note naming this member's claim
+    // and its epoch (both readable there); it made the member drop the range and claim it again.
+    const solo: Topology = { version: 1, members: [member('a')] };
+    ownership.start(solo);
+    await until(() => acquired.length === SHARDS);
+    const epoch = ownership.epochOf(KIND, 5)!;
+    provider.letGo(5, epoch, true);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(released.filter((e) => e.shard === 5)).to.deep.equal([]);
+    expect(ownership.epochOf(KIND, 5)).to.equal(epoch);
   });
 });

@@ -299,7 +299,7 @@ export class EtcdProvider implements ClusterProvider {
    */
   private receiveNote(n: ReceivedNote): void {
     for (const [kind, shard, epoch] of n.note.released ?? []) {
-      this.releaseListeners.emit({ kind, shard, epoch });
+      this.releaseListeners.emit({ kind, shard, epoch, handOff: true });
     }
     if (n.note.letGo) this.letGoListeners.emit(n.from);
     this.client?.kv

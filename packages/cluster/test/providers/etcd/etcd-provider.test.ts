@@ -140,7 +140,7 @@ describe('EtcdProvider', () => {
         (e) => e.shard === 2,
       );
       await a.release('K', 2, epoch, 'b');
-      expect(await seen).to.deep.equal({ kind: 'K', shard: 2, epoch });
+      expect(await seen).to.deep.equal({ kind: 'K', shard: 2, epoch, handOff: true });
       const again = (await b.claim('K', 2)) as { epoch: number };
       expect(again.epoch).to.be.greaterThan(epoch);
       expect(toC).to.deep.equal([]);

@@ -151,7 +151,7 @@ describe('EtcdTopologyWatch', () => {
       ];
       await put('notes/a/evil', JSON.stringify({ released }));
       await last;
-      expect(got).to.deep.equal([{ kind: 'K', shard: 7, epoch: 5 }]);
+      expect(got).to.deep.equal([{ kind: 'K', shard: 7, epoch: 5, handOff: true }]);
       expect(rejected(lines).map((l) => l.msg)).to.deep.equal([
         `membership record /granary/${name()}/notes/a/evil partly ignored: 8 released item(s) not [kind, range, epoch] in range`,
       ]);
