@@ -89,6 +89,11 @@ describe('granary-codegen on broken inputs', () => {
       'value UNKNOWN is already defined in p by enum p.A',
     ],
     ['a proto3 [default]', 'message A {\n  string s = 1 [default = "x"];\n}', 'proto3'],
+    [
+      'a proto3 extension range',
+      'message A {\n  extensions 100 to 199;\n}',
+      'p.A: extension ranges are not allowed in proto3',
+    ],
   ];
   for (const [what, body, message] of refused) {
     it(`${what} is an ERR_PROTO_PARSE at its line`, () => {

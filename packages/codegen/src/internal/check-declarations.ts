@@ -41,7 +41,11 @@ export function checkDeclarations(
   }
   for (const type of typesBelow(root)) {
     if (type.filename === null || !sources.has(type.filename)) continue;
-    const problem = messageRangeProblem(type);
+    const proto3 = syntaxes.get(type.filename) === 'proto3';
+    const problem =
+      proto3 && (type.extensions?.length ?? 0) > 0
+        ? 'extension ranges are not allowed in proto3'
+        : messageRangeProblem(type);
     if (problem !== undefined) throw located(type, problem, sources);
   }
 }
