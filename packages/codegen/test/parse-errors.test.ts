@@ -104,6 +104,30 @@ describe('granary-codegen on broken inputs', () => {
     });
   }
 
+  it('a number used twice or reserved, and a reserved value name, name their line', () => {
+    const head = 'syntax = "proto2";\npackage n;\nmessage A {\n  optional int32 a = 1;\n}\n';
+    const cases: [body: string, expected: string][] = [
+      [
+        'message B {\n  optional int32 x = 1;\n\n  optional int32 y = 1;\n}',
+        'n.proto:9: duplicate id 1 in Type B',
+      ],
+      ['enum E {\n  E_A = 1;\n  E_B = 2;\n  E_C = 2;\n}', 'n.proto:9: duplicate id 2 in Enum E'],
+      [
+        'message K {\n  reserved 6;\n  optional int32 k = 6;\n}',
+        'n.proto:8: id 6 is reserved in Type K',
+      ],
+      [
+        'enum R {\n  reserved "R_B";\n  R_A = 1;\n  R_B = 2;\n}',
+        "n.proto:9: name 'R_B' is reserved in Enum R",
+      ],
+    ];
+    for (const [body, expected] of cases) {
+      const { code, err } = run({ 'n.proto': `${head}${body}\n` });
+      expect(code).to.equal(1);
+      expect(err).to.contain(`ERR_PROTO_PARSE: ${expected}`);
+    }
+  });
+
   it('a message defined twice in one file names the line of the second', () => {
     const { code, err } = run({
       'd.proto': 'syntax = "proto3";\npackage d;\nmessage A {}\n\nmessage A { int32 x = 1; }\n',

@@ -8,6 +8,9 @@ import { locationOf } from './source-location';
  */
 
 const DUPLICATE = /^duplicate name '([^']+)' in \w+ (\S+)$/;
+/** `duplicate id 1 in Enum E`, `id 6 is reserved in Type K`, `name 'A' is reserved in Enum E`. */
+const NUMBERED =
+  /^(?:duplicate id (\d+)|id (\d+) is reserved|name '(\w+)' is reserved) in (Type|Enum) (\S+)$/;
 
 /**
  * The message of a ProtoParseError for `error`, thrown while parsing `file` (its `source`) into
@@ -17,6 +20,8 @@ const DUPLICATE = /^duplicate name '([^']+)' in \w+ (\S+)$/;
  */
 export function parseErrorMessage(error: Error, file: string, source: string, root: Root): string {
   const duplicate = DUPLICATE.exec(error.message);
+  const numbered = NUMBERED.exec(error.message);
+  if (numbered !== null) return `${numberedLocation(numbered, file, source)}: ${error.message}`;
   if (duplicate === null) {
     // protobufjs ends a syntax error with `(line 5)` or `(file.proto, line 5)`: put it first.
     const line = /^(.*) \((?:.*, )?line (\d+)\)$/s.exec(error.message);
@@ -33,4 +38,25 @@ export function parseErrorMessage(error: Error, file: string, source: string, ro
   // The first declaration in this file is the duplicate, unless the other one is here too.
   const where = locationOf(file, source, pattern, other === file ? 1 : 0);
   return `${where}: "${fullName}" is already defined in ${other}`;
+}
+
+/**
+ * `file:line` of the declaration a NUMBERED error is about: in the named message or enum, the
+ * second declaration with that number (a duplicate) or the first (a reserved one), or the value
+ * of that name. Falls back to the number's second use in the file (an extension declared
+ * twice, in two `extend` blocks), then to the file alone.
+ */
+function numberedLocation(match: RegExpExecArray, file: string, source: string): string {
+  const [, duplicateId, reservedId, reservedName, kind, scope] = match;
+  const name = scope.split('.').pop() ?? scope;
+  const block = new RegExp(`\\b${kind === 'Enum' ? 'enum' : '(?:message|group)'}\\s+${name}\\b`);
+  const start = block.exec(source)?.index ?? 0;
+  const id = duplicateId ?? reservedId;
+  const declaration =
+    id !== undefined ? new RegExp(`=\\s*${id}\\s*[;\\[]`) : new RegExp(`\\b${reservedName}\\s*=`);
+  const nth = duplicateId !== undefined ? 1 : 0;
+  const after = locationOf(file, source.slice(start), declaration, nth);
+  if (after === file) return locationOf(file, source, declaration, nth);
+  const offset = source.slice(0, start).split('\n').length - 1;
+  return `${file}:${Number(after.slice(file.length + 1)) + offset}`;
 }
