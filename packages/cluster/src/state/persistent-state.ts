@@ -115,11 +115,12 @@ export class PersistentState<T> {
   async load(deadline: number): Promise<void> {
     const { store, kind, id, codec, initial } = this.options;
     let pause = LOAD_RETRY_INITIAL_MS;
+    let failed: unknown; // the last read's failure: the deadline error says why reads failed
     for (;;) {
       try {
         const t = this.options.telemetry;
         const read = (): Promise<StateRecord | null> =>
-          withinDeadline(store.read(kind, id), deadline, kind, id);
+          withinDeadline(store.read(kind, id), deadline, kind, id, failed);
         const record = await (t === undefined ? read() : t.observe('read', kind, id, read));
         this.current = record ? decodeState(codec, kind, id, record.state) : initial();
         this.storedVersion = record?.version ?? null;
@@ -129,6 +130,7 @@ export class PersistentState<T> {
       } catch (err) {
         const left = deadline - Date.now();
         if (!StateUnavailableError.is(err) || left <= 0) throw err;
+        failed = err;
         await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
         pause = Math.min(pause * 2, LOAD_RETRY_MAX_MS);
       }
@@ -249,14 +251,20 @@ function startNow<R>(task: () => Promise<R>): Promise<R> {
   }
 }
 
-/** The read, or StateUnavailableError once `deadline` passes (the read may still finish unseen). */
+/**
+ * The read, or StateUnavailableError once `deadline` passes (the read may still finish unseen),
+ * naming the failure of the read before it (`failed`, its cause) if there was one.
+ */
 function withinDeadline<R>(
   read: Promise<R>,
   deadline: number,
   kind: string,
   id: string,
+  failed: unknown,
 ): Promise<R> {
   let timer: NodeJS.Timeout | undefined;
+  const before =
+    failed === undefined ? '' : `; the read before failed: ${(failed as Error).message}`;
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(
       () =>
@@ -265,7 +273,8 @@ function withinDeadline<R>(
             kind,
             id,
             'read',
-            'load deadline passed while waiting for the store',
+            `load deadline passed while waiting for the store${before}`,
+            failed === undefined ? undefined : { cause: failed },
           ),
         ),
       Math.max(0, deadline - Date.now()),

@@ -111,6 +111,23 @@ describe('PersistentState', () => {
       expect(ps.loaded).to.equal(true);
     });
 
+    it('at the deadline, during a read that hangs, says why the reads before it failed', async () => {
+      const store = new MemoryStateStore();
+      let reads = 0;
+      store.read = (k, i) =>
+        ++reads === 1
+          ? Promise.reject(new StateUnavailableError(k, i, 'read', 'Redis not connected'))
+          : new Promise(() => undefined); // a command queued while the client reconnects
+      const err = await activation(store)
+        .load(Date.now() + 300)
+        .catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(StateUnavailableError);
+      expect((err as Error).message)
+        .to.include('deadline')
+        .and.include('Redis not connected');
+      expect((err as Error).cause).to.be.instanceOf(StateUnavailableError);
+    });
+
     it('retries too when the store is built on another copy of the package (is(), not instanceof)', async () => {
       const other = loadModuleCopy<typeof import('../../src/index')>(
         join(__dirname, '../../src/index.js'),
