@@ -45,6 +45,19 @@ describe('granary-codegen on broken inputs', () => {
     expect(err[1]).to.match(/ERR_PROTO_PARSE: cannot read .*EISDIR/);
   });
 
+  it('an input shadowed by the same name in an earlier include directory is refused', () => {
+    for (const root of ['one', 'two']) {
+      mkdirSync(join(dir, root, 's'), { recursive: true });
+      writeFileSync(join(dir, root, 's', 'm.proto'), `syntax = "proto3";\npackage ${root};\n`);
+    }
+    const err: string[] = [];
+    const io = { out: () => undefined, err: (t: string) => err.push(t) };
+    const args = ['-I', join(dir, 'one'), '-I', join(dir, 'two'), '--out', join(dir, 'gen')];
+    expect(runCli([join(dir, 'two', 's', 'm.proto'), ...args], io)).to.equal(1);
+    expect(err.join('')).to.contain('ERR_PROTO_PARSE: ').and.contain('input is shadowed');
+    expect(runCli([join(dir, 'one', 's', 'm.proto'), ...args], io)).to.equal(0);
+  });
+
   it('an import cycle is an ERR_PROTO_PARSE at the import that closes it', () => {
     const { code, err } = run({
       'cyc/a.proto':

@@ -78,7 +78,15 @@ export function loadProtoFiles(
     if (below === undefined && !existsSync(onDisk)) {
       throw new ProtoParseError(`${p}: no such file (nor below ${includeDirs.join(', ')})`);
     }
-    return nameOf(below ?? onDisk);
+    const name = nameOf(below ?? onDisk);
+    // Imports of `name` find the first include directory's file; this must be that file.
+    const first = locateBelow(name, includeDirs);
+    if (first !== undefined && first !== (below ?? onDisk)) {
+      throw new ProtoParseError(
+        `${p}: input is shadowed in the --proto_path by ${first} (it is ${name} there too); give that file as the input or put this file's include directory first, as protoc requires`,
+      );
+    }
+    return name;
   };
   const names = paths.map(inputName);
   const root = new Root();
