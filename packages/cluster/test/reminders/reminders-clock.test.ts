@@ -7,6 +7,7 @@ import { kind } from '../../src/grains/kind';
 import { MemoryProvider } from '../../src/providers/memory/memory-provider';
 import { MemoryClusterTable } from '../../src/providers/memory/memory-table';
 import { MemoryReminderStore } from '../../src/reminders/memory/memory-reminder-store';
+import { StoreClock } from '../../src/reminders/internal/store-clock';
 import { isReminderFire, type ReminderFire } from '../../src/reminders/reminder';
 
 const PERIOD_MS = 500;
@@ -67,5 +68,17 @@ describe('reminders on a member whose wall clock jumps (injected clock, memory s
       fires.filter((f) => f.at > backAt).length,
       'fires after the clock stepped back',
     ).to.be.at.least(2);
+  });
+});
+
+describe('StoreClock', () => {
+  it('reads whole ms like Date.now, though the monotonic clock it counts on is fractional', async () => {
+    let monotonic = 1000;
+    const clock: Clock = { ...SYSTEM_CLOCK, monotonic: () => monotonic };
+    const storeClock = new StoreClock(clock, async () => 1_700_000_000_000, errorsOnlyLogger);
+    await storeClock.first;
+    storeClock.stop();
+    monotonic = 1012.625; // 12.625 ms after the reading
+    expect(storeClock.now()).to.equal(1_700_000_000_012);
   });
 });

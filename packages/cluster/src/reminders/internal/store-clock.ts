@@ -39,9 +39,14 @@ export class StoreClock {
     this.schedule();
   }
 
-  /** Epoch ms on the store's clock (the member's wall clock until the store was read). */
+  /**
+   * Epoch ms on the store's clock (the member's wall clock until the store was read), whole ms
+   * like `Date.now()`: ticks, lateness and stored fire times stay integers.
+   */
   now(): number {
-    return this.offset === undefined ? this.clock.now() : this.clock.monotonic() + this.offset;
+    return this.offset === undefined
+      ? this.clock.now()
+      : Math.floor(this.clock.monotonic() + this.offset);
   }
 
   stop(): void {
