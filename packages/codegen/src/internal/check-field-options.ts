@@ -1,5 +1,6 @@
 import { Enum, Type } from 'protobufjs';
 import type { Field } from 'protobufjs';
+import { SCALAR_TYPES } from '../model/model';
 
 /*
  * `[default = ...]` and `[packed = ...]` as protoc checks them. protobufjs's parser reads a
@@ -17,22 +18,13 @@ const INT_RANGES: Record<string, [number, number]> = {
   fixed32: [0, 2 ** 32 - 1],
 };
 
-/** Types a `[packed = true]` list may have, besides enums: the varint and fixed-width scalars. */
-const PACKABLE = new Set([
-  'double',
-  'float',
-  'int32',
-  'int64',
-  'uint32',
-  'uint64',
-  'sint32',
-  'sint64',
-  'fixed32',
-  'fixed64',
-  'sfixed32',
-  'sfixed64',
-  'bool',
-]);
+/**
+ * Types a `[packed = true]` list may have, besides enums: the varint and fixed-width scalars
+ * (every scalar but the length-delimited string and bytes).
+ */
+const PACKABLE: ReadonlySet<string> = new Set(
+  SCALAR_TYPES.filter((t) => t !== 'string' && t !== 'bytes'),
+);
 
 /** What protoc refuses in the `[default]` and `[packed]` of field `f` (resolved), if anything. */
 export function fieldOptionProblem(f: Field): string | undefined {
