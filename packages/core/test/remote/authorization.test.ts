@@ -199,7 +199,7 @@ describe('Remote authorization', function () {
     });
     r.send(frame(Array.from({ length: 500 }, () => garbage)));
     await until(() => b.remote.stats.forbiddenMessages === 500, 5000, 'every refusal counted');
-    const lines = b.logs.filter((l) => /system message/.test(l.msg ?? ''));
+    const lines = b.logs.filter((l) => /system message/.test(l.msg));
     expect(lines.map((l) => l.msg)).to.deep.equal([
       'remote system message refused: it does not decode',
     ]);

@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
+import { recordingLogger, type RecordedLine } from '@granary/testkit';
 import { ActorSystem } from '../../src/actor-system';
-import type { Logger } from '../../src/logger';
 import { Remote } from '../../src/remote/remote';
 import type { RemoteOptions } from '../../src/remote/remote-options';
 import { newNonce, proofOf } from '../../src/remote/internal/handshake-proof';
@@ -16,46 +16,18 @@ import type { WireFrame, WireHandshake } from '../../src/remote/internal/wire';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Class<T> = abstract new (...args: any[]) => T;
 
-/** One logged line, as the capturing logger keeps it. */
-export interface LogLine {
-  level: string;
-  fields: Record<string, unknown>;
-  msg: string | undefined;
-}
-
-/** A logger that keeps every line, for asserting what was logged. */
-export function captureLogger(lines: LogLine[] = []): Logger {
-  const at =
-    (level: string) =>
-    (obj: object | string, msg?: string): void => {
-      lines.push(
-        typeof obj === 'string'
-          ? { level, fields: {}, msg: obj }
-          : { level, fields: obj as Record<string, unknown>, msg },
-      );
-    };
-  const logger: Logger = {
-    debug: at('debug'),
-    info: at('info'),
-    warn: at('warn'),
-    error: at('error'),
-    child: () => logger,
-  };
-  return logger;
-}
-
 /** An ActorSystem with a started Remote on a free loopback port. */
 export interface TestNode {
   system: ActorSystem;
   remote: Remote;
   address: string;
-  logs: LogLine[];
+  logs: RecordedLine[];
 }
 
 /** Starts a node; `stopNodes` shuts them down in the test's `afterEach`. */
 export async function startNode(options: RemoteOptions = {}): Promise<TestNode> {
-  const logs: LogLine[] = [];
-  const system = new ActorSystem({ logger: captureLogger(logs) });
+  const { logger, lines: logs } = recordingLogger();
+  const system = new ActorSystem({ logger });
   const remote = new Remote(system);
   const address = await remote.start({ host: '127.0.0.1', port: 0, ...options });
   return { system, remote, address, logs };

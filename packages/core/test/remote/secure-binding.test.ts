@@ -5,7 +5,8 @@ import { InsecureRemoteError, InvalidOptionError } from '../../src/errors';
 import { isLoopbackHost } from '../../src/remote/internal/secure-binding';
 import { Remote } from '../../src/remote/remote';
 import type { RemoteOptions } from '../../src/remote/remote-options';
-import { captureLogger, rejectionOf, type LogLine } from './helpers';
+import { recordingLogger, type RecordedLine } from '@granary/testkit';
+import { rejectionOf } from './helpers';
 
 const SECRET = 'a-cluster-secret-of-32-bytes-000';
 
@@ -28,9 +29,9 @@ describe('Remote secure by default', function () {
     systems.length = 0;
   });
 
-  async function start(options: RemoteOptions): Promise<{ remote: Remote; logs: LogLine[] }> {
-    const logs: LogLine[] = [];
-    const system = new ActorSystem({ logger: captureLogger(logs) });
+  async function start(options: RemoteOptions): Promise<{ remote: Remote; logs: RecordedLine[] }> {
+    const { logger, lines: logs } = recordingLogger();
+    const system = new ActorSystem({ logger });
     systems.push(system);
     const remote = new Remote(system);
     await remote.start(options);
