@@ -159,13 +159,16 @@ export class Cluster extends ClusterMember implements HealthSource {
    * The durable reminders and one-off jobs of grain `kind/identity`, from anywhere (the grain
    * itself uses `ctx.reminders`): stored before each call resolves, fired by the owner of the
    * grain's shard, which activates the grain if it is passivated.
-   * @throws RemindersNotConfiguredError when the cluster was started without `reminders`.
+   * @throws RemindersNotConfiguredError when the cluster was started without `reminders`;
+   *   InvalidArgumentError for an identity no call may name (see `request`).
    * @example
    * await cluster.reminders('invoice', 'inv-7').set('remind', { dueInMs: 86_400_000 });
    */
   reminders(kind: string, identity: string): GrainReminders {
     this.assertRunning('reminders');
     if (!this.reminderService) throw new RemindersNotConfiguredError();
+    // A reminder of an identity no call may name would fire into the void on every tick.
+    checkIdentity(identity);
     return this.reminderService.handle(kind, identity);
   }
 

@@ -4,6 +4,7 @@ import { ActorSystem, Remote } from '@granary/core';
 import { ClusterStoppedError } from '../errors';
 import type { GrainCallOptions } from '../grains/grain';
 import { GrainCaller } from '../grains/grain-caller';
+import { checkIdentity } from '../grains/grain-identity';
 import type { ClusterLogger } from '../internal/logger';
 import type { Topology } from '../membership/topology';
 import { ShardCounts } from '../placement/shard-counts';
@@ -155,12 +156,18 @@ export class GranaryClient {
   ): Promise<T> {
     if (this.closed)
       return Promise.reject(new ClusterStoppedError(`request to ${kind}/${identity}`));
+    try {
+      checkIdentity(identity);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     return this.caller.request<T>(kind, identity, message, options, undefined);
   }
 
   /** Sends to grain `kind/identity` without waiting for a reply (delivery retried). */
   send(kind: string, identity: string, message: unknown): void {
     if (this.closed) throw new ClusterStoppedError(`send to ${kind}/${identity}`);
+    checkIdentity(identity);
     this.caller.send(kind, identity, message, undefined);
   }
 

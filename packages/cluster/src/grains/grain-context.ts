@@ -4,6 +4,7 @@ import { GrainError } from '../errors';
 import { ThreadHandlerError } from '../threads/errors';
 import type { ShardGate } from '../membership/fencing';
 import { outgoingPath, type ParentCall } from './deadlock-detection';
+import { checkIdentity } from './grain-identity';
 import type {
   DeactivationReason,
   GrainCallOptions,
@@ -252,11 +253,17 @@ export class GrainTurnContext implements GrainContext {
     message: unknown,
     options?: GrainCallOptions,
   ): Promise<T> {
+    try {
+      checkIdentity(identity);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     const caller = this.activation.host.services.caller;
     return caller.request<T>(kind, identity, message, options, this.parent());
   }
 
   send(kind: string, identity: string, message: unknown, options?: GrainSendOptions): void {
+    checkIdentity(identity);
     const caller = this.activation.host.services.caller;
     caller.send(kind, identity, message, this.parent(), options?.sender);
   }

@@ -1,5 +1,6 @@
 import { errorsOnlyLogger, startRedis, type RedisHandle } from '@granary/testkit';
 import { expect } from 'chai';
+import { InvalidArgumentError } from '@granary/core';
 import { Cluster } from '../../src/cluster';
 import type { Grain, GrainContext } from '../../src/grains/grain';
 import type { ActivationEvent } from '../../src/grains/grains-options';
@@ -213,6 +214,14 @@ describe('reminders and jobs (in-process members, real Redis)', function () {
     expect((e1 as Error).message).to.match(/periodMs/);
     const e2 = await h.set('x', { dueInMs: 1, periodMs: 100 }).catch((e) => e);
     expect((e2 as Error).message).to.match(/catchUp/);
+  });
+
+  it('refuses the reminders of an identity no call may name (empty, over 1 KiB, a lone surrogate)', () => {
+    for (const identity of ['', 'x'.repeat(2000), '\ud800']) {
+      expect(() => nodes[0]!.reminders('sleeper', identity), `${identity.length} chars`)
+        .to.throw(InvalidArgumentError)
+        .with.property('argument', 'identity');
+    }
   });
 
   it('moves with its shard on a join: no tick twice, none lost (catchUp all)', async () => {
