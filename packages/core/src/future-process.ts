@@ -117,9 +117,11 @@ export class FutureProcess<T = unknown>
   private applyOptions(target: PID, options: RequestOptions): void {
     if (options.timeoutMs !== undefined) {
       const ms = options.timeoutMs;
-      if (!(ms >= 0)) {
+      // typeof first: from JavaScript (a timeout read from the environment) '100' >= 0 holds,
+      // and now + '100' would make the deadline a string, so the request never timed out.
+      if (typeof ms !== 'number' || !(ms >= 0)) {
         this.fail(
-          new InvalidArgumentError('options.timeoutMs', `${ms} is not a number of ms >= 0`),
+          new InvalidArgumentError('options.timeoutMs', `${shown(ms)} is not a number of ms >= 0`),
         );
         return;
       }
@@ -130,6 +132,17 @@ export class FutureProcess<T = unknown>
     }
     const signal = options.signal;
     if (signal !== undefined) {
+      // Checked before anything is registered: a plain object threw a TypeError from
+      // addEventListener and left this future in the registry until shutdown.
+      if (typeof (signal as Partial<AbortSignal>).addEventListener !== 'function') {
+        this.fail(
+          new InvalidArgumentError(
+            'options.signal',
+            `must be an AbortSignal, got ${shown(signal)}`,
+          ),
+        );
+        return;
+      }
       if (signal.aborted) {
         this.fail(new AbortError(target.toString(), signal.reason));
         return;
@@ -233,4 +246,12 @@ export class FutureProcess<T = unknown>
     const t = new Terminated(this.pid, 'stopped');
     this.runtime.registry.get(watcher).sendSystemMessage(watcher, t);
   }
+}
+
+/** A bad option's value for its error message: a string quoted, an object by its kind. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return `'${value}' (a string)`;
+  if (typeof value === 'object' && value !== null)
+    return `an object (${value.constructor?.name ?? 'no prototype'})`;
+  return String(value);
 }

@@ -3,6 +3,7 @@ import {
   AbortError,
   DeadLetterError,
   DeadLetterEvent,
+  InvalidArgumentError,
   PID,
   Props,
   TimeoutError,
@@ -133,6 +134,29 @@ describe('FutureProcess (requests)', () => {
         .catch((e: unknown) => e);
       expect(err).to.be.instanceOf(AbortError);
       expect(await system.root.request(pid, 'count')).to.equal(0);
+    });
+  });
+
+  describe('options from JavaScript', () => {
+    it('refuses a timeoutMs that is a string (it made the deadline a string: no timeout)', async () => {
+      const pid = system.root.spawn(silent);
+      const before = system.registry.size;
+      const options = { timeoutMs: '20' } as unknown as { timeoutMs: number };
+      const err = await system.root.request(pid, 'x', options).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(InvalidArgumentError);
+      expect((err as InvalidArgumentError).argument).to.equal('options.timeoutMs');
+      expect((err as Error).message).to.include("'20' (a string)");
+      expect(system.registry.size).to.equal(before);
+    });
+
+    it('refuses a signal that is no AbortSignal, typed, leaving no future behind', async () => {
+      const pid = system.root.spawn(silent);
+      const before = system.registry.size;
+      const options = { signal: { aborted: false } } as unknown as { signal: AbortSignal };
+      const err = await system.root.request(pid, 'x', options).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(InvalidArgumentError);
+      expect((err as InvalidArgumentError).argument).to.equal('options.signal');
+      expect(system.registry.size).to.equal(before);
     });
   });
 
