@@ -137,6 +137,31 @@ describe('granary CLI against a running cluster', function () {
     expect(gj.perKind[KIND]).to.equal(1);
   });
 
+  it('prints a grain identity holding terminal controls escaped, and --json exactly', async () => {
+    // An identity a web app could pass on from its users: retitles the terminal (OSC ... BEL),
+    // forges a row, reverses the line (U+202E) and opens an 8-bit CSI (U+009B).
+    const evil = 'evil\x1b]0;owned\x07\nFORGED row\u202e\x9b31m';
+    const args = ['call', KIND, evil, 'Add', '--json', '{"amount":"1"}'];
+    const called = await run([...args, '--proto', join(PROTO_DIR, 'admin-test.proto')]);
+    expect(called.code, called.stderr).to.equal(0);
+    const outputs = [
+      await run(['grains', '--kind', KIND, '--top', '50']),
+      await run(['locate', KIND, evil]),
+      await run(['grains', '--json']),
+      await run(['locate', KIND, evil, '--json']),
+    ];
+    for (const o of outputs) {
+      expect(o.code, o.stderr).to.equal(0);
+      // eslint-disable-next-line no-control-regex -- no control character but the newline
+      expect(o.stdout + o.stderr).to.not.match(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
+      expect(o.stdout).to.not.match(/^FORGED/m);
+    }
+    expect(outputs[0]!.stdout).to.contain(`${KIND}/evil\\u001b]0;owned\\u0007\\u000aFORGED`);
+    const top = (JSON.parse(outputs[2]!.stdout) as { top: Array<{ identity: string }> }).top;
+    expect(top.map((g) => g.identity)).to.include(evil);
+    expect(JSON.parse(outputs[3]!.stdout).identity).to.equal(evil);
+  });
+
   it('pools: workers per member once a pool is used', async () => {
     const node = tc.nodes[0]!.process!;
     const from = node.lines.length;

@@ -4,6 +4,7 @@ import { call } from './call';
 import * as commands from './commands';
 import { CliExit, EXIT } from './exit-codes';
 import { HELP } from './help';
+import { printable } from './table';
 import { watch } from './watch';
 
 /** Where the CLI writes; tests pass their own. */
@@ -18,7 +19,15 @@ export interface CliIo {
 const DEFAULT_URL = 'http://127.0.0.1:9464';
 
 /** Runs the `granary` CLI with `argv` (without node and the script); resolves with the exit code. */
-export async function runCli(argv: string[], io: CliIo): Promise<number> {
+export async function runCli(argv: string[], given: CliIo): Promise<number> {
+  // Everything printed can hold text from the cluster (grain identities, errors): escaped here.
+  const { progress } = given;
+  const io: CliIo = {
+    out: (text) => given.out(printable(text, true)),
+    err: (text) => given.err(printable(text, true)),
+    env: given.env,
+    ...(progress === undefined ? {} : { progress: (line) => progress(printable(line)) }),
+  };
   try {
     return await run(argv, io);
   } catch (err) {
