@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as ts from 'typescript';
 import { runCli } from '../src/cli/cli';
-import { PLUGIN_BIN, PROTOC, listFiles, requireProtoc } from './helpers/paths';
+import { listFiles, requireProtoc } from './helpers/paths';
+import { runProtocPlugin } from './helpers/protoc';
 import { scratchDir, typeCheck } from './helpers/type-check';
 
 /*
@@ -41,17 +41,8 @@ describe('well-known files named as inputs', () => {
   it('both commands write the same modules, which type-check', () => {
     cli(join(dir, 'cli'));
     mkdirSync(join(dir, 'plugin'));
-    const plugin = spawnSync(
-      PROTOC,
-      [
-        `--plugin=protoc-gen-granary=${PLUGIN_BIN}`,
-        `--granary_out=${join(dir, 'plugin')}`,
-        `-I${join(dir, 'protos')}`,
-        'wk/user.proto',
-        ...INPUTS,
-      ],
-      { encoding: 'utf8', cwd: dir },
-    );
+    const inputs = ['wk/user.proto', ...INPUTS];
+    const plugin = runProtocPlugin(join(dir, 'plugin'), join(dir, 'protos'), inputs, dir);
     expect(plugin.status, plugin.stderr).to.equal(0);
     const files = listFiles(join(dir, 'cli'));
     expect(files).to.have.length(INPUTS.length + 1);

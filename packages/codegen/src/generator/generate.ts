@@ -102,7 +102,9 @@ function generateFile(
     );
   }
   if (scope.wellKnownCodecTypes().length > 0) lines.push('');
-  lines.push(...typeSection, ...serviceSection);
+  // Not push(...section): a section of a large file is more lines than a call takes arguments.
+  for (const line of typeSection) lines.push(line);
+  for (const line of serviceSection) lines.push(line);
   while (lines[lines.length - 1] === '') lines.pop();
   return `${lines.join('\n')}\n`;
 }

@@ -37,17 +37,18 @@ export function checkImports(
     for (const used of typesUsed(obj)) {
       const from = used.filename;
       if (from === null) continue;
-      const where = declarationLocation(obj, sources, file);
+      // Looked up only for an error: it scans the whole source, once per field would be quadratic.
+      const where = (): string => declarationLocation(obj, sources, file);
       const name = unescapeFullName(used.fullName, unescapeIdentifier);
       if (!seen.has(from)) {
         throw new ProtoParseError(
-          `${where}: "${name}" is defined in ${from}, which ${file} does not import`,
+          `${where()}: "${name}" is defined in ${from}, which ${file} does not import`,
         );
       }
       // Its own file would be refused if generated; say so where it is used.
       if (syntaxes.get(from) === 'editions') {
         throw new UnsupportedProtoError(
-          `${where}: "${name}" is defined in ${from}, an editions file; granary-codegen supports proto2 and proto3 files`,
+          `${where()}: "${name}" is defined in ${from}, an editions file; granary-codegen supports proto2 and proto3 files`,
         );
       }
       const closed = used instanceof Enum && syntaxes.get(from) === 'proto2';
@@ -57,7 +58,7 @@ export function checkImports(
         !(obj instanceof Field && obj.extend !== undefined)
       ) {
         throw new ProtoParseError(
-          `${where}: enum "${name}" of proto2 file ${from} cannot be used in a proto3 message`,
+          `${where()}: enum "${name}" of proto2 file ${from} cannot be used in a proto3 message`,
         );
       }
     }

@@ -112,8 +112,10 @@ function optionProblem(
 }
 
 /** The options of every declaration below `ns` (file options are gathered per file elsewhere). */
-export function declaredOptionsBelow(ns: Namespace): DeclaredOptions[] {
-  const out: DeclaredOptions[] = [];
+export function declaredOptionsBelow(
+  ns: Namespace,
+  out: DeclaredOptions[] = [], // filled in place: spread into push() it can overflow the stack
+): DeclaredOptions[] {
   const add = (
     kind: string,
     obj: ReflectionObject,
@@ -149,7 +151,7 @@ export function declaredOptionsBelow(ns: Namespace): DeclaredOptions[] {
     } else if (nested instanceof Field) {
       add('field', nested, ns);
     }
-    if (nested instanceof Namespace) out.push(...declaredOptionsBelow(nested));
+    if (nested instanceof Namespace) declaredOptionsBelow(nested, out);
   }
   return out;
 }

@@ -36,17 +36,22 @@ export function importLocation(file: string, source: string | undefined, name: s
  * enum declared below `ns`, in declaration order.
  */
 export function declarationsBelow(ns: Namespace): (Field | Method | Enum)[] {
+  // One array filled in place: spreading a package's declarations into push() passes each as
+  // an argument, and a file of 15000 messages overflowed the stack.
   const out: (Field | Method | Enum)[] = [];
-  for (const nested of ns.nestedArray) {
-    if (nested instanceof Type) {
-      out.push(...nested.fieldsArray.filter((f) => f.declaringField === null));
-    } else if (nested instanceof Service) {
-      out.push(...nested.methodsArray);
-    } else if (nested instanceof Field || nested instanceof Enum) {
-      out.push(nested);
+  const walk = (parent: Namespace): void => {
+    for (const nested of parent.nestedArray) {
+      if (nested instanceof Type) {
+        for (const f of nested.fieldsArray) if (f.declaringField === null) out.push(f);
+      } else if (nested instanceof Service) {
+        for (const m of nested.methodsArray) out.push(m);
+      } else if (nested instanceof Field || nested instanceof Enum) {
+        out.push(nested);
+      }
+      if (nested instanceof Namespace) walk(nested);
     }
-    if (nested instanceof Namespace) out.push(...declarationsBelow(nested));
-  }
+  };
+  walk(ns);
   return out;
 }
 

@@ -213,7 +213,11 @@ function collect(
     const isExtension = obj instanceof Field && obj.extend !== undefined;
     if (obj instanceof Type || obj instanceof Enum || obj instanceof Service || isExtension) {
       const file = obj.filename ?? null;
-      if (file !== null) decls.set(file, [...(decls.get(file) ?? []), obj]);
+      if (file !== null) {
+        const list = decls.get(file);
+        if (list === undefined) decls.set(file, [obj]);
+        else list.push(obj); // not a copy per declaration: quadratic in a file's messages
+      }
       if (obj instanceof Type || obj instanceof Enum) index(obj, pkg, file, types);
     } else if (obj instanceof Namespace) {
       collect(obj, unescapeFullName(obj.fullName, unescapeIdentifier), decls, types);

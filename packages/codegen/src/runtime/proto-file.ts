@@ -126,12 +126,15 @@ function withNumericDefaults(nested: Record<string, INamespace>): Record<string,
 }
 
 /** Full names of every message type in a protobufjs JSON namespace, depth first. */
-function messageNames(nested: Record<string, INamespace> | undefined, prefix: string): string[] {
-  const names: string[] = [];
+function messageNames(
+  nested: Record<string, INamespace> | undefined,
+  prefix: string,
+  names: string[] = [], // filled in place: a package's names spread into push() can overflow the stack
+): string[] {
   for (const [key, value] of Object.entries(nested ?? {})) {
     const fullName = prefix === '' ? key : `${prefix}.${key}`;
     if ('fields' in value) names.push(fullName);
-    names.push(...messageNames(value.nested as Record<string, INamespace> | undefined, fullName));
+    messageNames(value.nested as Record<string, INamespace> | undefined, fullName, names);
   }
   return names;
 }
