@@ -4,7 +4,7 @@ import {
   NotInfluenceReceiveTimeout,
 } from '@granary/core';
 import type { Grain } from './grain';
-import { rejectUnknownOptions } from '../internal/known-options';
+import { rejectUnknownOptions, withoutUndefined } from '../internal/known-options';
 import { kindStateOf, type KindState, type KindStateOptions } from './kind-state';
 
 /** Options of a grain kind (`S`: the type of its declared state). */
@@ -133,7 +133,7 @@ export function kind<S = unknown>(
   factory: () => Grain,
   options: KindOptions<S> = {},
 ): KindDefinition {
-  const o = { ...DEFAULT_KIND_OPTIONS, ...options };
+  const o = { ...DEFAULT_KIND_OPTIONS, ...withoutUndefined(options) };
   if (typeof name !== 'string' || name.length === 0 || name.includes('/')) {
     throw new InvalidArgumentError(
       'name',

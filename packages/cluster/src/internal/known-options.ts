@@ -25,6 +25,18 @@ export function rejectUnknownOptions(
   }
 }
 
+/**
+ * `options` without the keys whose value is `undefined`, to merge over defaults: an option
+ * given as `undefined` (`keyPrefix: process.env.PREFIX` with the variable unset, a config
+ * object's empty field) takes its default, as its type `keyPrefix?: string` says. Spread as it
+ * was, it replaced the default with `undefined`: a store's keys became `undefined{kind/id}`.
+ */
+export function withoutUndefined<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(options).filter(([, v]) => v !== undefined),
+  ) as Partial<T>;
+}
+
 function closest(name: string, known: string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = MAX_SUGGESTION_DISTANCE + 1;

@@ -25,6 +25,12 @@ describe('Cluster.start grain options', () => {
       .with.property('option', 'shardCount');
   });
 
+  it('kind() takes an option given as undefined for its default (it threw "got undefined")', () => {
+    const config: Record<string, unknown> = { idleTimeoutMs: undefined, longTurnMs: undefined };
+    const def = kind('k', grain, config as KindOptions);
+    expect(def).to.include({ idleTimeoutMs: 60_000, longTurnMs: 1000 });
+  });
+
   it('kind() refuses an option it does not know, naming it and the one meant', () => {
     // From JavaScript or a config object: no excess-property check catches it.
     const options: Record<string, unknown> = { idleTimeout: 5_000 };

@@ -1,9 +1,13 @@
 import { startRedis, type RedisHandle } from '@granary/testkit';
+import { InvalidOptionError } from '@granary/core';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { ReminderStoreUnavailableError } from '../../src/reminders/errors';
 import { MemoryReminderStore } from '../../src/reminders/memory/memory-reminder-store';
-import { RedisReminderStore } from '../../src/reminders/redis/redis-reminder-store';
+import {
+  RedisReminderStore,
+  type RedisReminderStoreOptions,
+} from '../../src/reminders/redis/redis-reminder-store';
 import { describeReminderStoreConformance } from './reminder-store-conformance';
 
 describe('MemoryReminderStore', () => {
@@ -47,6 +51,22 @@ describe('RedisReminderStore', function () {
     } finally {
       client.disconnect();
     }
+  });
+
+  it('takes an option given as undefined for its default (keys were "undefined{k/0}")', () => {
+    const config: Record<string, unknown> = {
+      url: redis.url,
+      keyPrefix: undefined,
+      durability: undefined,
+      commandTimeoutMs: undefined,
+      replicas: undefined,
+    };
+    const s = new RedisReminderStore(config as RedisReminderStoreOptions);
+    stores.push(s);
+    expect(s.keyOf('k', 0)).to.equal('granary:reminders:{k/0}');
+    expect(() => new RedisReminderStore({ keyPrefix: null as unknown as string }))
+      .to.throw(InvalidOptionError)
+      .with.property('option', 'keyPrefix');
   });
 
   it("tells the time by Redis' clock (TIME), in epoch ms", async () => {

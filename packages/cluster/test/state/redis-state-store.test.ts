@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { Redis, ReplyError } from 'ioredis';
 import { StateCorruptError, StateStoreError, StateUnavailableError } from '../../src/state/errors';
 import { RedisStateStore } from '../../src/state/redis/redis-state-store';
+import type { RedisStateStoreOptions } from '../../src/state/redis/redis-state-store-options';
 import { describeStateStoreConformance } from './state-store-conformance';
 
 describe('RedisStateStore', () => {
@@ -83,6 +84,24 @@ describe('RedisStateStore', () => {
         InvalidOptionError,
         /commandTimeoutMs/,
       );
+    });
+
+    it('takes an option given as undefined (an unset variable of a config object) for its default', async () => {
+      // Spread over the defaults as given, keyPrefix: undefined made every key 'undefined{k/x}':
+      // a member started without the variable kept its grains' state apart from the others'.
+      const config: Record<string, unknown> = {
+        keyPrefix: process.env.GRANARY_TEST_UNSET_PREFIX,
+        durability: undefined,
+        commandTimeoutMs: undefined,
+        replicas: undefined,
+      };
+      const store = newStore(config as RedisStateStoreOptions);
+      expect(store.keyOf('k', 'x')).to.equal('granary:state:{k/x}');
+      await store.write('k', 'undef-opt', Uint8Array.of(1), { expectedVersion: null, epoch: 1 });
+      expect(await newStore().read('k', 'undef-opt')).to.have.property('version', 1);
+      expect(() => new RedisStateStore({ keyPrefix: 7 as unknown as string }))
+        .to.throw(InvalidOptionError)
+        .with.property('option', 'keyPrefix');
     });
 
     it('expires a tombstone after tombstoneTtlMs and a write makes the key permanent again', async () => {

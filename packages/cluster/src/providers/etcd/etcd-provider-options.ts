@@ -1,5 +1,6 @@
 import { InvalidOptionError } from '@granary/core';
 import type { IOptions } from 'etcd3';
+import { withoutUndefined } from '../../internal/known-options';
 import type { ClusterLogger } from '../../internal/logger';
 
 /** Options of EtcdProvider. */
@@ -116,7 +117,7 @@ export function resolveEtcdProviderOptions(
       throw new InvalidOptionError('endpoints', `not an etcd endpoint URL: ${JSON.stringify(e)}`);
     }
   }
-  const merged = { ...DEFAULT_ETCD_PROVIDER_OPTIONS, ...stripUndefined(options) };
+  const merged = { ...DEFAULT_ETCD_PROVIDER_OPTIONS, ...withoutUndefined(options) };
   const { ttlSeconds } = merged;
   if (
     !Number.isInteger(ttlSeconds) ||
@@ -174,8 +175,4 @@ export function resolveEtcdProviderOptions(
     );
   }
   return { ...merged, endpoints: [...endpoints], safetyMarginMs, keepAliveIntervalMs };
-}
-
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

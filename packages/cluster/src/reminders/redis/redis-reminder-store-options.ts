@@ -1,5 +1,6 @@
 import { InvalidOptionError } from '@granary/core';
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import { withoutUndefined } from '../../internal/known-options';
 import type { ClusterLogger } from '../../internal/logger';
 import { DURABILITY_LEVELS, type Durability } from '../../state/durability';
 import type { ServerPersistence } from '../../state/redis/server-facts';
@@ -95,9 +96,10 @@ export function resolveReminderStoreOptions(
   if (options.url !== undefined && options.client !== undefined) {
     throw new InvalidOptionError('client', 'RedisReminderStore takes url or client, not both');
   }
-  const o = { ...DEFAULT_REDIS_REMINDER_STORE_OPTIONS, ...options };
+  const o = { ...DEFAULT_REDIS_REMINDER_STORE_OPTIONS, ...withoutUndefined(options) };
   const bad = (option: string, rule: string, value: unknown): InvalidOptionError =>
     new InvalidOptionError(option, `must be ${rule}, got ${String(value)}`);
+  if (typeof o.keyPrefix !== 'string') throw bad('keyPrefix', 'a string', o.keyPrefix);
   if (!(o.commandTimeoutMs > 0)) throw bad('commandTimeoutMs', '> 0', o.commandTimeoutMs);
   if (!DURABILITY_LEVELS.includes(o.durability)) {
     const levels = DURABILITY_LEVELS.map((l) => `'${l}'`).join(', ');

@@ -1,4 +1,5 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import { withoutUndefined } from '../../internal/known-options';
 import type { ClusterLogger } from '../../internal/logger';
 import { DURABILITY_LEVELS, type Durability, type StateLostPolicy } from '../durability';
 import { InvalidOptionError } from '@granary/core';
@@ -150,9 +151,10 @@ export function resolveStoreOptions(options: RedisStateStoreOptions): ResolvedSt
   if (options.url !== undefined && options.client !== undefined) {
     throw new InvalidOptionError('client', 'RedisStateStore takes either url or client, not both');
   }
-  const o = { ...DEFAULT_REDIS_STATE_STORE_OPTIONS, ...options };
+  const o = { ...DEFAULT_REDIS_STATE_STORE_OPTIONS, ...withoutUndefined(options) };
   const bad = (option: string, rule: string, value: unknown): InvalidOptionError =>
     new InvalidOptionError(option, `must be ${rule}, got ${String(value)}`);
+  if (typeof o.keyPrefix !== 'string') throw bad('keyPrefix', 'a string', o.keyPrefix);
   if (!Number.isFinite(o.commandTimeoutMs) || o.commandTimeoutMs <= 0) {
     throw bad('commandTimeoutMs', 'a positive number', o.commandTimeoutMs);
   }
