@@ -14,15 +14,26 @@ export function rejectUnknownOptions(
   options: object,
   known: Readonly<Record<string, true>>,
 ): void {
+  const unknown = unknownOptionOf(where, options, known);
+  if (unknown !== undefined) throw new InvalidOptionError(unknown.name, unknown.detail);
+}
+
+/**
+ * The first option of `options` that `known` lacks, with a message naming the known option it
+ * most likely meant; for callers whose options are a call's argument (InvalidArgumentError).
+ */
+export function unknownOptionOf(
+  where: string,
+  options: object,
+  known: Readonly<Record<string, true>>,
+): { name: string; detail: string } | undefined {
   for (const name of Object.keys(options)) {
     if (Object.prototype.hasOwnProperty.call(known, name)) continue;
     const meant = closest(name, Object.keys(known));
-    throw new InvalidOptionError(
-      name,
-      `${where} has no option '${name}'` +
-        (meant === undefined ? '' : ` (did you mean '${meant}'?)`),
-    );
+    const hint = meant === undefined ? '' : ` (did you mean '${meant}'?)`;
+    return { name, detail: `${where} has no option '${name}'${hint}` };
   }
+  return undefined;
 }
 
 /**

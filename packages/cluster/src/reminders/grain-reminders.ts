@@ -8,6 +8,7 @@ import {
 } from './reminder';
 import type { ReminderSpec, StoredReminder } from './reminder-store';
 import { DEFAULT_BACKOFF_MS, DEFAULT_MAX_ATTEMPTS, MIN_PERIOD_MS } from './reminders-options';
+import { unknownOptionOf } from '../internal/known-options';
 
 /** What a grain's reminders handle needs of the member's reminder service. */
 export interface RemindersBackend {
@@ -79,11 +80,21 @@ export function specOf(o: ReminderOptions, now: number): ReminderSpec {
   if (o === null || typeof o !== 'object') {
     throw new InvalidArgumentError('options', 'reminders.set needs options');
   }
+  // Options often come from JavaScript or a config object: a misspelt `period` made a periodic
+  // reminder a one-off job, silently.
+  const unknown = unknownOptionOf('reminders.set', o, REMINDER_OPTION_KEYS);
+  if (unknown !== undefined) throw new InvalidArgumentError(unknown.name, unknown.detail);
   if ((o.dueAt === undefined) === (o.dueInMs === undefined)) {
     throw new InvalidArgumentError('dueAt', 'give exactly one of dueAt and dueInMs');
   }
-  const dueAt = o.dueAt ?? now + o.dueInMs!;
-  if (!Number.isFinite(dueAt)) throw new InvalidArgumentError('dueAt', `not a time: ${dueAt}`);
+  // A string ('1000' from the environment) was added to `now` as text, and refused as 'dueAt:
+  // not a time: 179...1000' naming the option not given.
+  const given = o.dueAt === undefined ? 'dueInMs' : 'dueAt';
+  const when: unknown = o.dueAt ?? o.dueInMs;
+  if (typeof when !== 'number' || !Number.isFinite(when)) {
+    throw new InvalidArgumentError(given, `must be a finite number, got ${shown(when)}`);
+  }
+  const dueAt = o.dueAt ?? now + when;
   const periodMs = o.periodMs ?? 0;
   if (o.periodMs !== undefined && !(Number.isFinite(periodMs) && periodMs >= MIN_PERIOD_MS)) {
     throw new InvalidArgumentError('periodMs', `must be >= ${MIN_PERIOD_MS}, got ${periodMs}`);
@@ -102,7 +113,7 @@ export function specOf(o: ReminderOptions, now: number): ReminderSpec {
   if (!(Number.isFinite(backoffMs) && backoffMs >= 0)) {
     throw new InvalidArgumentError('backoffMs', `must be >= 0, got ${backoffMs}`);
   }
-  if (o.data !== undefined) JSON.stringify(o.data); // throws on what JSON cannot carry
+  if (o.data !== undefined) checkData(o.data);
   return {
     dueAt: Math.round(dueAt),
     periodMs: Math.round(periodMs),
@@ -111,4 +122,35 @@ export function specOf(o: ReminderOptions, now: number): ReminderSpec {
     backoffMs,
     ...(o.data === undefined ? {} : { data: o.data }),
   };
+}
+
+/** Every option of ReminderOptions (the compiler keeps this list complete). */
+const REMINDER_OPTION_KEYS: Record<keyof ReminderOptions, true> = {
+  dueAt: true,
+  dueInMs: true,
+  periodMs: true,
+  catchUp: true,
+  maxAttempts: true,
+  backoffMs: true,
+  data: true,
+};
+
+/**
+ * `data` is stored as JSON: what JSON cannot carry is refused, typed. A bigint threw a bare
+ * TypeError, and a function (JSON makes it nothing) was stored as no data at all.
+ */
+function checkData(data: unknown): void {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(data);
+  } catch (err) {
+    throw new InvalidArgumentError('data', `must be JSON-serializable: ${(err as Error).message}`);
+  }
+  if (text === undefined) {
+    throw new InvalidArgumentError('data', `must be JSON-serializable, got a ${typeof data}`);
+  }
+}
+
+function shown(value: unknown): string {
+  return typeof value === 'string' ? `'${value}' (a string)` : String(value);
 }
