@@ -3,9 +3,16 @@ import { Annotations, Grade, Item } from './golden/proto2/catalog.granary';
 import type { Item as ItemMessage } from './golden/proto2/catalog.granary';
 import { Greeting } from './golden/proto2/escapes.granary';
 import { Holder } from './golden/proto2/group_extensions.granary';
+import { SearchResponse } from './golden/proto2/group_names.granary';
 import { Envelope } from './golden/proto2/oneof_groups.granary';
 import { Origin } from './golden/proto2/supplement.granary';
-import { protocDecode, referenceEncode, referenceRoot, wireTypes } from './helpers/reference';
+import {
+  protocDecode,
+  protocEncode,
+  referenceEncode,
+  referenceRoot,
+  wireTypes,
+} from './helpers/reference';
 
 /** Wire types: 0 varint, 2 length-delimited (packed lists), 3 start group. */
 const [VARINT, DELIMITED, START_GROUP] = [0, 2, 3];
@@ -152,6 +159,32 @@ describe('proto2 (test/protos/proto2)', () => {
     );
     expect(text).to.equal(
       'Blob {\n  data: "\\001\\002"\n}\ninner {\n  Deep {\n    value: 7\n  }\n}\n',
+    );
+  });
+
+  it('a group named in several words is the field protoc names (SearchResult: searchresult)', () => {
+    // Text format writes a group by its type's name, the field is `searchresult` in protoc.
+    const text = [
+      'SearchResult { page_url: "a" SnippetText { html_body: "<b>" } }',
+      'SearchResult { page_url: "b" }',
+      'PagingInfo { next_offset: 20 }',
+      'TimingData { elapsed_us: 7 }',
+      '[granary.test.proto2.groupnames.extrafacets] { facet_name: "f" }',
+      '[granary.test.proto2.groupnames.Scope.scopedinfo] { is_scoped: true }',
+    ].join('\n');
+    const file = 'proto2/group_names.proto';
+    const type = 'granary.test.proto2.groupnames.SearchResponse';
+    const decoded = SearchResponse.decode(protocEncode(file, type, text));
+    expect(decoded).to.deep.equal({
+      searchresult: [{ pageUrl: 'a', snippettext: { htmlBody: '<b>' } }, { pageUrl: 'b' }],
+      paginginfo: { nextOffset: 20 },
+      debug: 'timingdata',
+      timingdata: { elapsedUs: '7' },
+      '.granary.test.proto2.groupnames.extrafacets': { facetName: ['f'] },
+      '.granary.test.proto2.groupnames.Scope.scopedinfo': { isScoped: true },
+    });
+    expect(protocDecode(file, type, SearchResponse.encode(decoded))).to.contain(
+      'SearchResult {\n  page_url: "a"\n  SnippetText {\n    html_body: "<b>"',
     );
   });
 

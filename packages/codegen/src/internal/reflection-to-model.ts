@@ -59,16 +59,28 @@ export function extensionModels(
       return { f, extendee: unescapeFullName(extendee?.fullName ?? f.extend ?? '', unescape) };
     })
     .filter(({ extendee }) => !isOptionExtendee(extendee))
-    .map(({ f, extendee }) => ({
-      ...fieldModel(f, undefined, fileName, unescape, unescapeFullName(scope, unescape)),
-      fullName: unescapeFullName(`${scope}.${f.name}`, unescape),
-      extendee,
-    }));
+    .map(({ f, extendee }) => {
+      const model = fieldModel(f, undefined, fileName, unescape, unescapeFullName(scope, unescape));
+      const fullName = `${unescapeFullName(scope, unescape)}.${model.name}`.replace(/^\./, '');
+      return { ...model, fullName, extendee };
+    });
 }
 
 /** protobufjs marks a group's type with `group` (in its JSON and on the object, not its typings). */
 function isGroup(type: Type): boolean {
   return (type as Type & { group?: boolean }).group === true;
+}
+
+/**
+ * The group type of `f` when `f` was declared as a group (`optional group SearchResult = 1
+ * {...}`), not as a field of a group's type (`optional SearchResult other = 2`): protobufjs's
+ * parser makes the group field `new Field(lcFirst(Name), id, Name)` beside its type.
+ */
+function declaredGroup(f: Field): Type | undefined {
+  const type = f.resolvedType;
+  if (!(type instanceof Type) || !isGroup(type) || f.type !== type.name) return undefined;
+  const lcFirst = type.name.charAt(0).toLowerCase() + type.name.slice(1);
+  return f.name === lcFirst && type.parent === f.parent ? type : undefined;
 }
 
 function isProto3Optional(f: Field): boolean {
@@ -83,7 +95,10 @@ function fieldModel(
   scope = unescapeFullName(owner?.fullName ?? '', unescape),
 ): FieldModel {
   f.resolve();
-  const name = unescape(f.name);
+  const group = declaredGroup(f);
+  // protoc names a group field by its type in lower case (`SearchResult` → `searchresult`);
+  // protobufjs only lowers the first letter (`searchResult`), unlike the protoc plugin's input.
+  const name = group === undefined ? unescape(f.name) : group.name.toLowerCase();
   const where = `${scope}.${name} in ${fileName}`;
   const proto3Optional = isProto3Optional(f);
   const base = {
@@ -103,7 +118,7 @@ function fieldModel(
   if (options.default !== undefined) {
     model.defaultValue = defaultFromProtobufjs(options.default, type, where);
   }
-  if (f.resolvedType instanceof Type && isGroup(f.resolvedType)) model.group = true;
+  if (group !== undefined) model.group = true;
   return model;
 }
 

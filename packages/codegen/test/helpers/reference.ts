@@ -61,6 +61,16 @@ export function protocDecode(file: string, typeName: string, bytes: Uint8Array):
   return result.stdout;
 }
 
+/** `protoc --encode=<typeName>` of `text` (text format) against `file` under test/protos. */
+export function protocEncode(file: string, typeName: string, text: string): Uint8Array {
+  const result = spawnSync(PROTOC, [`--encode=${typeName}`, `-I${PROTOS_DIR}`, file], {
+    cwd: PROTOS_DIR,
+    input: text,
+  });
+  if (result.status !== 0) throw new Error(`protoc --encode failed: ${String(result.stderr)}`);
+  return new Uint8Array(result.stdout);
+}
+
 /** The wire types of each top-level field number in `bytes` (2 = packed/length-delimited). */
 export function wireTypes(bytes: Uint8Array): Map<number, Set<number>> {
   const reader = Reader.create(bytes);
