@@ -1,4 +1,4 @@
-import { Props, traceContextOf, type Clock, type PID } from '@granary/core';
+import { InvalidArgumentError, Props, traceContextOf, type Clock, type PID } from '@granary/core';
 import {
   entryDeadline,
   entryHeader,
@@ -18,6 +18,7 @@ import type { ShardGate } from '../membership/fencing';
 import { OverloadedError, type OverloadLimit } from '../overload/errors';
 import { Activation } from './activation';
 import { Deactivate, type ActivationHost, type ActivationTurn } from './activation-host';
+import { identityProblem } from './grain-identity';
 import type { DeactivationReason } from './grain';
 import { ActivationTable } from './internal/activation-table';
 import { replyToOf } from './internal/call-headers';
@@ -126,6 +127,12 @@ export class Activator implements ActivationHost {
       const identity = from === 0 ? key : key.slice(from);
       if (!this.services.accepting || !this.gate.canServe(shard)) {
         return this.notOwner(senderOf(entry), identity, shard);
+      }
+      // A peer writes its own PIDs: an identity no caller's API lets through (an empty one, one
+      // over 1 KiB) is refused here, once per activation, not per call.
+      const problem = identityProblem(identity);
+      if (problem !== undefined) {
+        return this.services.reply(senderOf(entry), new InvalidArgumentError('identity', problem));
       }
       const allowed = this.def.canActivate;
       if (allowed !== undefined && !allowed(identity)) {

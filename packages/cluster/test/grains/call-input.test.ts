@@ -1,11 +1,11 @@
 import { expect } from 'chai';
-import { InvalidArgumentError } from '@granary/core';
+import { ActorSystem, InvalidArgumentError, PID, Remote } from '@granary/core';
 import { GranaryClient } from '../../src/client/granary-client';
 import { MAX_IDENTITY_BYTES } from '../../src/cluster';
 import { GrainError } from '../../src/errors';
 import type { Grain, GrainContext } from '../../src/grains/grain';
 import { kind } from '../../src/grains/kind';
-import { MemoryNodes } from './memory-nodes';
+import { MemoryNodes, quiet } from './memory-nodes';
 
 /** Throws what it is asked to; with `call`, calls that identity from its own context. */
 class Thrower implements Grain {
@@ -93,6 +93,35 @@ describe('grain calls: API input', function () {
       expect(await client.request('thrower', 'fine', {})).to.deep.equal({ identity: 'fine' });
     } finally {
       await client.close();
+    }
+  });
+
+  it("refuses, on the owner, a peer's call naming an identity no API lets through", async () => {
+    const [a] = nodes.nodes;
+    // A hostile client: the real remote, its grain PIDs written by hand past every API check.
+    const system = new ActorSystem({ name: 'raw-peer', logger: quiet });
+    try {
+      await new Remote(system).start({
+        listen: false,
+        advertisedHost: 'raw-peer.client.invalid',
+        port: 1,
+        clusterName: 'grains-test',
+        memberId: 'raw-peer',
+      });
+      const before = nodes.log.length;
+      for (const identity of ['', 'x'.repeat(MAX_IDENTITY_BYTES + 1)]) {
+        const pid = new PID(a!.address, `$g/thrower/${identity}`);
+        const error = await system.root.request(pid, {}, { timeoutMs: 2000 }).catch((e) => e);
+        expect(error, `${identity.length} chars`).to.be.instanceOf(InvalidArgumentError);
+        expect((error as InvalidArgumentError).argument).to.equal('identity');
+      }
+      expect(nodes.log.slice(before), 'no activation').to.deep.equal([]);
+      const ok = new PID(a!.address, '$g/thrower/fine');
+      expect(await system.root.request(ok, {}, { timeoutMs: 2000 })).to.deep.equal({
+        identity: 'fine',
+      });
+    } finally {
+      await system.shutdown();
     }
   });
 
