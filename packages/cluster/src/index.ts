@@ -170,6 +170,7 @@ export {
   DEFAULT_REDIS_REMINDER_STORE_OPTIONS,
 } from './reminders/redis/redis-reminder-store';
 export type { RedisReminderStoreOptions } from './reminders/redis/redis-reminder-store';
+export type { ReminderStoreLoss } from './reminders/redis/reminder-store-loss';
 export {
   ReminderError,
   ReminderFencedError,

@@ -22,6 +22,7 @@ import {
   REMOVE_SCRIPT,
 } from './reminder-scripts';
 import { ReminderDurability } from './reminder-durability';
+import { ReminderStoreLoss } from './reminder-store-loss';
 import {
   resolveReminderStoreOptions,
   type RedisReminderStoreOptions,
@@ -78,6 +79,11 @@ export class RedisReminderStore implements ReminderStore {
   private readyWait: Promise<void> | undefined;
   private readonly durability: ReminderDurability;
   private memberLogger: ClusterLogger | undefined;
+  /**
+   * Whether Redis lost this store's data (came back empty): checked at open and after every
+   * reconnection, logged at error level once per loss; `current()`, `accept()`, `lostStores`.
+   */
+  readonly loss: ReminderStoreLoss;
   /** Redis calls made (for the commands-per-fire figure). */
   commands = 0;
 
@@ -116,12 +122,15 @@ export class RedisReminderStore implements ReminderStore {
           o.commandTimeoutMs,
         )
       : undefined;
+    const log = (): ClusterLogger => logger ?? this.memberLogger ?? NOOP_LOGGER;
+    this.loss = new ReminderStoreLoss(client, o.keyPrefix, (command) => this.run(command), log);
     this.durability = new ReminderDurability(
       client,
       o,
       options.durability === undefined,
       (command) => this.exec(command),
-      () => logger ?? this.memberLogger ?? NOOP_LOGGER,
+      log,
+      () => this.loss.check(),
     );
   }
 

@@ -8,8 +8,9 @@ import type { ResolvedReminderStoreOptions } from './redis-reminder-store-option
 /**
  * The reminder store's durability level, with the state store's parts (state/redis): the
  * DurabilityGate checks the server when the store opens and after every reconnection, and the
- * DurableAck awaits WAIT or WAITAOF after writes when the level asks for it. Only the wiring to
- * the reminder store's client is here.
+ * DurableAck awaits WAIT or WAITAOF after writes when the level asks for it; with both checks
+ * goes the identity marker's (reminder-store-loss.ts). Only the wiring to the reminder store's
+ * client is here.
  */
 export class ReminderDurability {
   private readonly gate: DurabilityGate;
@@ -27,6 +28,8 @@ export class ReminderDurability {
     /** Runs a command once the client is ready, bounded and error-mapped. */
     private readonly exec: <T>(command: () => Promise<T>) => Promise<T>,
     logger: () => ClusterLogger,
+    /** Whether the server kept the data (the store's identity marker), at open and reconnect. */
+    private readonly checkData: () => Promise<unknown>,
   ) {
     const isCluster = (client as { isCluster?: boolean }).isCluster === true;
     this.gate = new DurabilityGate(
@@ -54,7 +57,10 @@ export class ReminderDurability {
     client.on('ready', () => {
       // A restarted Redis or a failover may run with other settings: check again.
       if (this.everReady && this.opened) {
-        void this.exec(() => this.gate.reconnected()).catch((err: unknown) =>
+        void this.exec(async () => {
+          await this.checkData();
+          await this.gate.reconnected();
+        }).catch((err: unknown) =>
           logger().warn({ err }, 'reminder store durability check after reconnect failed'),
         );
       }
@@ -68,7 +74,10 @@ export class ReminderDurability {
    */
   open(): Promise<void> {
     if (this.opened) return Promise.resolve();
-    this.opening ??= this.exec(() => this.gate.open()).then(
+    this.opening ??= this.exec(async () => {
+      await this.gate.open();
+      await this.checkData();
+    }).then(
       () => void (this.opened = true),
       (err: unknown) => {
         if (!StateDurabilityError.is(err)) this.opening = undefined;
