@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { InvalidOptionError, withTypeName } from '@granary/core';
+import { InvalidArgumentError, InvalidOptionError, withTypeName } from '@granary/core';
 import type { Cluster, GrainLocation, MemberReport } from '@granary/cluster';
 import { AdminActor } from './admin-actor';
 import { DEFAULT_ADMIN_OPTIONS, type AdminMount, type AdminOptions } from './admin-options';
@@ -224,6 +224,9 @@ export class Admin {
           'payload must be the request message, protobuf-encoded, in base64',
         );
       }
+      if (body.timeoutMs !== undefined && typeof body.timeoutMs !== 'number') {
+        throw new HttpError(400, 'timeoutMs must be an integer in [1, 300000]');
+      }
       const timeoutMs = intParam(
         body.timeoutMs === undefined ? null : String(body.timeoutMs),
         10_000,
@@ -247,6 +250,8 @@ export class Admin {
           payload: Buffer.from(bytes).toString('base64'),
         });
       } catch (err) {
+        // Refused before it was sent (an identity no grain may have): the request's fault.
+        if (InvalidArgumentError.is(err)) throw new HttpError(400, err.message);
         const e = err as {
           name?: string;
           code?: string;

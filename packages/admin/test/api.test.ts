@@ -274,6 +274,18 @@ describe('admin API on a 3-node etcd cluster', function () {
     });
     expect(raw.status).to.equal(415);
     expect(raw.headers.get('access-control-allow-origin')).to.equal(null);
+    // What the cluster refuses as the caller's mistake is the request's, not a failed call's.
+    const call = { kind: KIND, method: 'admintest.Counter/Add', payload: '' };
+    for (const body of [
+      { ...call, id: '\ud800' },
+      { ...call, id: 'é'.repeat(600) },
+      { ...call, id: 'g1', timeoutMs: [5] },
+      { ...call, id: 'g1', timeoutMs: '5' },
+    ]) {
+      const r = await api<{ error: string }>(urls[0]!, '/v1/call', { body });
+      expect(r.status, JSON.stringify(body).slice(0, 80)).to.equal(400);
+      expect(r.body.error).to.match(/identity|timeoutMs/);
+    }
   });
 
   it('a paused node is reported as not answering while the rest answers', async () => {
