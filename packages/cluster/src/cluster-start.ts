@@ -3,6 +3,9 @@ import { DEFAULT_CLUSTER_OPTIONS, type ClusterOptions } from './cluster-options'
 import { DEFAULT_GRAINS_OPTIONS, type GrainsOptions } from './grains/grains-options';
 import { rejectUnknownOptions } from './internal/known-options';
 import type { ClusterLogger } from './internal/logger';
+import { ETCD_PROVIDER_OPTION_KEYS } from './providers/etcd/etcd-provider-options';
+import { MEMORY_PROVIDER_OPTION_KEYS } from './providers/memory/memory-provider';
+import { SEED_PROVIDER_OPTION_KEYS } from './providers/seed/seed-provider-options';
 import type { OpsServer } from './ops/ops-server';
 import type { ResolvedOverloadOptions } from './overload/overload-options';
 
@@ -37,6 +40,31 @@ const START_OPTION_KEYS = {
   overload: true,
 } as const satisfies Record<keyof StartOptions, true>;
 
+/**
+ * Options of a provider, not of Cluster.start (name -> the providers that take it): the cluster
+ * README's `joinTimeoutMs` or `ttlSeconds` given to Cluster.start is refused saying where it goes.
+ */
+const PROVIDER_OPTIONS: Readonly<Record<string, string>> = providerOptions({
+  EtcdProvider: ETCD_PROVIDER_OPTION_KEYS,
+  SeedProvider: SEED_PROVIDER_OPTION_KEYS,
+  MemoryProvider: MEMORY_PROVIDER_OPTION_KEYS,
+});
+
+function providerOptions(
+  byProvider: Record<string, Readonly<Record<string, true>>>,
+): Record<string, string> {
+  const takers: Record<string, string[]> = {};
+  for (const [provider, keys] of Object.entries(byProvider)) {
+    for (const name of Object.keys(keys)) (takers[name] ??= []).push(provider);
+  }
+  return Object.fromEntries(
+    Object.entries(takers).map(([name, ps]) => [
+      name,
+      `the provider: ${ps.map((p) => `new ${p}({ ${name} })`).join(' or ')}`,
+    ]),
+  );
+}
+
 /** Cluster.start's options with their defaults, checked. */
 export type ResolvedStartOptions = StartOptions &
   typeof DEFAULT_CLUSTER_OPTIONS & { requestTimeoutMs: number };
@@ -61,7 +89,7 @@ export interface ClusterInit {
  * @throws InvalidOptionError naming the first option out of range.
  */
 export function resolveStartOptions(options: StartOptions): ResolvedStartOptions {
-  rejectUnknownOptions('Cluster.start', options, START_OPTION_KEYS);
+  rejectUnknownOptions('Cluster.start', options, START_OPTION_KEYS, PROVIDER_OPTIONS);
   // An option given as undefined takes its default, as if it were left out.
   const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
   const merged = {

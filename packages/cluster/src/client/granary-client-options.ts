@@ -3,6 +3,7 @@ import type { ClusterLogger } from '../internal/logger';
 import { addressProblem } from '../membership/member-record';
 import type { OverloadOptions } from '../overload/overload-options';
 import { DEFAULT_CLAIM_RANGES } from '../placement/kind-ranges';
+import { rejectUnknownOptions, unknownOptionOf } from '../internal/known-options';
 
 /** How a GranaryClient finds the members through etcd (read and watched; no lease taken). */
 export interface GranaryClientEtcdOptions {
@@ -81,6 +82,28 @@ export const DEFAULT_GRANARY_CLIENT_OPTIONS = {
   defaultShardCount: DEFAULT_CLAIM_RANGES,
 } as const;
 
+/** Every option GranaryClient.connect knows (the compiler keeps it in step). */
+const CLIENT_OPTION_KEYS = {
+  name: true,
+  gateways: true,
+  etcd: true,
+  secret: true,
+  tls: true,
+  id: true,
+  requestTimeoutMs: true,
+  topologyRefreshMs: true,
+  overload: true,
+  shardCounts: true,
+  logger: true,
+} as const satisfies Record<keyof GranaryClientOptions, true>;
+
+/** Every option of GranaryClientOptions.etcd. */
+const CLIENT_ETCD_OPTION_KEYS = {
+  endpoints: true,
+  prefix: true,
+  requestTimeoutMs: true,
+} as const satisfies Record<keyof GranaryClientEtcdOptions, true>;
+
 /**
  * Throws InvalidOptionError naming the first option `connect` could not work with, before
  * anything dials: options often come from JavaScript or a config file, where a gateway list
@@ -88,6 +111,8 @@ export const DEFAULT_GRANARY_CLIENT_OPTIONS = {
  * as "could not learn the members".
  */
 export function checkGranaryClientOptions(o: GranaryClientOptions): void {
+  // A misspelt option was ignored and its default ran: { timeoutMs: 1000 } waited 5 s.
+  rejectUnknownOptions('GranaryClient.connect', o, CLIENT_OPTION_KEYS);
   if (typeof o.name !== 'string' || o.name.length === 0) {
     throw new InvalidOptionError('name', 'the cluster name is required');
   }
@@ -108,6 +133,11 @@ export function checkGranaryClientOptions(o: GranaryClientOptions): void {
     }
   }
   if (o.etcd !== undefined) {
+    const unknown =
+      o.etcd !== null && typeof o.etcd === 'object'
+        ? unknownOptionOf('GranaryClient.connect etcd', o.etcd, CLIENT_ETCD_OPTION_KEYS)
+        : undefined;
+    if (unknown !== undefined) throw new InvalidOptionError(`etcd.${unknown.name}`, unknown.detail);
     const endpoints: unknown = (o.etcd as { endpoints?: unknown } | null)?.endpoints;
     if (
       !Array.isArray(endpoints) ||

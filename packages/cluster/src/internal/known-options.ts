@@ -13,22 +13,28 @@ export function rejectUnknownOptions(
   where: string,
   options: object,
   known: Readonly<Record<string, true>>,
+  elsewhere?: Readonly<Record<string, string>>,
 ): void {
-  const unknown = unknownOptionOf(where, options, known);
+  const unknown = unknownOptionOf(where, options, known, elsewhere);
   if (unknown !== undefined) throw new InvalidOptionError(unknown.name, unknown.detail);
 }
 
 /**
  * The first option of `options` that `known` lacks, with a message naming the known option it
- * most likely meant; for callers whose options are a call's argument (InvalidArgumentError).
+ * most likely meant, or where it belongs (`elsewhere`: name -> what takes it); for callers whose
+ * options are a call's argument (InvalidArgumentError).
  */
 export function unknownOptionOf(
   where: string,
   options: object,
   known: Readonly<Record<string, true>>,
+  elsewhere?: Readonly<Record<string, string>>,
 ): { name: string; detail: string } | undefined {
   for (const name of Object.keys(options)) {
     if (Object.prototype.hasOwnProperty.call(known, name)) continue;
+    if (elsewhere !== undefined && Object.prototype.hasOwnProperty.call(elsewhere, name)) {
+      return { name, detail: `${where} has no option '${name}': give it to ${elsewhere[name]}` };
+    }
     const meant = closest(name, Object.keys(known));
     const hint = meant === undefined ? '' : ` (did you mean '${meant}'?)`;
     return { name, detail: `${where} has no option '${name}'${hint}` };

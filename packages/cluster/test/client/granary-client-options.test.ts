@@ -23,6 +23,16 @@ const BAD: Array<[string, Record<string, unknown>, string]> = [
     'requestTimeoutMs',
   ],
   [
+    'a misspelt option (it was ignored: timeoutMs waited the default 5 s)',
+    { name: 'c', gateways: ['h:1'], timeoutMs: 500 },
+    'timeoutMs',
+  ],
+  [
+    "etcd3's hosts for etcd.endpoints",
+    { name: 'c', etcd: { endpoints: ['http://e:2379'], hosts: ['http://e:2379'] } },
+    'etcd.hosts',
+  ],
+  [
     'topologyRefreshMs of 0',
     { name: 'c', gateways: ['h:1'], topologyRefreshMs: 0 },
     'topologyRefreshMs',

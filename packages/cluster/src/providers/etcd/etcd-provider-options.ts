@@ -1,6 +1,6 @@
 import { InvalidOptionError } from '@granary/core';
 import type { IOptions } from 'etcd3';
-import { withoutUndefined } from '../../internal/known-options';
+import { rejectUnknownOptions, withoutUndefined } from '../../internal/known-options';
 import type { ClusterLogger } from '../../internal/logger';
 
 /** Options of EtcdProvider. */
@@ -100,6 +100,24 @@ export const MIN_ETCD_TTL_SECONDS = 2;
 /** etcd's MaxLeaseTTL. */
 const MAX_ETCD_TTL_SECONDS = 9_000_000_000;
 
+/**
+ * Every option EtcdProvider knows (the compiler keeps it in step): one under another name
+ * (etcd3's `hosts`, `ttl`) was ignored and its default ran.
+ */
+export const ETCD_PROVIDER_OPTION_KEYS = {
+  endpoints: true,
+  prefix: true,
+  ttlSeconds: true,
+  keepAliveIntervalMs: true,
+  safetyMarginMs: true,
+  requestTimeoutMs: true,
+  maxLoopStallMs: true,
+  joinTimeoutMs: true,
+  historyRetentionMs: true,
+  logger: true,
+  etcd: true,
+} as const satisfies Record<keyof EtcdProviderOptions, true>;
+
 /** EtcdProviderOptions with every default applied and checked. */
 export type ResolvedEtcdProviderOptions = Required<Omit<EtcdProviderOptions, 'logger' | 'etcd'>> &
   Pick<EtcdProviderOptions, 'logger' | 'etcd'>;
@@ -108,6 +126,9 @@ export type ResolvedEtcdProviderOptions = Required<Omit<EtcdProviderOptions, 'lo
 export function resolveEtcdProviderOptions(
   options: EtcdProviderOptions,
 ): ResolvedEtcdProviderOptions {
+  if (options !== null && typeof options === 'object') {
+    rejectUnknownOptions('EtcdProvider', options, ETCD_PROVIDER_OPTION_KEYS);
+  }
   const endpoints = options?.endpoints;
   if (!Array.isArray(endpoints) || endpoints.length === 0) {
     throw new InvalidOptionError('endpoints', 'at least one etcd endpoint URL is required');

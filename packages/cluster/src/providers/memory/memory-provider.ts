@@ -1,5 +1,6 @@
 import { InvalidOptionError, SYSTEM_CLOCK, type Clock } from '@granary/core';
 import { LeaseLostError, NotJoinedError } from '../../errors';
+import { rejectUnknownOptions } from '../../internal/known-options';
 import { Listeners } from '../../internal/listeners';
 import type { Topology } from '../../membership/topology';
 import type {
@@ -24,6 +25,12 @@ export interface MemoryProviderOptions {
    */
   keepAliveIntervalMs?: number;
 }
+
+/** Every option MemoryProvider knows (the compiler keeps it in step). */
+export const MEMORY_PROVIDER_OPTION_KEYS = {
+  ttlMs: true,
+  keepAliveIntervalMs: true,
+} as const satisfies Record<keyof MemoryProviderOptions, true>;
 
 /** Defaults of MemoryProviderOptions (keepAliveIntervalMs is derived from ttlMs). */
 export const DEFAULT_MEMORY_PROVIDER_OPTIONS = { ttlMs: 3000 } as const;
@@ -65,6 +72,7 @@ export class MemoryProvider implements ClusterProvider {
     private readonly table: MemoryClusterTable,
     options: MemoryProviderOptions = {},
   ) {
+    rejectUnknownOptions('MemoryProvider', options, MEMORY_PROVIDER_OPTION_KEYS);
     const ttlMs = options.ttlMs ?? DEFAULT_MEMORY_PROVIDER_OPTIONS.ttlMs;
     if (!Number.isFinite(ttlMs) || ttlMs <= 0) {
       throw new InvalidOptionError('ttlMs', `must be a positive number, got ${ttlMs}`);

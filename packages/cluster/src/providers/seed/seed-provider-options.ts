@@ -1,4 +1,5 @@
 import { InvalidOptionError } from '@granary/core';
+import { rejectUnknownOptions } from '../../internal/known-options';
 import type { ClusterLogger } from '../../internal/logger';
 
 /** Options of SeedProvider. */
@@ -61,10 +62,22 @@ export interface ResolvedSeedProviderOptions {
   logger: ClusterLogger | undefined;
 }
 
+/** Every option SeedProvider knows (the compiler keeps it in step). */
+export const SEED_PROVIDER_OPTION_KEYS = {
+  seed: true,
+  isSeed: true,
+  ttlMs: true,
+  heartbeatIntervalMs: true,
+  requestTimeoutMs: true,
+  joinTimeoutMs: true,
+  logger: true,
+} as const satisfies Record<keyof SeedProviderOptions, true>;
+
 /** Applies the defaults and validates; throws InvalidOptionError naming the option. */
 export function resolveSeedProviderOptions(
   options: SeedProviderOptions = {},
 ): ResolvedSeedProviderOptions {
+  rejectUnknownOptions('SeedProvider', options, SEED_PROVIDER_OPTION_KEYS);
   const isSeed = options.isSeed ?? DEFAULT_SEED_PROVIDER_OPTIONS.isSeed;
   const seed = options.seed;
   if (!isSeed && (typeof seed !== 'string' || !/^[^:\s/]+:\d{1,5}$/.test(seed))) {
