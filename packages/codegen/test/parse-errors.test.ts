@@ -103,6 +103,11 @@ describe('granary-codegen on broken inputs', () => {
     ],
     ['a proto3 [default]', 'message A {\n  string s = 1 [default = "x"];\n}', 'proto3'],
     [
+      'a proto3 group',
+      'message A {\n  group G = 1 {}\n}',
+      'p.A.g: groups are not supported in proto3 syntax',
+    ],
+    [
       'a proto3 extension range',
       'message A {\n  extensions 100 to 199;\n}',
       'p.A: extension ranges are not allowed in proto3',

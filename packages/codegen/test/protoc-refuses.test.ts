@@ -119,6 +119,48 @@ const REFUSED: [what: string, body: string, line: number, message: string][] = [
     4,
     'p.M.foo: group names must start with a capital letter',
   ],
+  [
+    'an enum value named as a field of its scope',
+    'message M {\n  enum E {\n    Z = 0;\n    a = 1;\n  }\n  optional int32 a = 1;\n}',
+    4,
+    'p.M.E: value a is already defined in p.M as field a (enum values share the enclosing scope)',
+  ],
+  [
+    'an enum value named as a message of its package',
+    'message M {}\nenum E {\n  M = 0;\n}',
+    4,
+    'p.E: value M is already defined in p as message p.M',
+  ],
+  [
+    'an enum value named as a oneof of its scope',
+    'message M {\n  oneof o { int32 b = 2; }\n  enum E {\n    o = 0;\n  }\n}',
+    5,
+    'p.M.E: value o is already defined in p.M as oneof o',
+  ],
+  [
+    'an enum value named as a service',
+    'message M {}\nservice S { rpc A(M) returns (M); }\nenum E {\n  S = 0;\n}',
+    5,
+    'value S is already defined in p as service p.S',
+  ],
+  [
+    'an enum value named as its own enum',
+    'enum E {\n  E = 0;\n}',
+    3,
+    'value E is already defined in p as enum p.E',
+  ],
+  [
+    'a map whose entry type is named as a nested message',
+    'message M {\n  message ItemsEntry {}\n  map<string, int32> items = 1;\n}',
+    3,
+    'p.M: map field items expands to entry type ItemsEntry, which is already defined as message p.M.ItemsEntry',
+  ],
+  [
+    'two maps expanding to one entry type',
+    'message M {\n  map<string, int32> by_key = 1;\n  map<string, int32> by__key = 2;\n}',
+    3,
+    'map fields by_key and by__key both expand to entry type ByKeyEntry',
+  ],
 ];
 
 describe('declarations protoc refuses and protobufjs reads', () => {

@@ -2,8 +2,9 @@ import { Enum, Field, Namespace, Type } from 'protobufjs';
 import type { Method, Root } from 'protobufjs';
 import { ProtoParseError } from '../errors';
 import { fieldOptionProblem } from './check-field-options';
-import { unescapeFullName } from './reflection-to-model';
+import { declaredGroup, unescapeFullName } from './reflection-to-model';
 import { messageRangeProblem } from './check-ranges';
+import { EnumValueScopes, mapEntryProblem } from './scope-symbols';
 import { declarationLocation, declarationsBelow, locationOf, quote } from './source-location';
 import { unescapeIdentifier } from './proto-source';
 
@@ -36,7 +37,7 @@ export function checkDeclarations(
           : undefined;
     if (problem !== undefined) throw located(obj, problem, sources);
     const written =
-      obj instanceof Field ? writtenProblem(obj, sources.get(obj.filename)) : undefined;
+      obj instanceof Field ? writtenProblem(obj, sources.get(obj.filename), proto3) : undefined;
     if (written !== undefined) throw located(obj, written.problem, sources, written.at);
   }
   for (const type of typesBelow(root)) {
@@ -45,7 +46,7 @@ export function checkDeclarations(
     const problem =
       proto3 && (type.extensions?.length ?? 0) > 0
         ? 'extension ranges are not allowed in proto3'
-        : messageRangeProblem(type);
+        : (messageRangeProblem(type) ?? mapEntryProblem(type));
     if (problem !== undefined) throw located(type, problem, sources);
   }
 }
@@ -68,12 +69,13 @@ function located(
 
 /**
  * What protobufjs's parser reads and forgets, found in the source (`at`: where): a field
- * numbered `max` (it takes the largest number; protoc allows `max` only in ranges) and a group
- * named in lower case (it capitalizes the name; protoc refuses it).
+ * numbered `max` (it takes the largest number; protoc allows `max` only in ranges), a group
+ * named in lower case (it capitalizes the name; protoc refuses it) and a group in a proto3 file.
  */
 function writtenProblem(
   f: Field,
   source: string | undefined,
+  proto3: boolean,
 ): { problem: string; at: RegExp } | undefined {
   if (source === undefined) return undefined;
   const name = quote(f.name);
@@ -84,10 +86,13 @@ function writtenProblem(
       at: max,
     };
   }
+  const group = declaredGroup(f);
+  if (proto3 && group !== undefined) {
+    const at = new RegExp(`\\bgroup\\s+${quote(group.name)}\\s*=`);
+    return { problem: 'groups are not supported in proto3 syntax', at };
+  }
   const lowerGroup = new RegExp(`\\bgroup\\s+${name}\\s*=`);
-  const group =
-    f.resolvedType instanceof Type && (f.resolvedType as { group?: boolean }).group === true;
-  if (group && /^[a-z]/.test(f.name) && lowerGroup.test(source)) {
+  if (group !== undefined && /^[a-z]/.test(f.name) && lowerGroup.test(source)) {
     return { problem: 'group names must start with a capital letter', at: lowerGroup };
   }
   return undefined;
@@ -136,26 +141,4 @@ function inRanges(ranges: readonly number[][], id: number): boolean {
 
 function strip(fullName: string): string {
   return unescapeFullName(fullName, unescapeIdentifier);
-}
-
-/**
- * Enum values are scoped like C++ enumerators: beside the enum, not in it, so two enums of one
- * scope cannot share a value name (`UNKNOWN`). protoc refuses that; this finds it.
- */
-class EnumValueScopes {
-  private readonly owners = new Map<string, string>(); // `scope.VALUE` → the enum that has it
-
-  /** Records the values of `e`; what is wrong when one is already taken in its scope. */
-  add(e: Enum): string | undefined {
-    const scope = strip(e.parent?.fullName ?? '');
-    for (const value of Object.keys(e.values)) {
-      const key = scope === '' ? value : `${scope}.${value}`;
-      const owner = this.owners.get(key);
-      if (owner !== undefined && owner !== e.fullName) {
-        return `value ${value} is already defined in ${scope || 'the file'} by enum ${strip(owner)} (enum values share the enclosing scope)`;
-      }
-      this.owners.set(key, e.fullName);
-    }
-    return undefined;
-  }
 }

@@ -76,7 +76,7 @@ function isGroup(type: Type): boolean {
  * {...}`), not as a field of a group's type (`optional SearchResult other = 2`): protobufjs's
  * parser makes the group field `new Field(lcFirst(Name), id, Name)` beside its type.
  */
-function declaredGroup(f: Field): Type | undefined {
+export function declaredGroup(f: Field): Type | undefined {
   const type = f.resolvedType;
   if (!(type instanceof Type) || !isGroup(type) || f.type !== type.name) return undefined;
   const lcFirst = type.name.charAt(0).toLowerCase() + type.name.slice(1);
