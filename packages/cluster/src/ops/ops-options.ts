@@ -40,10 +40,13 @@ export interface OpsOptions {
    */
   livenessWindowMs?: number | undefined;
   /**
-   * Most open connections; past it a new one is closed as it arrives (and logged, throttled).
-   * Without a bound anyone who reaches the port holds a file descriptor per connection (3,000
-   * idle sockets held 3,000 of the member's), and at the process' limit the remote port and the
-   * provider's connections fail too. Probes, scrapes and dashboards need a handful.
+   * Most open connections; past it the one that has waited longest without a request in
+   * progress (silent, trickling its head, idle between keep-alive requests) is closed to make
+   * room, or the newcomer when every one is mid-request (logged, throttled). Without a bound
+   * anyone who reaches the port holds a file descriptor per connection (3,000 idle sockets held
+   * 3,000 of the member's), and at the process' limit the remote port and the provider's
+   * connections fail too; closing the newcomer instead let silent sockets keep every probe out.
+   * Probes, scrapes and dashboards need a handful.
    * @default 256
    */
   maxConnections?: number | undefined;

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { InvalidOptionError, LogThrottle, type Logger } from '@granary/core';
 import { listenError } from '@granary/core/internal';
 import type { HealthReport, HealthSource } from './health';
+import { ConnectionSlots } from './connection-slots';
 import { LoopMonitor } from './loop-monitor';
 import { DEFAULT_OPS_OPTIONS, OPS_PATHS, type OpsHandler, type OpsOptions } from './ops-options';
 
@@ -82,14 +83,15 @@ export class OpsServer {
       // Node looks for connections past those timeouts every 30 s unless told otherwise.
       connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, bounds.headersTimeoutMs),
     });
-    server.maxConnections = bounds.maxConnections;
     const drops = new LogThrottle(logger, DROP_LOG_INTERVAL_MS);
-    server.on('drop', () =>
+    new ConnectionSlots(server, bounds.maxConnections, (how) =>
       drops.log(
-        'drop',
+        how,
         'warn',
         { limit: 'ops.maxConnections' },
-        `ops connection refused: ${bounds.maxConnections} are open (ops.maxConnections)`,
+        how === 'evicted'
+          ? `ops connection closed to make room: ${bounds.maxConnections} are open and it had no request in progress (ops.maxConnections)`
+          : `ops connection refused: ${bounds.maxConnections} are open, each with a request in progress (ops.maxConnections)`,
       ),
     );
     const ops = new OpsServer(server, options, logger);

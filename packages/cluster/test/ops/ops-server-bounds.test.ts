@@ -52,16 +52,57 @@ describe('OpsServer connection bounds', function () {
     });
   }
 
-  it('closes connections past maxConnections as they arrive, with one log line naming the option', async () => {
+  it('makes room past maxConnections: closes the connection silent longest, with one log line naming the option', async () => {
     const { logger, lines } = warnings();
     const ops = await start({ maxConnections: 2 }, logger);
-    await connect(ops);
-    await connect(ops);
+    const first = await connect(ops);
+    const second = await connect(ops);
     const third = await connect(ops);
+    expect(await closedWithin(first, 3000)).to.equal('');
     const fourth = await connect(ops);
-    expect(await closedWithin(third, 3000)).to.equal('');
-    expect(await closedWithin(fourth, 3000)).to.equal('');
-    expect(lines).to.deep.equal(['ops connection refused: 2 are open (ops.maxConnections)']);
+    expect(await closedWithin(second, 3000)).to.equal('');
+    expect(await closedWithin(third, 300)).to.equal('open');
+    expect(await closedWithin(fourth, 300)).to.equal('open');
+    expect(lines).to.deep.equal([
+      'ops connection closed to make room: 2 are open and it had no request in progress (ops.maxConnections)',
+    ]);
+  });
+
+  it('answers /livez while a flood of silent connections from another address holds every slot', async () => {
+    const ops = await start({ maxConnections: 8 }, warnings().logger);
+    // The attacker: reconnects at once whenever a connection of its is closed, never says a word.
+    let flooding = true;
+    const flood = (): void => {
+      if (!flooding) return;
+      const s = net.connect({ port: ops.port, host: '127.0.0.1', localAddress: '127.0.0.2' });
+      sockets.push(s);
+      s.on('error', () => undefined);
+      s.on('close', () => setImmediate(flood));
+    };
+    try {
+      for (let i = 0; i < 16; i++) flood();
+      for (let i = 0; i < 20; i++) {
+        const res = await fetch(`${ops.url}/livez`);
+        expect(res.status, `probe ${i}`).to.equal(200);
+      }
+    } finally {
+      flooding = false;
+    }
+  });
+
+  it('refuses a newcomer only when every open connection has a request in progress', async () => {
+    const { logger, lines } = warnings();
+    const ops = await start({ maxConnections: 2 }, logger);
+    ops.route('GET', '/hang', () => undefined);
+    const busy = [await connect(ops), await connect(ops)];
+    for (const s of busy) s.write('GET /hang HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const late = await connect(ops);
+    expect(await closedWithin(late, 3000)).to.equal('');
+    for (const s of busy) expect(await closedWithin(s, 200)).to.equal('open');
+    expect(lines).to.deep.equal([
+      'ops connection refused: 2 are open, each with a request in progress (ops.maxConnections)',
+    ]);
   });
 
   it('answers 408 and closes a connection that trickles its request head past headersTimeoutMs', async () => {
