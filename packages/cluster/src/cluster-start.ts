@@ -1,11 +1,8 @@
 import { InvalidOptionError, type ActorSystem } from '@granary/core';
 import { DEFAULT_CLUSTER_OPTIONS, type ClusterOptions } from './cluster-options';
 import { DEFAULT_GRAINS_OPTIONS, type GrainsOptions } from './grains/grains-options';
-import { rejectUnknownOptions } from './internal/known-options';
+import { rejectUnknownStartOptions } from './cluster-start-options';
 import type { ClusterLogger } from './internal/logger';
-import { ETCD_PROVIDER_OPTION_KEYS } from './providers/etcd/etcd-provider-options';
-import { MEMORY_PROVIDER_OPTION_KEYS } from './providers/memory/memory-provider';
-import { SEED_PROVIDER_OPTION_KEYS } from './providers/seed/seed-provider-options';
 import type { OpsServer } from './ops/ops-server';
 import type { ResolvedOverloadOptions } from './overload/overload-options';
 
@@ -17,53 +14,6 @@ export const START_CLAIMS_WAIT_MS = 5_000;
 
 /** What Cluster.start takes: the cluster's options and the grains'. */
 export type StartOptions = ClusterOptions & GrainsOptions;
-
-/** Every option Cluster.start knows (the compiler keeps it in step with StartOptions). */
-const START_OPTION_KEYS = {
-  name: true,
-  provider: true,
-  kinds: true,
-  id: true,
-  address: true,
-  remote: true,
-  shardCount: true,
-  claimRanges: true,
-  claimRetryMs: true,
-  stateStores: true,
-  reminders: true,
-  logger: true,
-  telemetry: true,
-  ops: true,
-  system: true,
-  requestTimeoutMs: true,
-  onActivation: true,
-  overload: true,
-} as const satisfies Record<keyof StartOptions, true>;
-
-/**
- * Options of a provider, not of Cluster.start (name -> the providers that take it): the cluster
- * README's `joinTimeoutMs` or `ttlSeconds` given to Cluster.start is refused saying where it goes.
- */
-const PROVIDER_OPTIONS: Readonly<Record<string, string>> = providerOptions({
-  EtcdProvider: ETCD_PROVIDER_OPTION_KEYS,
-  SeedProvider: SEED_PROVIDER_OPTION_KEYS,
-  MemoryProvider: MEMORY_PROVIDER_OPTION_KEYS,
-});
-
-function providerOptions(
-  byProvider: Record<string, Readonly<Record<string, true>>>,
-): Record<string, string> {
-  const takers: Record<string, string[]> = {};
-  for (const [provider, keys] of Object.entries(byProvider)) {
-    for (const name of Object.keys(keys)) (takers[name] ??= []).push(provider);
-  }
-  return Object.fromEntries(
-    Object.entries(takers).map(([name, ps]) => [
-      name,
-      `the provider: ${ps.map((p) => `new ${p}({ ${name} })`).join(' or ')}`,
-    ]),
-  );
-}
 
 /** Cluster.start's options with their defaults, checked. */
 export type ResolvedStartOptions = StartOptions &
@@ -89,7 +39,7 @@ export interface ClusterInit {
  * @throws InvalidOptionError naming the first option out of range.
  */
 export function resolveStartOptions(options: StartOptions): ResolvedStartOptions {
-  rejectUnknownOptions('Cluster.start', options, START_OPTION_KEYS, PROVIDER_OPTIONS);
+  rejectUnknownStartOptions(options);
   // An option given as undefined takes its default, as if it were left out.
   const given = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
   const merged = {

@@ -4,7 +4,11 @@ import {
   NotInfluenceReceiveTimeout,
 } from '@granary/core';
 import type { Grain } from './grain';
-import { rejectUnknownOptions, withoutUndefined } from '../internal/known-options';
+import {
+  rejectUnknownNestedOptions,
+  rejectUnknownOptions,
+  withoutUndefined,
+} from '../internal/known-options';
 import { kindStateOf, type KindState, type KindStateOptions } from './kind-state';
 
 /** Options of a grain kind (`S`: the type of its declared state). */
@@ -107,6 +111,14 @@ const markedNeutral = (message: unknown): boolean =>
   (message as { [NotInfluenceReceiveTimeout]?: boolean })[NotInfluenceReceiveTimeout] === true;
 
 /** Every option kind() knows (the compiler keeps it in step with KindOptions). */
+/** Every option of a kind's `state` (the compiler keeps it in step). */
+const KIND_STATE_OPTION_KEYS = {
+  store: true,
+  initial: true,
+  codec: true,
+  persistOnDeactivate: true,
+} as const satisfies Record<keyof KindStateOptions<unknown>, true>;
+
 const KIND_OPTION_KEYS = {
   state: true,
   idleTimeoutMs: true,
@@ -141,6 +153,9 @@ export function kind<S = unknown>(
     );
   }
   rejectUnknownOptions(`kind('${name}')`, options, KIND_OPTION_KEYS);
+  // `state: { persistOnDeactivat }` kept the default, `mailbox: { capacty }` the default capacity.
+  rejectUnknownNestedOptions(`kind('${name}')`, 'state', options?.state, KIND_STATE_OPTION_KEYS);
+  rejectUnknownNestedOptions(`kind('${name}')`, 'mailbox', options?.mailbox, { capacity: true });
   if (typeof factory !== 'function') {
     throw new InvalidArgumentError('factory', `kind '${name}': the factory must be a function`);
   }

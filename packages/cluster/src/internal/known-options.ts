@@ -54,6 +54,22 @@ export function withoutUndefined<T extends object>(options: T): Partial<T> {
   ) as Partial<T>;
 }
 
+/**
+ * rejectUnknownOptions for an options object inside options (`remote`, a kind's `state`): the
+ * error's option is `name.option`. Anything that is not a plain object is left to its own checks.
+ */
+export function rejectUnknownNestedOptions(
+  where: string,
+  name: string,
+  value: unknown,
+  known: Readonly<Record<string, true>>,
+): void {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return;
+  const unknown = unknownOptionOf(`${where}'s ${name}`, value, known);
+  if (unknown !== undefined)
+    throw new InvalidOptionError(`${name}.${unknown.name}`, unknown.detail);
+}
+
 function closest(name: string, known: string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = MAX_SUGGESTION_DISTANCE + 1;
