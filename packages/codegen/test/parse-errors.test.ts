@@ -103,6 +103,11 @@ describe('granary-codegen on broken inputs', () => {
     ],
     ['a proto3 [default]', 'message A {\n  string s = 1 [default = "x"];\n}', 'proto3'],
     [
+      'a dotted type name whose first part is an inner scope without the rest',
+      'message b { message X {} }\nmessage M { message b {}\n  b.X x = 1;\n}',
+      'p.M.x: "b.X" is resolved to "p.M.b.X", which is not defined',
+    ],
+    [
       'a proto3 group',
       'message A {\n  group G = 1 {}\n}',
       'p.A.g: groups are not supported in proto3 syntax',
@@ -121,6 +126,15 @@ describe('granary-codegen on broken inputs', () => {
       expect(err).to.match(/x\.proto:[3-5]: /);
     });
   }
+
+  it('a dotted type name protoc resolves (past a field of its first part, or inner) generates', () => {
+    const source =
+      'syntax = "proto3";\npackage p.q;\nmessage X { int32 top = 1; }\n' +
+      'message b { message X { string inner = 1; } }\n' +
+      'message M {\n  int32 b = 1;\n  b.X x = 2;\n  message q { message X {} }\n  q.X y = 3;\n' +
+      '  p.q.X z = 4;\n}\n';
+    expect(run({ 'r.proto': source })).to.deep.equal({ code: 0, err: '' });
+  });
 
   it('a number used twice or reserved, and a reserved value name, name their line', () => {
     const head = 'syntax = "proto2";\npackage n;\nmessage A {\n  optional int32 a = 1;\n}\n';

@@ -18,6 +18,7 @@ import { checkImportPath } from '../internal/import-path';
 import { locate, locateBelow, readSource } from '../internal/locate-proto';
 import { parseErrorMessage } from '../internal/parse-error';
 import { parseWithOneofGroups } from '../internal/oneof-groups';
+import { checkRelativeNames } from '../internal/check-relative-names';
 import {
   declarationLocation,
   firstUnresolved,
@@ -139,6 +140,7 @@ export function loadProtoFiles(
   resolveAll(root, names, sources);
   checkDeclarations(root, syntaxes, sources);
   checkImports(root, imports, sources, syntaxes);
+  checkRelativeNames(root, sources);
   const visible = new Map<string, ReadonlySet<string>>();
   checkOptions(
     [...fileOptions, ...declaredOptionsBelow(root)].filter(
