@@ -136,6 +136,23 @@ export class DeadlockError extends ClusterError {
 }
 
 /**
+ * A grain's call whose chain (its waiting grains, carried for deadlock detection) is over
+ * `maxBytes`: sent, it would close the link between the two members (their header limit).
+ */
+export class CallChainTooLongError extends ClusterError {
+  static override readonly code = 'ERR_CALL_CHAIN_TOO_LONG';
+  override readonly name = 'CallChainTooLongError';
+  constructor(
+    readonly depth: number,
+    readonly maxBytes: number,
+  ) {
+    super(
+      `a call chain of ${depth} waiting grains is over ${maxBytes} bytes of kind/identity (deadlock detection carries them): make a kind or message reentrant, or shorten the identities`,
+    );
+  }
+}
+
+/**
  * The member asked does not hold the grain's shard; `owner` is the member it believes owns it.
  * Retried by the caller within the deadline; seen by users only as the cause of a deadline error.
  */
@@ -321,6 +338,7 @@ registerErrorClasses(
   DeadlineExceededError,
   ActivationDeniedError,
   DeadlockError,
+  CallChainTooLongError,
   NotOwnerError,
   JoinRefusedError,
   CallOutcomeUnknownError,

@@ -183,6 +183,7 @@ export {
   DeadlineExceededError,
   ActivationDeniedError,
   DeadlockError,
+  CallChainTooLongError,
   NotOwnerError,
   CallOutcomeUnknownError,
   TurnTimeoutError,

@@ -1,5 +1,5 @@
 import type { Context } from '@opentelemetry/api';
-import { DeadlockError } from '../errors';
+import { CallChainTooLongError, DeadlockError } from '../errors';
 import { H_PATH } from './internal/call-headers';
 import type { KindDefinition } from './kind';
 
@@ -22,6 +22,27 @@ export interface ParentCall {
 }
 
 const EMPTY: readonly string[] = Object.freeze([]);
+
+/**
+ * Longest chain path a call carries, in bytes of its JSON: half of the remote's default
+ * `limits.maxHeaderBytes` (16 KiB), the rest left to the header's other entries. A longer
+ * header (24 nested calls of 900-byte identities) made the receiving member close the link
+ * between the two members as a peer over its limits, failing every call on it.
+ */
+export const MAX_CHAIN_PATH_BYTES = 8 * 1024;
+
+/**
+ * Throws CallChainTooLongError when `path` is over MAX_CHAIN_PATH_BYTES as JSON. Counted exactly
+ * only when an upper bound (6 bytes per UTF-16 unit, a JSON escape's) says it could be.
+ */
+export function checkChainPath(path: readonly string[]): void {
+  let upper = 2 + path.length * 3;
+  for (const p of path) upper += p.length * 6;
+  if (upper <= MAX_CHAIN_PATH_BYTES) return;
+  if (Buffer.byteLength(JSON.stringify(path)) > MAX_CHAIN_PATH_BYTES) {
+    throw new CallChainTooLongError(path.length, MAX_CHAIN_PATH_BYTES);
+  }
+}
 
 /** The chain path of a call's header (empty when absent or malformed). */
 export function pathOf(header: Readonly<Record<string, string>> | undefined): readonly string[] {

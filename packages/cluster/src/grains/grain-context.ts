@@ -3,7 +3,7 @@ import type { Context as TraceContext, Span } from '@opentelemetry/api';
 import { GrainError } from '../errors';
 import { ThreadHandlerError } from '../threads/errors';
 import type { ShardGate } from '../membership/fencing';
-import { outgoingPath, type ParentCall } from './deadlock-detection';
+import { checkChainPath, outgoingPath, type ParentCall } from './deadlock-detection';
 import { checkIdentity } from './grain-identity';
 import type {
   DeactivationReason,
@@ -253,13 +253,15 @@ export class GrainTurnContext implements GrainContext {
     message: unknown,
     options?: GrainCallOptions,
   ): Promise<T> {
+    let parent: ParentCall;
     try {
       checkIdentity(identity);
+      parent = this.parent();
     } catch (err) {
       return Promise.reject(err as Error);
     }
     const caller = this.activation.host.services.caller;
-    return caller.request<T>(kind, identity, message, options, this.parent());
+    return caller.request<T>(kind, identity, message, options, parent);
   }
 
   send(kind: string, identity: string, message: unknown, options?: GrainSendOptions): void {
@@ -362,6 +364,7 @@ export class GrainTurnContext implements GrainContext {
   private parent(): ParentCall {
     const a = this.activation;
     const path = outgoingPath(a.host.def, a.identity, this.message, this.header);
+    checkChainPath(path);
     return { deadline: this.deadline, chainId: this.chainId, path, trace: this.trace };
   }
 }

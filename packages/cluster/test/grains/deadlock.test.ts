@@ -1,5 +1,7 @@
 import { expect } from 'chai';
-import { DeadlockError, GrainError } from '../../src/errors';
+import type { Remote } from '@granary/core';
+import { CallChainTooLongError, DeadlockError, GrainError } from '../../src/errors';
+import { MAX_CHAIN_PATH_BYTES } from '../../src/grains/deadlock-detection';
 import type { Grain, GrainContext } from '../../src/grains/grain';
 import { kind } from '../../src/grains/kind';
 import { MemoryNodes } from './memory-nodes';
@@ -97,5 +99,24 @@ describe('call chains and deadlock detection', function () {
       name: 'DeadlockError',
       chain: ['catcher/A', 'catcher/B', 'catcher/A'],
     });
+  });
+
+  it('fails a chain too long to carry with CallChainTooLongError; the link between the members stays up', async () => {
+    // 24 nested calls of 900-byte identities: a 21 KiB chain, over the receiver's header limit.
+    const hops = Array.from({ length: 24 }, (_, i) => `hop/${i}-${'x'.repeat(900)}`);
+    const err = await nodes.nodes[0]!.request('hop', 'start', { hops }, { timeoutMs: 5000 }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).to.be.instanceOf(GrainError);
+    expect((err as GrainError).message).to.contain(`over ${MAX_CHAIN_PATH_BYTES} bytes`);
+    expect(new CallChainTooLongError(9, MAX_CHAIN_PATH_BYTES).code).to.equal(
+      'ERR_CALL_CHAIN_TOO_LONG',
+    );
+    for (const n of nodes.nodes) {
+      expect((n.system.remote as Remote).stats.limitExceeded, n.id).to.equal(0);
+    }
+    // Chains of ordinary length cross both members as before.
+    const short = Array.from({ length: 8 }, (_, i) => `hop/s${i}`);
+    expect(await nodes.nodes[1]!.request('hop', 'start', { hops: short })).to.include({ seen: 8 });
   });
 });
