@@ -3,6 +3,8 @@ import { InvalidOptionError } from '@granary/core';
 import { Cluster } from '../../src/cluster';
 import { kind } from '../../src/grains/kind';
 import { MemoryStateStore } from '../../src/state/memory/memory-state-store';
+import { RedisStateStore } from '../../src/state/redis/redis-state-store';
+import { RedisReminderStore } from '../../src/reminders/redis/redis-reminder-store';
 import { EtcdProvider } from '../../src/providers/etcd/etcd-provider';
 import type { EtcdProviderOptions } from '../../src/providers/etcd/etcd-provider-options';
 import { MemoryProvider } from '../../src/providers/memory/memory-provider';
@@ -74,5 +76,17 @@ describe('Options objects refuse an option they do not know', () => {
     expect(() => kind('k', grain, { mailbox: { capacty: 3 } } as never))
       .to.throw(InvalidOptionError, "did you mean 'capacity'?")
       .with.property('option', 'mailbox.capacty');
+  });
+
+  it('the Redis stores refuse host/port (ioredis style: they connected to 127.0.0.1:6379)', () => {
+    expect(() => new RedisStateStore({ host: 'redis.internal', port: 6380 } as never))
+      .to.throw(InvalidOptionError, 'redisOptions: { host }')
+      .with.property('option', 'host');
+    expect(() => new RedisReminderStore({ url: 'redis://127.0.0.1:1', keyprefix: 'r:' } as never))
+      .to.throw(InvalidOptionError, "did you mean 'keyPrefix'?")
+      .with.property('option', 'keyprefix');
+    expect(() => new RedisStateStore({ url: 'redis://127.0.0.1:1', durabilty: 'none' } as never))
+      .to.throw(InvalidOptionError, "did you mean 'durability'?")
+      .with.property('option', 'durabilty');
   });
 });

@@ -1,6 +1,7 @@
 import { InvalidOptionError } from '@granary/core';
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import { withoutUndefined } from '../../internal/known-options';
+import { rejectUnknownOptions, withoutUndefined } from '../../internal/known-options';
+import { REDIS_CONNECTION_OPTIONS } from '../../internal/redis-connection-options';
 import type { ClusterLogger } from '../../internal/logger';
 import { DURABILITY_LEVELS, type Durability } from '../../state/durability';
 import type { ServerPersistence } from '../../state/redis/server-facts';
@@ -86,6 +87,20 @@ export type ResolvedReminderStoreOptions = typeof DEFAULT_REDIS_REMINDER_STORE_O
     durabilityTimeoutMs: number;
   };
 
+/** Every option RedisReminderStore knows (the compiler keeps it in step). */
+const REMINDER_STORE_OPTION_KEYS = {
+  url: true,
+  client: true,
+  keyPrefix: true,
+  commandTimeoutMs: true,
+  durability: true,
+  replicas: true,
+  durabilityTimeoutMs: true,
+  serverPersistence: true,
+  redisOptions: true,
+  logger: true,
+} as const satisfies Record<keyof RedisReminderStoreOptions, true>;
+
 /**
  * Applies the defaults and checks every option.
  * @throws InvalidOptionError naming the option.
@@ -93,6 +108,12 @@ export type ResolvedReminderStoreOptions = typeof DEFAULT_REDIS_REMINDER_STORE_O
 export function resolveReminderStoreOptions(
   options: RedisReminderStoreOptions,
 ): ResolvedReminderStoreOptions {
+  rejectUnknownOptions(
+    'RedisReminderStore',
+    options,
+    REMINDER_STORE_OPTION_KEYS,
+    REDIS_CONNECTION_OPTIONS,
+  );
   if (options.url !== undefined && options.client !== undefined) {
     throw new InvalidOptionError('client', 'RedisReminderStore takes url or client, not both');
   }

@@ -1,5 +1,6 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import { withoutUndefined } from '../../internal/known-options';
+import { rejectUnknownOptions, withoutUndefined } from '../../internal/known-options';
+import { REDIS_CONNECTION_OPTIONS } from '../../internal/redis-connection-options';
 import type { ClusterLogger } from '../../internal/logger';
 import { DURABILITY_LEVELS, type Durability, type StateLostPolicy } from '../durability';
 import { InvalidOptionError } from '@granary/core';
@@ -105,6 +106,23 @@ export interface RedisStateStoreOptions {
   logger?: ClusterLogger;
 }
 
+/** Every option RedisStateStore knows (the compiler keeps it in step). */
+const STATE_STORE_OPTION_KEYS = {
+  url: true,
+  client: true,
+  keyPrefix: true,
+  commandTimeoutMs: true,
+  tombstoneTtlMs: true,
+  writeBatchSize: true,
+  durability: true,
+  replicas: true,
+  durabilityTimeoutMs: true,
+  serverPersistence: true,
+  stateLostPolicy: true,
+  redisOptions: true,
+  logger: true,
+} as const satisfies Record<keyof RedisStateStoreOptions, true>;
+
 /** Defaults of {@link RedisStateStoreOptions}. */
 export const DEFAULT_REDIS_STATE_STORE_OPTIONS = {
   url: 'redis://127.0.0.1:6379',
@@ -148,6 +166,12 @@ export type ResolvedStoreOptions = typeof DEFAULT_REDIS_STATE_STORE_OPTIONS &
  * @throws InvalidOptionError naming the option.
  */
 export function resolveStoreOptions(options: RedisStateStoreOptions): ResolvedStoreOptions {
+  rejectUnknownOptions(
+    'RedisStateStore',
+    options,
+    STATE_STORE_OPTION_KEYS,
+    REDIS_CONNECTION_OPTIONS,
+  );
   if (options.url !== undefined && options.client !== undefined) {
     throw new InvalidOptionError('client', 'RedisStateStore takes either url or client, not both');
   }
