@@ -89,7 +89,7 @@ export class GrainCaller implements CallRetrier {
     const silence = call.ref.silence;
     if (silence !== undefined && silence.since !== 0) {
       call.address = address;
-      const held = silentOwner(address, silence, call.start);
+      const held = silentOwner(address, silence);
       return this.observed(call, this.retries.run<T>(call, held));
     }
     const promise = call.promise<T>();
@@ -114,7 +114,7 @@ export class GrainCaller implements CallRetrier {
 
   /** A call's first attempt did not end with the grain's answer (CallRetrier). */
   retry(call: GrainCall, first: Setback): Promise<unknown> {
-    this.load.outcome(call.address, first.error, this.deps.clock.now());
+    this.load.outcome(call.address, first.error, this.deps.clock.monotonic());
     if (first.kind === 'deadline') {
       // Final (as in the retry loop), and frequent under overload: failed without the loop's
       // async frame.
@@ -206,9 +206,14 @@ export class GrainCaller implements CallRetrier {
     if (retries !== undefined && !(Number.isInteger(retries) && retries >= 0)) {
       throw new InvalidArgumentError('options.retries', `must be an integer >= 0, got ${retries}`);
     }
-    const start = this.deps.clock.now();
+    // On the monotonic clock: a wall-clock step must not stretch or cut a call (its retries and
+    // backoff are decided against its deadline; a 10 s step back held a 2 s call for 12 s).
+    // Deadlines travel between members as time left; a parent's (epoch ms) is converted here.
+    const clock = this.deps.clock;
+    const start = clock.monotonic();
     this.budget.callStarted(start);
-    const deadline = Math.min(start + timeoutMs, parent?.deadline ?? Infinity);
+    let deadline = start + timeoutMs;
+    if (parent !== undefined) deadline = Math.min(deadline, start + parent.deadline - clock.now());
     const call = new GrainCall(
       this,
       this.refs.get(kind, identity) ??

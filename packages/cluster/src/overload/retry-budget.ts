@@ -22,7 +22,7 @@ export class RetryBudget {
     this.floor = (options.minPerSecond * options.windowMs) / 1000;
   }
 
-  /** A call started at `now` (epoch ms): it adds to the budget. */
+  /** A call started at `now` (the member's monotonic ms): it adds to the budget. */
   callStarted(now: number): void {
     this.window.at(now).addFirst();
   }

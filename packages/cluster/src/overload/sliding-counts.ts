@@ -20,7 +20,7 @@ export class SlidingCounts {
     this.bucketMs = windowMs / BUCKETS;
   }
 
-  /** Moves the window to `now` (epoch ms). */
+  /** Moves the window to `now` (monotonic ms). */
   at(now: number): this {
     if (now >= this.bucketEnd) this.advance(now);
     return this;

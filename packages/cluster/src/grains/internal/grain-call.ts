@@ -41,8 +41,9 @@ export class GrainCall
     readonly ref: GrainRef,
     readonly message: unknown,
     readonly options: GrainCallOptions | undefined,
-    /** Date.now() when the call began. */
+    /** When the call began, on the member's monotonic clock (`clock.monotonic()`). */
     readonly start: number,
+    /** The call's deadline on the same clock. */
     readonly deadline: number,
     /**
      * The chain and send headers of every attempt (RequestOptions), if any; the trace context

@@ -91,7 +91,7 @@ export class RetryLoop {
       if (setback === undefined) {
         if (signal?.aborted) throw new AbortError(`${kind}/${identity}`, signal.reason);
         if (this.deps.stopped()) throw new ClusterStoppedError(`request to ${kind}/${identity}`);
-        const now = clock.now();
+        const now = clock.monotonic();
         const remaining = deadline - now;
         if (remaining <= 0) {
           this.deps.counters.droppedBeforeSend++;
@@ -120,7 +120,7 @@ export class RetryLoop {
         // the throttle counts every attempt sent there, and refusing here costs the owner nothing.
         const held = address === undefined ? undefined : this.heldBackRetry(ref, address, now);
         if (held !== undefined) setback = { kind: 'overloaded', error: held };
-        else if (address !== undefined) setback = this.silent(ref, address, now);
+        else if (address !== undefined) setback = this.silent(ref, address);
         if (setback === undefined && address !== undefined) {
           attempts++;
           call.address = address;
@@ -137,7 +137,7 @@ export class RetryLoop {
             error = err as Error;
           }
           setback = setbackOf(call, error, address, error !== undefined && this.deps.stopped());
-          this.load.outcome(address, error, clock.now());
+          this.load.outcome(address, error, clock.monotonic());
           if (setback === undefined) return reply as T;
         }
       }
@@ -160,7 +160,7 @@ export class RetryLoop {
               maxBackoff = MAX_OVERLOAD_BACKOFF_MS;
             }
             wait = backoff * (0.5 + this.deps.random());
-            const now = clock.now();
+            const now = clock.monotonic();
             // No retry the deadline cannot see answered, and none beyond the member's budget.
             if (deadline - now < wait + (now - attemptStart)) throw setback.error;
             if (!this.load.budget.tryRetry(now)) throw setback.error;
@@ -191,7 +191,7 @@ export class RetryLoop {
       }
       followedHint = false;
       const jittered = wait ?? backoff * (0.5 + this.deps.random());
-      const left = deadline - clock.now();
+      const left = deadline - clock.monotonic();
       const topologyChanged = await this.sleepers.sleep(Math.min(jittered, Math.max(1, left)));
       // A new topology may name a new owner that is claiming the shard now: short waits again.
       backoff = topologyChanged ? INITIAL_BACKOFF_MS : Math.min(backoff * 2, maxBackoff);
@@ -199,9 +199,9 @@ export class RetryLoop {
   }
 
   /** The owner at `address` reads nothing of its link: the hold's setback (see silentOwner). */
-  private silent(ref: GrainRef, address: string, now: number): Setback | undefined {
+  private silent(ref: GrainRef, address: string): Setback | undefined {
     const silence = address === ref.address ? ref.silence : this.owners.silenceOf(address);
-    return silentOwner(address, silence, now);
+    return silentOwner(address, silence);
   }
 
   /** The throttle of `address` holds this retry back: the error, else undefined. */
