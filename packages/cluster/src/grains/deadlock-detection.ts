@@ -24,12 +24,13 @@ export interface ParentCall {
 const EMPTY: readonly string[] = Object.freeze([]);
 
 /**
- * Longest chain path a call carries, in bytes of its JSON: half of the remote's default
- * `limits.maxHeaderBytes` (16 KiB), the rest left to the header's other entries. A longer
- * header (24 nested calls of 900-byte identities) made the receiving member close the link
- * between the two members as a peer over its limits, failing every call on it.
+ * Longest chain path a call carries, in bytes of its JSON. With the most trace context a call
+ * can carry (W3C baggage 8 KiB, tracestate 512 bytes) and its other entries it stays under the
+ * remote's default `limits.maxHeaderBytes` (16 KiB). A longer header (24 nested calls of 900-byte
+ * identities) made the receiving member close the link between the two members as a peer over
+ * its limits, failing every call on it.
  */
-export const MAX_CHAIN_PATH_BYTES = 8 * 1024;
+export const MAX_CHAIN_PATH_BYTES = 6 * 1024;
 
 /**
  * Throws CallChainTooLongError when `path` is over MAX_CHAIN_PATH_BYTES as JSON. Counted exactly
