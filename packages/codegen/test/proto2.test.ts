@@ -3,7 +3,7 @@ import { Annotations, Grade, Item } from './golden/proto2/catalog.granary';
 import type { Item as ItemMessage } from './golden/proto2/catalog.granary';
 import { Greeting } from './golden/proto2/escapes.granary';
 import { Holder } from './golden/proto2/group_extensions.granary';
-import { SearchResponse } from './golden/proto2/group_names.granary';
+import { Reuse, SearchResponse } from './golden/proto2/group_names.granary';
 import { Envelope } from './golden/proto2/oneof_groups.granary';
 import { Origin } from './golden/proto2/supplement.granary';
 import {
@@ -186,6 +186,25 @@ describe('proto2 (test/protos/proto2)', () => {
     expect(protocDecode(file, type, SearchResponse.encode(decoded))).to.contain(
       'SearchResult {\n  page_url: "a"\n  SnippetText {\n    html_body: "<b>"',
     );
+  });
+
+  it("a field of a group's type, not declared as the group, is length-prefixed as in protoc", () => {
+    const text = 'Entry { key: "a" }\ncopy { key: "b" }\ncopies { key: "c" }\ncopies { key: "d" }';
+    const file = 'proto2/group_names.proto';
+    const expected = protocEncode(file, 'granary.test.proto2.groupnames.Reuse', text);
+    const message = {
+      entry: { key: 'a' },
+      copy: { key: 'b' },
+      copies: [{ key: 'c' }, { key: 'd' }],
+    };
+    const bytes = Reuse.encode(message);
+    expect(Buffer.from(bytes).toString('hex')).to.equal(Buffer.from(expected).toString('hex'));
+    expect([...wireTypes(bytes)]).to.deep.equal([
+      [1, new Set([START_GROUP])],
+      [3, new Set([DELIMITED])],
+      [4, new Set([DELIMITED])],
+    ]);
+    expect(Reuse.decode(expected)).to.deep.equal(message);
   });
 
   it('the extendee and the extension messages keep their own codecs', () => {

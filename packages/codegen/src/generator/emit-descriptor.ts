@@ -5,6 +5,7 @@ import type {
   FileModel,
   MessageModel,
 } from '../model/model';
+import { LENGTH_PREFIXED_OPTION } from '../runtime/length-prefixed';
 import { propertyName, runtimeFullName, runtimeName } from './names';
 
 /** A protobufjs JSON namespace (what `Root.addJSON` takes). */
@@ -30,13 +31,14 @@ function typesOf(
   edition: string,
 ): JsonNamespace {
   const out: JsonNamespace = {};
+  const groups = groupNames(messages);
   for (const message of messages) out[runtimeName(message.name)] = messageJson(message, edition);
   for (const e of enums) out[runtimeName(e.name)] = enumJson(e, edition);
   // protobufjs adds each to its extendee as a field named by its full name ('.pkg.name'); the
   // edition makes it read `packed` as the .proto's syntax does.
   for (const ext of extensions) {
     const extend = `.${runtimeFullName(ext.extendee)}`;
-    out[propertyName(ext.name)] = { edition, ...fieldJson(ext), extend };
+    out[propertyName(ext.name)] = { edition, ...fieldJson(ext, groups), extend };
   }
   return out;
 }
@@ -45,9 +47,10 @@ function messageJson(message: MessageModel, edition: string): JsonNamespace {
   const fields: JsonNamespace = {};
   const oneofs: Record<string, { oneof: string[] }> = {};
   for (const name of message.oneofs) oneofs[propertyName(name)] = { oneof: [] };
+  const groups = groupNames(message.messages);
   for (const field of message.fields) {
     const name = propertyName(field.name);
-    fields[name] = fieldJson(field);
+    fields[name] = fieldJson(field, groups);
     if (field.oneof !== undefined) oneofs[propertyName(field.oneof)].oneof.push(name);
     // protobufjs models proto3 `optional` as a synthetic one-member oneof, like protoc does.
     if (field.proto3Optional) oneofs[`_${name}`] = { oneof: [name] };
@@ -61,7 +64,18 @@ function messageJson(message: MessageModel, edition: string): JsonNamespace {
   return json;
 }
 
-function fieldJson(field: FieldModel): JsonNamespace {
+/** The runtime names of the group types among `messages`. */
+function groupNames(messages: readonly MessageModel[]): ReadonlySet<string> {
+  return new Set(messages.filter((m) => m.group).map((m) => runtimeName(m.name)));
+}
+
+/**
+ * `groups`: the group types declared beside the field. protobufjs encodes a message field as a
+ * group when its scope has a group named as the last part of the field's type, also when the
+ * field was not declared as that group (`optional Grp copy = 2` beside `group Grp = 1`): such a
+ * field is marked, and the runtime sets it back to length-prefixed, as protoc encodes it.
+ */
+function fieldJson(field: FieldModel, groups: ReadonlySet<string>): JsonNamespace {
   const json: JsonNamespace = {};
   if (field.label === 'repeated' || field.label === 'required') json.rule = field.label;
   if (field.label === 'map') json.keyType = field.mapKey;
@@ -70,6 +84,10 @@ function fieldJson(field: FieldModel): JsonNamespace {
   json.id = field.number;
   const options: JsonNamespace = {};
   if (field.proto3Optional) options.proto3_optional = true;
+  const last = field.type.kind === 'message' ? field.type.fullName.split('.').pop() : undefined;
+  if (field.group !== true && last !== undefined && groups.has(runtimeName(last))) {
+    options[LENGTH_PREFIXED_OPTION] = true;
+  }
   if (field.packed !== undefined) options.packed = field.packed;
   if (field.defaultValue !== undefined) {
     // Enum defaults are value names, which go through runtimeName like the enum's own values.

@@ -5,6 +5,7 @@ import { resetFieldPlans } from './field-check';
 import { resetLongPlans } from './long-check';
 import { UnimplementedError } from './errors';
 import { GRAIN_INVOKE_DESCRIPTOR } from './grain-invoke';
+import { applyLengthPrefixed } from './length-prefixed';
 import { ProtobufMessageCodec } from './message-codec';
 import type { MessageCodec } from './message-codec';
 import { WELL_KNOWN_DESCRIPTOR } from './well-known';
@@ -60,6 +61,7 @@ export function defineProtoFile(
   if (file === undefined) {
     addNested(sharedRoot, withNumericDefaults(nested));
     sharedRoot.resolveAll();
+    applyLengthPrefixed(sharedRoot, nested);
     resetCompletionPlans(); // its extensions may have added fields to types planned before
     resetLongPlans();
     resetFieldPlans();

@@ -4,7 +4,7 @@
 import { serialization as $serialization } from '@granary/core';
 import * as $rt from '@granary/codegen/runtime';
 
-const $file = $rt.defineProtoFile($serialization, 'proto2/group_names.proto', {"granary":{"nested":{"test":{"nested":{"proto2":{"nested":{"groupnames":{"nested":{"SearchResponse":{"edition":"proto2","fields":{"searchresult":{"rule":"repeated","type":".granary.test.proto2.groupnames.SearchResponse.SearchResult","id":1},"paginginfo":{"type":".granary.test.proto2.groupnames.SearchResponse.PagingInfo","id":5},"timingdata":{"type":".granary.test.proto2.groupnames.SearchResponse.TimingData","id":7},"traceId":{"type":"string","id":9}},"oneofs":{"debug":{"oneof":["timingdata","traceId"]}},"nested":{"SearchResult":{"edition":"proto2","fields":{"pageUrl":{"rule":"required","type":"string","id":2},"snippettext":{"type":".granary.test.proto2.groupnames.SearchResponse.SearchResult.SnippetText","id":3}},"nested":{"SnippetText":{"edition":"proto2","fields":{"htmlBody":{"type":"string","id":4}},"group":true}},"group":true},"PagingInfo":{"edition":"proto2","fields":{"nextOffset":{"type":"int32","id":6}},"group":true},"TimingData":{"edition":"proto2","fields":{"elapsedUs":{"type":"int64","id":8}},"group":true}}},"ExtraFacets":{"edition":"proto2","fields":{"facetName":{"rule":"repeated","type":"string","id":1}},"group":true},"Scope":{"edition":"proto2","fields":{},"nested":{"ScopedInfo":{"edition":"proto2","fields":{"isScoped":{"type":"bool","id":1}},"group":true},"scopedinfo":{"edition":"proto2","type":".granary.test.proto2.groupnames.Scope.ScopedInfo","id":101,"extend":".granary.test.proto2.groupnames.SearchResponse"}}},"extrafacets":{"edition":"proto2","type":".granary.test.proto2.groupnames.ExtraFacets","id":100,"extend":".granary.test.proto2.groupnames.SearchResponse"}}}}}}}}}});
+const $file = $rt.defineProtoFile($serialization, 'proto2/group_names.proto', {"granary":{"nested":{"test":{"nested":{"proto2":{"nested":{"groupnames":{"nested":{"SearchResponse":{"edition":"proto2","fields":{"searchresult":{"rule":"repeated","type":".granary.test.proto2.groupnames.SearchResponse.SearchResult","id":1},"paginginfo":{"type":".granary.test.proto2.groupnames.SearchResponse.PagingInfo","id":5},"timingdata":{"type":".granary.test.proto2.groupnames.SearchResponse.TimingData","id":7},"traceId":{"type":"string","id":9}},"oneofs":{"debug":{"oneof":["timingdata","traceId"]}},"nested":{"SearchResult":{"edition":"proto2","fields":{"pageUrl":{"rule":"required","type":"string","id":2},"snippettext":{"type":".granary.test.proto2.groupnames.SearchResponse.SearchResult.SnippetText","id":3}},"nested":{"SnippetText":{"edition":"proto2","fields":{"htmlBody":{"type":"string","id":4}},"group":true}},"group":true},"PagingInfo":{"edition":"proto2","fields":{"nextOffset":{"type":"int32","id":6}},"group":true},"TimingData":{"edition":"proto2","fields":{"elapsedUs":{"type":"int64","id":8}},"group":true}}},"ExtraFacets":{"edition":"proto2","fields":{"facetName":{"rule":"repeated","type":"string","id":1}},"group":true},"Scope":{"edition":"proto2","fields":{},"nested":{"ScopedInfo":{"edition":"proto2","fields":{"isScoped":{"type":"bool","id":1}},"group":true},"scopedinfo":{"edition":"proto2","type":".granary.test.proto2.groupnames.Scope.ScopedInfo","id":101,"extend":".granary.test.proto2.groupnames.SearchResponse"}}},"Reuse":{"edition":"proto2","fields":{"entry":{"type":".granary.test.proto2.groupnames.Reuse.Entry","id":1},"copy":{"type":".granary.test.proto2.groupnames.Reuse.Entry","id":3,"options":{"granary_length_prefixed":true}},"copies":{"rule":"repeated","type":".granary.test.proto2.groupnames.Reuse.Entry","id":4,"options":{"granary_length_prefixed":true}}},"nested":{"Entry":{"edition":"proto2","fields":{"key":{"type":"string","id":2}},"group":true}}},"extrafacets":{"edition":"proto2","type":".granary.test.proto2.groupnames.ExtraFacets","id":100,"extend":".granary.test.proto2.groupnames.SearchResponse"}}}}}}}}}});
 
 /** Message `granary.test.proto2.groupnames.SearchResponse`. */
 export interface SearchResponse {
@@ -69,3 +69,19 @@ export interface Scope_ScopedInfo {
 }
 /** Codec of `granary.test.proto2.groupnames.Scope.ScopedInfo`, registered with the serialization registry. */
 export const Scope_ScopedInfo: $rt.MessageCodec<Scope_ScopedInfo> = $file.codec('granary.test.proto2.groupnames.Scope.ScopedInfo');
+
+/** Message `granary.test.proto2.groupnames.Reuse`. */
+export interface Reuse {
+  entry?: Reuse_Entry;
+  copy?: Reuse_Entry;
+  copies: Reuse_Entry[];
+}
+/** Codec of `granary.test.proto2.groupnames.Reuse`, registered with the serialization registry. */
+export const Reuse: $rt.MessageCodec<Reuse> = $file.codec('granary.test.proto2.groupnames.Reuse');
+
+/** Message `granary.test.proto2.groupnames.Reuse.Entry`. */
+export interface Reuse_Entry {
+  key?: string;
+}
+/** Codec of `granary.test.proto2.groupnames.Reuse.Entry`, registered with the serialization registry. */
+export const Reuse_Entry: $rt.MessageCodec<Reuse_Entry> = $file.codec('granary.test.proto2.groupnames.Reuse.Entry');
