@@ -6,6 +6,7 @@ import type {
   GrainTimerOptions,
   GrainTimers,
 } from './grain';
+import { unknownOptionOf } from '../internal/known-options';
 
 /** What the timers need of their activation. */
 export interface TimerOwner {
@@ -94,11 +95,13 @@ export class ActivationTimerSet implements GrainTimers {
 
   after(delayMs: number, handler: GrainTimerHandler, options?: GrainTimerOptions): GrainTimer {
     checkTimer('delayMs', delayMs, handler, 0);
+    checkTimerOptions('after', options, AFTER_OPTION_KEYS);
     return this.add(new ActivationTimer(this, handler, 0, delayMs, options?.keepAlive === true));
   }
 
   every(periodMs: number, handler: GrainTimerHandler, options?: GrainEveryOptions): GrainTimer {
     checkTimer('periodMs', periodMs, handler, 1);
+    checkTimerOptions('every', options, EVERY_OPTION_KEYS);
     const first = options?.firstDelayMs ?? periodMs;
     checkTimer('firstDelayMs', first, handler, 0);
     const keepAlive = options?.keepAlive === true;
@@ -118,6 +121,33 @@ export class ActivationTimerSet implements GrainTimers {
   private add(t: ActivationTimer): ActivationTimer {
     if (t.active) this.live.add(t);
     return t;
+  }
+}
+
+const AFTER_OPTION_KEYS = { keepAlive: true } as const satisfies Record<
+  keyof GrainTimerOptions,
+  true
+>;
+const EVERY_OPTION_KEYS = { keepAlive: true, firstDelayMs: true } as const satisfies Record<
+  keyof GrainEveryOptions,
+  true
+>;
+
+/**
+ * Options from JavaScript: `{ keepalive: true }` (or `keepAlive: 'yes'`) was taken as no
+ * keepAlive, so the grain passivated under its timer with no word why.
+ */
+function checkTimerOptions(
+  method: string,
+  options: object | undefined,
+  known: Readonly<Record<string, true>>,
+): void {
+  if (options === undefined || options === null || typeof options !== 'object') return;
+  const unknown = unknownOptionOf(`timers.${method}`, options, known);
+  if (unknown !== undefined) throw new InvalidArgumentError(unknown.name, unknown.detail);
+  const keepAlive: unknown = (options as GrainTimerOptions).keepAlive;
+  if (keepAlive !== undefined && typeof keepAlive !== 'boolean') {
+    throw new InvalidArgumentError('keepAlive', `must be a boolean, got ${String(keepAlive)}`);
   }
 }
 

@@ -39,6 +39,12 @@ class Ticker implements Grain {
           : ctx.timers.after(m.ms!, handler, opts);
       return ctx.timers.size;
     }
+    if (m.op === 'everyWith') {
+      // Options as a JavaScript caller (or a config object) passes them: unchecked by the compiler.
+      const options = (m as { options?: object }).options as { keepAlive?: boolean };
+      ctx.timers.every(m.ms!, () => {}, options);
+      return ctx.timers.size;
+    }
     if (m.op === 'cancel') {
       this.timer?.cancel();
       return ctx.timers.size;
@@ -138,5 +144,22 @@ describe('grain timers (ctx.timers)', function () {
       .request('ticker', 'bad', { op: 'every', ms: 0 })
       .catch((e: unknown) => e as Error);
     expect((err as { originalCode?: string }).originalCode).to.equal('ERR_INVALID_ARGUMENT');
+  });
+
+  it('refuses an option it does not know, and a keepAlive that is no boolean (they passivated it)', async () => {
+    for (const [options, argument] of [
+      [{ keepalive: true }, 'keepalive'],
+      [{ keepAlive: 'yes' }, 'keepAlive'],
+    ] as const) {
+      const err = await c
+        .request('ticker', 'opts', { op: 'everyWith', ms: 100, options })
+        .catch((e: unknown) => e as Error);
+      expect((err as { originalCode?: string }).originalCode).to.equal('ERR_INVALID_ARGUMENT');
+      expect((err as Error).message).to.include(argument);
+    }
+    const err = await c
+      .request('ticker', 'opts', { op: 'everyWith', ms: 100, options: { keepalive: true } })
+      .catch((e: unknown) => e as Error);
+    expect((err as Error).message).to.include("did you mean 'keepAlive'?");
   });
 });
