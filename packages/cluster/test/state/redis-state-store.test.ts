@@ -163,7 +163,7 @@ describe('RedisStateStore', () => {
         .and.to.contain('WRONGTYPE');
     });
 
-    it('reads a version or lost mark that is not an integer as StateCorruptError of that grain only', async () => {
+    it('reads a version, lost mark or epoch that is not an integer as StateCorruptError of that grain only', async () => {
       const store = newStore({ keyPrefix: 'corrupt:' });
       const redisClient = newClient();
       const fields: Array<[string, string[]]> = [
@@ -175,6 +175,8 @@ describe('RedisStateStore', () => {
         ['overflow', ['s', 'x', 'v', '1e400', 'e', '1']],
         ['past-2^53', ['s', 'x', 'v', '9007199254740993', 'e', '1']],
         ['mark', ['s', 'x', 'v', '2', 'e', '1', 'l', 'zz']],
+        ['epoch', ['s', 'x', 'v', '2', 'e', 'stale']],
+        ['epoch-empty', ['s', 'x', 'v', '2', 'e', '']],
       ];
       await store.write('k', 'fine', Uint8Array.of(9), { expectedVersion: null, epoch: 1 });
       for (const [id, hash] of fields) {

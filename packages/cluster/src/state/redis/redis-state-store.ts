@@ -236,11 +236,12 @@ export class RedisStateStore implements StateStore {
     checkKey(kind, id);
     const key = this.keyOf(kind, id);
     for (let attempt = 0; ; attempt++) {
-      const [state, v, l] = await this.run(kind, id, 'read', () =>
-        this.durableRead(this.client.hmgetBuffer(key, 's', 'v', 'l')),
+      const [state, v, l, e] = await this.run(kind, id, 'read', () =>
+        this.durableRead(this.client.hmgetBuffer(key, 's', 'v', 'l', 'e')),
       );
       const version = storedInteger(kind, id, key, 'v', v);
       const lost = storedInteger(kind, id, key, 'l', l);
+      storedInteger(kind, id, key, 'e', e); // only checked: the scripts fence on it
       // After the policy accepted a loss (or a write raced a mark) the grain is read again, once.
       const verdict =
         lost === null && version !== null && this.ledger.seen(key) === undefined

@@ -1,7 +1,7 @@
 import { StateCorruptError } from '../errors';
 
-/** The fields of a grain's hash that hold integers (scripts.ts): version, lost mark. */
-const FIELD_NAMES = { v: 'version', l: 'lost mark' } as const;
+/** The fields of a grain's hash that hold integers (scripts.ts): version, lost mark, epoch. */
+const FIELD_NAMES = { v: 'version', l: 'lost mark', e: 'epoch' } as const;
 
 /** A decimal integer as the scripts store it (Redis formats the numbers it is given so). */
 const INTEGER = /^(?:0|[1-9][0-9]{0,15})$/;
@@ -10,7 +10,9 @@ const INTEGER = /^(?:0|[1-9][0-9]{0,15})$/;
  * The integer in field `field` of a grain's hash as read (null: absent). Anything else under the
  * store's key, written by another program or damaged, is a StateCorruptError for that grain: read
  * with Number(), 'abc' became version NaN (served, then every write of the grain failed as a bad
- * argument of the caller), '' version 0 and a lost mark 'x' a StateLostError naming version NaN.
+ * argument of the caller), '' version 0 and a lost mark 'x' a StateLostError naming version NaN;
+ * an epoch that is no number made the write scripts skip the fencing check for that grain
+ * (Lua's tonumber gives nil), so a stale owner's write would have been accepted.
  */
 export function storedInteger(
   kind: string,
