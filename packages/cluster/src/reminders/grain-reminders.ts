@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '@granary/core';
+import { identityProblem } from '../grains/grain-identity';
 import {
   CATCH_UP_POLICIES,
   type GrainReminders,
@@ -69,10 +70,13 @@ export class GrainRemindersHandle implements GrainReminders {
   }
 }
 
+/**
+ * A reminder's name follows an identity's rules: it is stored as UTF-8 beside it and comes back
+ * in every fire, so a lone surrogate would come back as U+FFFD, another name than the one set.
+ */
 function checkName(name: unknown): void {
-  if (typeof name !== 'string' || name.length === 0) {
-    throw new InvalidArgumentError('name', 'a reminder needs a non-empty string name');
-  }
+  const problem = identityProblem(name);
+  if (problem !== undefined) throw new InvalidArgumentError('name', `a reminder name ${problem}`);
 }
 
 /** The stored schedule of `options`, validated (each error names the option). */

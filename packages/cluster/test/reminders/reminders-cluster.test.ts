@@ -216,6 +216,16 @@ describe('reminders and jobs (in-process members, real Redis)', function () {
     expect((e2 as Error).message).to.match(/catchUp/);
   });
 
+  it('refuses a reminder name that is empty, over 1 KiB or holds a lone surrogate', async () => {
+    const h = nodes[0]!.reminders('sleeper', 'names');
+    for (const name of ['', 'n'.repeat(2000), 'tick-\ud800']) {
+      const err = await h.set(name, { dueInMs: 60_000 }).catch((e: unknown) => e);
+      expect(err, `${name.length} chars`).to.be.instanceOf(InvalidArgumentError);
+      expect((err as InvalidArgumentError).argument).to.equal('name');
+    }
+    expect(await h.list()).to.deep.equal([]);
+  });
+
   it('refuses the reminders of an identity no call may name (empty, over 1 KiB, a lone surrogate)', () => {
     for (const identity of ['', 'x'.repeat(2000), '\ud800']) {
       expect(() => nodes[0]!.reminders('sleeper', identity), `${identity.length} chars`)
