@@ -1,3 +1,5 @@
+import { rejectUnknownOptions } from './internal/known-options';
+
 /** Options of installShutdownSignals. */
 export interface ShutdownSignalsOptions {
   /**
@@ -16,6 +18,12 @@ export interface ShutdownSignalsOptions {
    */
   onError?: (error: unknown) => void;
 }
+
+const SHUTDOWN_SIGNALS_OPTION_KEYS = {
+  signals: true,
+  exit: true,
+  onError: true,
+} as const satisfies Record<keyof ShutdownSignalsOptions, true>;
 
 /** Anything that leaves gracefully, like a Cluster. */
 export interface Shutdownable {
@@ -37,6 +45,8 @@ export function installShutdownSignals(
   cluster: Shutdownable,
   options: ShutdownSignalsOptions = {},
 ): () => void {
+  // From JavaScript, { signal: ['SIGUSR2'] } or { onerror } was ignored and the defaults ran.
+  rejectUnknownOptions('installShutdownSignals', options, SHUTDOWN_SIGNALS_OPTION_KEYS);
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
   const exit = options.exit ?? true;
   let leaving = false;

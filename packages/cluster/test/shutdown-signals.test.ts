@@ -1,10 +1,11 @@
 import { expect } from 'chai';
+import { InvalidOptionError } from '@granary/core';
 import { recordingLogger } from '@granary/testkit';
 import { Cluster } from '../src/cluster';
 import { kind } from '../src/grains/kind';
 import { MemoryProvider } from '../src/providers/memory/memory-provider';
 import { MemoryClusterTable } from '../src/providers/memory/memory-table';
-import { installShutdownSignals } from '../src/shutdown-signals';
+import { installShutdownSignals, type ShutdownSignalsOptions } from '../src/shutdown-signals';
 
 /** A grain whose deactivation takes a while, so a leave is observably in progress. */
 function slowToLeave(drained: string[]) {
@@ -58,5 +59,12 @@ describe('Cluster.shutdown', () => {
     await cluster.shutdown();
     expect(drained, 'drained before the second call resolved').to.deep.equal(['slow/1']);
     await first;
+  });
+
+  it('refuses an option it does not know, naming the one meant (signal for signals was ignored)', () => {
+    const options = { signal: ['SIGUSR2'] } as unknown as ShutdownSignalsOptions;
+    expect(() => installShutdownSignals({ shutdown: async () => {} }, options))
+      .to.throw(InvalidOptionError, "did you mean 'signals'?")
+      .with.property('option', 'signal');
   });
 });
