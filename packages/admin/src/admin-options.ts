@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AdminConfigError } from './errors';
 
 /** Where the admin API mounts its routes: the member's ops server (`cluster.ops`). */
 export interface AdminMount {
@@ -52,3 +53,31 @@ export const DEFAULT_ADMIN_OPTIONS = {
   fanoutTimeoutMs: 2000,
   sampleIntervalMs: 1000,
 } as const;
+
+/** Every option Admin.enable knows (the compiler keeps it in step). */
+const ADMIN_OPTION_KEYS = {
+  token: true,
+  mount: true,
+  fanoutTimeoutMs: true,
+  sampleIntervalMs: true,
+  onDrained: true,
+  print: true,
+} as const satisfies Record<keyof AdminOptions, true>;
+
+/**
+ * Throws AdminConfigError naming an option Admin.enable does not know. From JavaScript,
+ * `{ tokn: process.env.TOKEN }` was ignored: a token was generated and the one the operator
+ * meant refused at every request.
+ */
+export function checkAdminOptions(options: AdminOptions): void {
+  for (const name of Object.keys(options)) {
+    if (Object.prototype.hasOwnProperty.call(ADMIN_OPTION_KEYS, name)) continue;
+    const meant = Object.keys(ADMIN_OPTION_KEYS).find((k) =>
+      k.toLowerCase().startsWith(name.toLowerCase().slice(0, 3)),
+    );
+    throw new AdminConfigError(
+      `Admin.enable has no option '${name}'` +
+        (meant === undefined ? '' : ` (did you mean '${meant}'?)`),
+    );
+  }
+}

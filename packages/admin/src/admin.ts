@@ -2,7 +2,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidArgumentError, InvalidOptionError, withTypeName } from '@granary/core';
 import type { Cluster, GrainLocation, MemberReport } from '@granary/cluster';
 import { AdminActor } from './admin-actor';
-import { DEFAULT_ADMIN_OPTIONS, type AdminMount, type AdminOptions } from './admin-options';
+import {
+  DEFAULT_ADMIN_OPTIONS,
+  checkAdminOptions,
+  type AdminMount,
+  type AdminOptions,
+} from './admin-options';
 import type { MemberPool, MemberStats } from './admin-protocol';
 import { resolveToken, TokenCheck } from './admin-token';
 import { mountDashboard } from './dashboard-assets';
@@ -88,6 +93,7 @@ export class Admin {
    * @throws AdminConfigError without an ops server, or on a non-loopback address without a token.
    */
   static async enable(cluster: Cluster, options: AdminOptions = {}): Promise<Admin> {
+    checkAdminOptions(options);
     const mount: AdminMount | undefined = options.mount ?? cluster.ops;
     if (mount === undefined) {
       throw new AdminConfigError(

@@ -23,6 +23,16 @@ describe('admin token', () => {
     });
   });
 
+  it('Admin.enable refuses an option it does not know (tokn was ignored: a token was generated)', async () => {
+    const cluster = { ops: undefined } as unknown as Cluster;
+    const options = { tokn: 'a-given-token-of-some-length' } as never;
+    const err = await Admin.enable(cluster, options).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(AdminConfigError);
+    expect((err as Error).message)
+      .to.include("'tokn'")
+      .and.include("did you mean 'token'?");
+  });
+
   it('matches only the exact bearer token', () => {
     const check = new TokenCheck('the-right-token-0123456789');
     expect(check.matches('Bearer the-right-token-0123456789')).to.equal(true);
