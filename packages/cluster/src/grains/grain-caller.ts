@@ -199,8 +199,14 @@ export class GrainCaller implements CallRetrier {
       throw new InvalidArgumentError('identity', `must be a string, got ${typeof identity}`);
     }
     const timeoutMs = options?.timeoutMs ?? this.deps.defaultTimeoutMs;
-    if (!(timeoutMs > 0)) {
-      throw new InvalidArgumentError('options.timeoutMs', `must be > 0, got ${timeoutMs}`);
+    // typeof first: from JavaScript '100' > 0 holds, and start + '100' is a string.
+    if (typeof timeoutMs !== 'number' || !(timeoutMs > 0)) {
+      const got = typeof timeoutMs === 'string' ? `'${timeoutMs}' (a string)` : String(timeoutMs);
+      throw new InvalidArgumentError('options.timeoutMs', `must be a number > 0, got ${got}`);
+    }
+    const idempotent = options?.idempotent;
+    if (idempotent !== undefined && typeof idempotent !== 'boolean') {
+      throw new InvalidArgumentError('options.idempotent', `must be a boolean, got ${idempotent}`);
     }
     const retries = options?.retries;
     if (retries !== undefined && !(Number.isInteger(retries) && retries >= 0)) {

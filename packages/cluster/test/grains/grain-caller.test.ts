@@ -380,6 +380,9 @@ describe('GrainCaller', () => {
       [{ retries: -1 }, 'options.retries'],
       [{ retries: 1.5 }, 'options.retries'],
       [{ timeoutMs: 0 }, 'options.timeoutMs'],
+      [{ timeoutMs: '100' as unknown as number }, 'options.timeoutMs'],
+      [{ timeoutMs: NaN }, 'options.timeoutMs'],
+      [{ idempotent: 'yes' as unknown as boolean }, 'options.idempotent'],
     ] as const) {
       const err = await call(options).catch((e: unknown) => e);
       expect(err).to.be.instanceOf(InvalidArgumentError).with.property('argument', option);
