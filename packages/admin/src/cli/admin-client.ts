@@ -1,5 +1,12 @@
 import { CliExit, EXIT } from './exit-codes';
 
+/**
+ * Most bytes of one admin API answer the CLI reads. The largest real answer (`grains` of a
+ * member with a million activations) is tens of MiB; a server answering without end (a wrong
+ * `--url`, a hostile endpoint) must not grow the CLI's memory until it dies.
+ */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
 /** Where the CLI finds the admin API and how it authenticates. */
 export interface Target {
   url: string;
@@ -28,7 +35,7 @@ export async function adminFetch<T>(target: Target, path: string, body?: unknown
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
     throw new CliExit(EXIT.unreachable, `cannot reach the admin API at ${url.origin} (${cause})`);
   }
-  const text = await res.text();
+  const text = await boundedText(res, url.origin);
   let json: unknown;
   try {
     json = text === '' ? {} : JSON.parse(text);
@@ -51,4 +58,32 @@ export async function adminFetch<T>(target: Target, path: string, body?: unknown
     throw new CliExit(EXIT.failed, `${what ? what + ': ' : ''}${error ?? `HTTP ${res.status}`}`);
   }
   return json as T;
+}
+
+/** The answer's body as text, refused past MAX_ANSWER_BYTES (by its length, or as it streams). */
+async function boundedText(res: Response, origin: string): Promise<string> {
+  const tooLarge = (): CliExit =>
+    new CliExit(
+      EXIT.failed,
+      `the admin API at ${origin} answered more than ${MAX_ANSWER_BYTES} bytes: not read (is --url an admin API?)`,
+    );
+  if (Number(res.headers.get('content-length')) > MAX_ANSWER_BYTES) {
+    void res.body?.cancel().catch(() => undefined);
+    throw tooLarge();
+  }
+  if (res.body === null) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    bytes += value.byteLength;
+    if (bytes > MAX_ANSWER_BYTES) {
+      void reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,8 +1,11 @@
-import { accessSync } from 'node:fs';
+import { accessSync, statSync } from 'node:fs';
 import * as protobuf from 'protobufjs';
 import { adminFetch, type Target } from './admin-client';
 import { CliExit, EXIT } from './exit-codes';
 import type { Output } from './commands';
+
+/** Largest .proto file `call` loads (the largest real ones are a few hundred KiB). */
+const MAX_PROTO_BYTES = 16 * 1024 * 1024;
 
 /**
  * `granary call <kind> <id> <Method> --json '{…}' --proto <file>`: encodes the request from
@@ -81,6 +84,18 @@ export async function call(
 
 async function loadProtos(files: string[], includes: string[]): Promise<protobuf.Root> {
   if (files.length === 0) throw new CliExit(EXIT.usage, 'call needs --proto <file>');
+  // protobufjs reads a file whole: /dev/zero, a FIFO or a directory would hang it or worse.
+  for (const file of files) {
+    let what: string | undefined;
+    try {
+      const st = statSync(file);
+      if (!st.isFile()) what = 'is not a regular file';
+      else if (st.size > MAX_PROTO_BYTES) what = `is over ${MAX_PROTO_BYTES} bytes`;
+    } catch (err) {
+      what = `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
+    }
+    if (what !== undefined) throw new CliExit(EXIT.usage, `--proto ${file} ${what}`);
+  }
   const root = new protobuf.Root();
   const original = root.resolvePath.bind(root);
   root.resolvePath = (origin, target) => {

@@ -2,6 +2,9 @@ import type { Sample } from '../sampler';
 import type { Target } from './admin-client';
 import { CliExit, EXIT } from './exit-codes';
 
+/** Most bytes of one event the tail holds (a sample is a few KiB; a stream without ends is not). */
+const MAX_EVENT_BYTES = 1024 * 1024;
+
 /**
  * `granary watch`: a live tail of the cluster, one line per second (activations and
  * deactivations per second, calls per second, latency, errors), from the admin API's event
@@ -44,6 +47,12 @@ export async function watch(
       const { value, done } = await reader.read();
       if (done) throw new CliExit(EXIT.unreachable, 'the event stream ended (the member left?)');
       buffer += decoder.decode(value, { stream: true });
+      if (buffer.length > MAX_EVENT_BYTES && buffer.indexOf('\n\n') < 0) {
+        throw new CliExit(
+          EXIT.failed,
+          `the event stream sent ${buffer.length} bytes without an event's end: not an admin API event stream`,
+        );
+      }
       let cut: number;
       while ((cut = buffer.indexOf('\n\n')) >= 0) {
         const event = buffer.slice(0, cut);
