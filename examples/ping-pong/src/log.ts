@@ -1,21 +1,12 @@
-import type { Logger, LogFn, LogLevel } from '@granary/core';
+import {
+  escapeTerminalControls,
+  TERMINAL_CONTROLS,
+  type Logger,
+  type LogFn,
+  type LogLevel,
+} from '@granary/core';
 
 const LEVELS: Record<LogLevel, number> = { debug: 20, info: 30, warn: 40, error: 50 };
-
-/**
- * What a terminal or a log reader would act on rather than show: C0 controls (ESC starts colour,
- * cursor and title sequences; CR and LF start a forged line), DEL, C1 controls (U+009B is an
- * 8-bit CSI) and the bidirectional overrides. Values logged come from outside too (a grain
- * identity, a peer's error message, the cluster name a peer stated), so none of these reaches
- * the line raw.
- */
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
-
-/** `text` with every CONTROL character as a `\uNNNN` escape. */
-function escapeControls(text: string): string {
-  return text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
 
 /** `key=value`, quoting values with spaces, quotes or controls so the line parses back. */
 function field(key: string, value: unknown): string {
@@ -25,8 +16,8 @@ function field(key: string, value: unknown): string {
     text = `${value.name}${typeof code === 'string' ? `(${code})` : ''}: ${value.message}`;
   } else if (typeof value === 'object' && value !== null) text = JSON.stringify(value);
   else text = String(value);
-  const quote = /[\s"]/.test(text) || text.search(CONTROL) >= 0;
-  return `${key}=${quote ? escapeControls(JSON.stringify(text)) : text}`;
+  const quote = /[\s"]/.test(text) || TERMINAL_CONTROLS.test(text);
+  return `${key}=${quote ? escapeTerminalControls(JSON.stringify(text)) : text}`;
 }
 
 /**
@@ -47,7 +38,11 @@ export function createNodeLogger(
       if (LEVELS[lvl] < min) return;
       const fields = typeof objOrMsg === 'string' ? {} : (objOrMsg as Record<string, unknown>);
       const text = typeof objOrMsg === 'string' ? objOrMsg : (msg ?? '');
-      const parts = [new Date().toISOString().slice(11, 23), lvl.padEnd(5), escapeControls(text)];
+      const parts = [
+        new Date().toISOString().slice(11, 23),
+        lvl.padEnd(5),
+        escapeTerminalControls(text),
+      ];
       for (const [k, v] of Object.entries({ ...bindings, ...fields })) {
         if (v !== undefined) parts.push(field(k, v));
       }

@@ -58,6 +58,7 @@ export {
   withActiveTraceContext,
 } from './trace-context';
 export { withTraceIds } from './traced-logger';
+export { escapeTerminalControls, TERMINAL_CONTROLS } from './terminal-text';
 export { DEFAULT_MAILBOX_OPTIONS, type MailboxOptions } from './mailbox';
 export {
   NotInfluenceReceiveTimeout,

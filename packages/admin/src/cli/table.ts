@@ -1,23 +1,14 @@
-/**
- * What a terminal would act on rather than show: C0 controls (ESC starts colour, cursor and
- * title sequences, CR and LF forge lines), DEL, C1 controls (U+009B is an 8-bit CSI) and the
- * bidirectional overrides and isolates (they reorder what follows them on the line).
- */
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+import { escapeTerminalControls } from '@granary/core';
 
 /**
- * `text` with every character a terminal would act on written as a `\uNNNN` escape (also a
- * JSON escape, so JSON output stays valid and reads back the same). Grain identities come from
- * whoever calls the grains (a web app passing its users' input on), so what the CLI prints from
- * the cluster goes through this: an identity holding `ESC ] 0 ; ... BEL` or a newline retitled
- * the operator's terminal or forged table rows. `keepNewlines` leaves the line breaks of text
- * the CLI laid out itself (each table cell was escaped whole before).
+ * `text` with every character a terminal would act on written as a `\uNNNN` escape (core's
+ * escapeTerminalControls). Grain identities come from whoever calls the grains (a web app
+ * passing its users' input on), so what the CLI prints from the cluster goes through this.
+ * `keepNewlines` leaves the line breaks of text the CLI laid out itself (each table cell was
+ * escaped whole before).
  */
 export function printable(text: string, keepNewlines = false): string {
-  return text.replace(UNPRINTABLE, (c) =>
-    keepNewlines && c === '\n' ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  return escapeTerminalControls(text, keepNewlines);
 }
 
 /**
