@@ -172,6 +172,7 @@ export {
 export type { RedisReminderStoreOptions } from './reminders/redis/redis-reminder-store';
 export type { ReminderStoreLoss } from './reminders/redis/reminder-store-loss';
 export {
+  ReminderCorruptError,
   ReminderError,
   ReminderFencedError,
   ReminderStoreUnavailableError,

@@ -40,6 +40,33 @@ export class ReminderStoreUnavailableError extends ReminderError {
   override readonly name = 'ReminderStoreUnavailableError';
 }
 
+/**
+ * What the store holds for a reminder is not what it writes (another program wrote under the
+ * store's keys, or the value was damaged): a schedule that is not `<gen> <t0> <json spec>` with
+ * a well-formed spec, a last tick that is not an integer, a job outcome that is not JSON. That
+ * reminder is not fired (its owner logs this error and loads the shard's other reminders);
+ * `list()` and `outcome()` of its grain throw it. `set` replaces it, `delete` removes it.
+ */
+export class ReminderCorruptError extends ReminderError {
+  static override readonly code = 'ERR_REMINDER_CORRUPT';
+  override readonly name = 'ReminderCorruptError';
+  constructor(
+    readonly kind: string,
+    readonly shard: number,
+    /** The reminder's grain identity and name, as far as the field could be read. */
+    readonly id: string,
+    readonly reminder: string,
+    /** The store's key that holds it. */
+    readonly key: string,
+    detail: string,
+  ) {
+    super(
+      `stored reminder '${reminder}' of ${kind}/${id} is corrupt (key ${key}): ${detail}; ` +
+        'set it again or delete it',
+    );
+  }
+}
+
 /** `reminders` was used on a member started without `reminders: { store }`. */
 export class RemindersNotConfiguredError extends ReminderError {
   static override readonly code = 'ERR_REMINDERS_NOT_CONFIGURED';
@@ -55,5 +82,6 @@ registerErrorClasses(
   ReminderError,
   ReminderFencedError,
   ReminderStoreUnavailableError,
+  ReminderCorruptError,
   RemindersNotConfiguredError,
 );

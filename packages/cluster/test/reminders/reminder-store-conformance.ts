@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { ReminderFencedError } from '../../src/reminders/errors';
 import type { ReminderSpec, ReminderStore } from '../../src/reminders/reminder-store';
 
-const SPEC: ReminderSpec = {
+/** A periodic schedule as reminders.set stores one. */
+export const SPEC: ReminderSpec = {
   dueAt: 1000,
   periodMs: 100,
   catchUp: 'all',
@@ -10,7 +11,8 @@ const SPEC: ReminderSpec = {
   backoffMs: 10,
 };
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
+/** What `promise` rejected with (fails when it resolves). */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {
     await promise;
   } catch (err) {

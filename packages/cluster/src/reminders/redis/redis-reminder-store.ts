@@ -1,10 +1,9 @@
+import { LogThrottle } from '@granary/core';
 import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 import { NOOP_LOGGER, lateLogger, type ClusterLogger } from '../../internal/logger';
 import { SilentConnection } from '../../state/redis/silent-connection';
-import { StateDurabilityError } from '../../state/errors';
-import { DurabilityShortfall } from '../../state/redis/durable-ack';
 import { LOADING_RECHECK_MS, reconnectDelayMs } from '../../state/redis/redis-state-store-options';
-import { ReminderError, ReminderFencedError, ReminderStoreUnavailableError } from '../errors';
+import { ReminderCorruptError, ReminderFencedError } from '../errors';
 import type { JobOutcome } from '../reminder';
 import type {
   ClaimResult,
@@ -23,6 +22,8 @@ import {
 } from './reminder-scripts';
 import { ReminderDurability } from './reminder-durability';
 import { ReminderStoreLoss } from './reminder-store-loss';
+import { mappedStoreError } from './reminder-store-errors';
+import { fieldOf, globEscape, parseOutcome, parseShard, parseStored } from './reminder-fields';
 import {
   resolveReminderStoreOptions,
   type RedisReminderStoreOptions,
@@ -37,9 +38,9 @@ export {
 const C = {
   load: 'granaryRemLoadV1',
   loadMany: 'granaryRemLoadManyV1',
-  put: 'granaryRemPutV2',
+  put: 'granaryRemPutV3',
   remove: 'granaryRemRemoveV1',
-  claim: 'granaryRemClaimV2',
+  claim: 'granaryRemClaimV3',
   finish: 'granaryRemFinishV1',
 } as const;
 
@@ -48,17 +49,8 @@ type ScriptFn = (...args: (string | number)[]) => Promise<Reply>;
 type Client = (Redis | Cluster) & Record<string, ScriptFn>;
 
 const CLAIM_CODES: readonly ClaimResult[] = ['ok', 'taken', 'gone', 'stale'];
-const TRANSIENT = /^(LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY|NOREPLICAS)/;
-
-/** Field of a reminder in its shard's hash. */
-function fieldOf(id: string, name: string): string {
-  return `${id.length}:${id}${name}`;
-}
-
-/** Escapes Redis glob characters (HSCAN MATCH). */
-function globEscape(s: string): string {
-  return s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
-}
+/** Corrupt reminders met at load are logged at most once per this (ms), then counted. */
+const CORRUPT_LOG_INTERVAL_MS = 10_000;
 
 /**
  * The production {@link ReminderStore}: one Redis hash per (kind, shard), every owner write a Lua
@@ -86,6 +78,9 @@ export class RedisReminderStore implements ReminderStore {
   readonly loss: ReminderStoreLoss;
   /** Redis calls made (for the commands-per-fire figure). */
   commands = 0;
+  /** Corrupt reminders met by loads and reads (each left unfired; see ReminderCorruptError). */
+  corruptReminders = 0;
+  private readonly corruptLog: LogThrottle;
 
   constructor(options: RedisReminderStoreOptions = {}) {
     const o = resolveReminderStoreOptions(options);
@@ -123,6 +118,7 @@ export class RedisReminderStore implements ReminderStore {
         )
       : undefined;
     const log = (): ClusterLogger => logger ?? this.memberLogger ?? NOOP_LOGGER;
+    this.corruptLog = new LogThrottle(lateLogger(log), CORRUPT_LOG_INTERVAL_MS);
     this.loss = new ReminderStoreLoss(client, o.keyPrefix, (command) => this.run(command), log);
     this.durability = new ReminderDurability(
       client,
@@ -160,7 +156,7 @@ export class RedisReminderStore implements ReminderStore {
     const key = this.keyOf(kind, shard);
     const reply = await this.write(() => this.client[C.load]!(key, `${key}:e`, String(epoch)));
     this.fenced(reply, kind, shard, epoch);
-    return parseLoad(reply[1] as string[]);
+    return this.parsed(kind, shard, reply[1] as string[]);
   }
 
   /**
@@ -194,7 +190,7 @@ export class RedisReminderStore implements ReminderStore {
       if (Number(one[0]) === -1) {
         return new ReminderFencedError(kind, shard, epoch, Number(one[1]));
       }
-      return parseLoad(one[1] as string[]);
+      return this.parsed(kind, shard, one[1] as string[]);
     });
   }
 
@@ -212,7 +208,12 @@ export class RedisReminderStore implements ReminderStore {
     const [spec, last] = await this.run(() =>
       this.client.hmget(this.keyOf(kind, shard), `s${f}`, `t${f}`),
     );
-    return spec ? parse(f, spec, last ?? undefined) : undefined;
+    if (!spec) return undefined;
+    const r = parseStored(this.at(kind, shard), f, spec, last ?? undefined);
+    // Its owner reads it again after each change: a corrupt one is left unfired, as at load.
+    if (!(r instanceof ReminderCorruptError)) return r;
+    this.corrupt(r);
+    return undefined;
   }
 
   async remove(kind: string, shard: number, id: string, name: string): Promise<boolean> {
@@ -235,7 +236,11 @@ export class RedisReminderStore implements ReminderStore {
     } while (cursor !== '0');
     if (specs.length === 0) return [];
     const lasts = await this.run(() => this.client.hmget(key, ...specs.map(([f]) => `t${f}`)));
-    return specs.map(([f, raw], i) => parse(f, raw, lasts[i] ?? undefined));
+    return specs.map(([f, raw], i) => {
+      const r = parseStored(this.at(kind, shard), f, raw, lasts[i] ?? undefined);
+      if (r instanceof ReminderCorruptError) throw r;
+      return r;
+    });
   }
 
   async claim(kind: string, shard: number, epoch: number, claims: readonly TickClaim[]) {
@@ -275,7 +280,10 @@ export class RedisReminderStore implements ReminderStore {
   async outcome(kind: string, shard: number, id: string, name: string) {
     const key = this.keyOf(kind, shard);
     const raw = await this.run(() => this.client.hget(`${key}:o`, fieldOf(id, name)));
-    return raw ? (JSON.parse(raw) as JobOutcome) : undefined;
+    if (!raw) return undefined;
+    const outcome = parseOutcome(this.at(kind, shard), id, name, raw);
+    if (outcome instanceof ReminderCorruptError) throw outcome;
+    return outcome;
   }
 
   async time(): Promise<number> {
@@ -284,7 +292,22 @@ export class RedisReminderStore implements ReminderStore {
   }
 
   async close(): Promise<void> {
+    this.corruptLog.close();
     if (this.ownsClient) this.client.disconnect();
+  }
+
+  /** A shard's reminders from its HGETALL; the corrupt ones are logged and left out. */
+  private parsed(kind: string, shard: number, flat: string[]): StoredReminder[] {
+    return parseShard(this.at(kind, shard), flat, (err) => this.corrupt(err));
+  }
+
+  private at(kind: string, shard: number) {
+    return { kind, shard, key: this.keyOf(kind, shard) };
+  }
+
+  private corrupt(err: ReminderCorruptError): void {
+    this.corruptReminders++;
+    this.corruptLog.log('corrupt', 'error', { err }, `${err.message}: it is not fired`);
   }
 
   /** Resolves when the client is (re)connected (one shared wait per outage). */
@@ -321,7 +344,7 @@ export class RedisReminderStore implements ReminderStore {
     const reply = await this.exec(command);
     const durable = this.durability.after(this.durability.connection);
     if (durable !== undefined)
-      await durable.catch((err: unknown) => Promise.reject(this.mapped(err)));
+      await durable.catch((err: unknown) => Promise.reject(mappedStoreError(err, this.timeoutMs)));
     return reply;
   }
 
@@ -341,57 +364,9 @@ export class RedisReminderStore implements ReminderStore {
       return result;
     } catch (err) {
       if (mark >= 0) this.silence!.settled(mark, err);
-      throw this.mapped(err);
+      throw mappedStoreError(err, this.timeoutMs);
     } finally {
       clearTimeout(timer);
     }
   }
-
-  /** A failed call's error as the store reports it. */
-  private mapped(err: unknown): Error {
-    if (StateDurabilityError.is(err) || ReminderError.is(err)) return err as Error;
-    const message = err instanceof Error ? err.message : String(err);
-    if (err instanceof DurabilityShortfall) {
-      return new ReminderStoreUnavailableError(
-        `reminder store: ${message}; the write's outcome is unknown`,
-        { cause: err },
-      );
-    }
-    if (err instanceof Error && err.name === 'ReplyError' && !TRANSIENT.test(message)) {
-      return new ReminderError(`reminder store: Redis replied ${message}`, { cause: err });
-    }
-    return new ReminderStoreUnavailableError(
-      `reminder store: Redis unavailable within ${this.timeoutMs} ms (commandTimeoutMs): ${message}`,
-      { cause: err },
-    );
-  }
-}
-
-/** The reminders of one shard from its hash's HGETALL (flat field, value pairs). */
-function parseLoad(flat: string[]): StoredReminder[] {
-  const specs = new Map<string, string>();
-  const ticks = new Map<string, string>();
-  for (let i = 0; i < flat.length; i += 2) {
-    const f = flat[i]!;
-    (f.startsWith('s') ? specs : ticks).set(f.slice(1), flat[i + 1]!);
-  }
-  const out: StoredReminder[] = [];
-  for (const [f, raw] of specs) out.push(parse(f, raw, ticks.get(f)));
-  return out;
-}
-
-/** A stored reminder from its field and `<gen> <t0> <json>` value. */
-function parse(f: string, raw: string, last: string | undefined): StoredReminder {
-  const colon = f.indexOf(':');
-  const len = Number(f.slice(0, colon));
-  const a = raw.indexOf(' ');
-  const b = raw.indexOf(' ', a + 1);
-  return {
-    id: f.slice(colon + 1, colon + 1 + len),
-    name: f.slice(colon + 1 + len),
-    gen: Number(raw.slice(0, a)),
-    t0: Number(raw.slice(a + 1, b)),
-    spec: JSON.parse(raw.slice(b + 1)) as ReminderSpec,
-    last: last === undefined ? -1 : parseInt(last, 10), // `<tick> <epoch>`
-  };
 }

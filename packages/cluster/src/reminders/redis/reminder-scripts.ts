@@ -19,12 +19,18 @@ local function fence(key, epoch)
 end
 `;
 
-/** The tick of a `t<f>` value (`<tick> <epoch>` or `<tick>`), -1 when absent. */
+/**
+ * The tick of a `t<f>` value (`<tick> <epoch>` or `<tick>`), -1 when absent or not such a value
+ * (written by another program, or damaged): a nil tick made the whole script fail, so one bad
+ * value stopped every claim of its shard and every set of its reminder.
+ */
 const LAST = `
 local function lastOf(v)
   if not v then return -1, nil end
   local tick, epoch = string.match(v, '^(-?%d+) ?(.*)$')
-  return tonumber(tick), epoch
+  tick = tonumber(tick)
+  if not tick then return -1, nil end
+  return tick, epoch
 end
 `;
 
@@ -52,13 +58,18 @@ return out
 /**
  * KEYS: hash, outcomes. ARGV: field, json spec. A new schedule: its generation is bumped, its
  * first tick is the one after the last claimed, a previous job outcome goes. → {gen, t0, last}.
+ * A schedule whose generation cannot be read is replaced as if there was none, and a last tick
+ * that cannot be read is dropped (lastOf): `set` is how a user repairs a corrupt reminder.
  */
 export const PUT_SCRIPT = `${LAST}
 local sf = 's' .. ARGV[1]
-local last = lastOf(redis.call('HGET', KEYS[1], 't' .. ARGV[1]))
+local tf = 't' .. ARGV[1]
+local last = lastOf(redis.call('HGET', KEYS[1], tf))
+if last < 0 then redis.call('HDEL', KEYS[1], tf) end
 local old = redis.call('HGET', KEYS[1], sf)
 local gen = 1
-if old then gen = tonumber(string.match(old, '^(%d+)')) + 1 end
+local oldGen = old and tonumber(string.match(old, '^(%d+) '))
+if oldGen then gen = oldGen + 1 end
 local t0 = last + 1
 redis.call('HSET', KEYS[1], sf, gen .. ' ' .. t0 .. ' ' .. ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[1])
