@@ -161,7 +161,32 @@ const REFUSED: [what: string, body: string, line: number, message: string][] = [
     3,
     'map fields by_key and by__key both expand to entry type ByKeyEntry',
   ],
+  [
+    'an rpc named as the message it takes (protoc finds the rpc first)',
+    'message Ping {}\nservice S {\n  rpc Ping(Ping) returns (Ping);\n}',
+    5,
+    'p.S.Ping: "Ping" is not a message type (protoc finds rpc p.S.Ping first; write ".p.Ping")',
+  ],
+  [
+    'an rpc returning a message named as another rpc of its service',
+    'message Pong {}\nservice S {\n  rpc Go(Pong) returns (Pong);\n  rpc Pong(Pong) returns (Pong);\n}',
+    5,
+    'p.S.Go: "Pong" is not a message type (protoc finds rpc p.S.Pong first',
+  ],
 ];
+
+/** protoc's exit status and stderr on `dir`/x.proto. */
+function protoc(dir: string): { status: number | null; stderr: string } {
+  return spawnSync(PROTOC, [`-I${dir}`, '-o/dev/null', 'x.proto'], { encoding: 'utf8' });
+}
+
+/** granary-codegen's exit code and error output on `dir`/x.proto. */
+function granaryCodegen(dir: string): { code: number; err: string } {
+  const err: string[] = [];
+  const io = { out: () => undefined, err: (t: string) => err.push(t) };
+  const code = runCli(['x.proto', '-I', dir, '--out', join(dir, 'gen')], io);
+  return { code, err: err.join('') };
+}
 
 describe('declarations protoc refuses and protobufjs reads', () => {
   before(requireProtoc);
@@ -174,14 +199,10 @@ describe('declarations protoc refuses and protobufjs reads', () => {
   for (const [what, body, line, message] of REFUSED) {
     it(`${what}: protoc refuses it, granary-codegen too at x.proto:${line}`, () => {
       writeFileSync(join(dir, 'x.proto'), `syntax = "proto2";\npackage p;\n${body}\n`);
-      const protoc = spawnSync(PROTOC, [`-I${dir}`, '-o/dev/null', 'x.proto'], {
-        encoding: 'utf8',
-      });
-      expect(protoc.status, 'protoc accepted it').to.equal(1);
-      const err: string[] = [];
-      const io = { out: () => undefined, err: (t: string) => err.push(t) };
-      expect(runCli(['x.proto', '-I', dir, '--out', join(dir, 'gen')], io)).to.equal(1);
-      expect(err.join('')).to.contain(`ERR_PROTO_PARSE: x.proto:${line}: `).and.contain(message);
+      expect(protoc(dir).status, 'protoc accepted it').to.equal(1);
+      const { code, err } = granaryCodegen(dir);
+      expect(code).to.equal(1);
+      expect(err).to.contain(`ERR_PROTO_PARSE: x.proto:${line}: `).and.contain(message);
     });
   }
 
@@ -194,9 +215,33 @@ describe('declarations protoc refuses and protobufjs reads', () => {
       '  oneof o { group G = 4 { optional int32 x = 5; } }\n}\n' +
       'extend M {\n  optional int32 last = 536870911;\n}';
     writeFileSync(join(dir, 'x.proto'), `syntax = "proto2";\npackage p;\n${body}\n`);
-    const protoc = spawnSync(PROTOC, [`-I${dir}`, '-o/dev/null', 'x.proto'], { encoding: 'utf8' });
-    expect(protoc.status, protoc.stderr).to.equal(0);
-    const io = { out: () => undefined, err: (t: string) => expect.fail(t) };
-    expect(runCli(['x.proto', '-I', dir, '--out', join(dir, 'gen')], io)).to.equal(0);
+    const accepted = protoc(dir);
+    expect(accepted.status, accepted.stderr).to.equal(0);
+    expect(granaryCodegen(dir)).to.deep.equal({ code: 0, err: '' });
+  });
+
+  it('an rpc type named as an enum value of its package: protoc refuses it, granary-codegen too', () => {
+    writeFileSync(join(dir, 'm.proto'), 'syntax = "proto3";\npackage p;\nmessage Ping {}\n');
+    const body =
+      'syntax = "proto3";\npackage p.q;\nimport "m.proto";\n' +
+      'enum Kind { KIND_UNSPECIFIED = 0; Ping = 1; }\n' +
+      'service S {\n  rpc Go(Ping) returns (p.Ping);\n}\n';
+    writeFileSync(join(dir, 'x.proto'), body);
+    expect(protoc(dir).status, 'protoc accepted it').to.equal(1);
+    const { code, err } = granaryCodegen(dir);
+    expect(code).to.equal(1);
+    expect(err)
+      .to.contain('ERR_PROTO_PARSE: x.proto:6: p.q.S.Go: "Ping" is not a message type')
+      .and.contain('protoc finds value Ping of enum p.q.Kind first; write ".p.Ping"');
+  });
+
+  it('rpc types protoc resolves past an rpc of that name generate: a dotted or full name', () => {
+    const body =
+      'message Ping { message Inner {} }\n' +
+      'service S {\n  rpc Ping(Ping.Inner) returns (.p.Ping);\n  rpc Go(p.Ping) returns (Ping.Inner);\n}';
+    writeFileSync(join(dir, 'x.proto'), `syntax = "proto2";\npackage p;\n${body}\n`);
+    const accepted = protoc(dir);
+    expect(accepted.status, accepted.stderr).to.equal(0);
+    expect(granaryCodegen(dir)).to.deep.equal({ code: 0, err: '' });
   });
 });

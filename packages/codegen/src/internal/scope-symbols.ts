@@ -26,7 +26,8 @@ function symbolIn(scope: Namespace, name: string): string | undefined {
   return `${kindOf(nested[name])} ${full(nested[name].fullName)}`;
 }
 
-function kindOf(obj: ReflectionObject): string {
+/** What `obj` is, as protoc's messages name it: `message`, `enum`, `service`, `package`... */
+export function kindOf(obj: ReflectionObject): string {
   if (obj instanceof Type) return 'message';
   if (obj instanceof Enum) return 'enum';
   if (obj instanceof Service) return 'service';
