@@ -4,6 +4,13 @@ import { jsonStateCodec } from '../state/codecs/json-state-codec';
 import type { StateStore } from '../state/state-store';
 
 /**
+ * `T`, but not a place TypeScript infers `T` from (TypeScript 5.4's `NoInfer`, written so that
+ * older compilers read it too). Inferred from `initial`, a generated kind's state became the
+ * best common type of the grain's declared state and whatever `initial` returned (`{}`).
+ */
+type NotInferred<T> = [T][T extends unknown ? 0 : never];
+
+/**
  * State declared on a kind (`kind(name, factory, { state: { store, codec, initial } })`): the
  * runtime loads it before the grain's first message and hands it to the grain as `this.state`
  * (generated grains, `GrainWithState`) and `ctx.state`, with `writeState()` / `clearState()`
@@ -12,8 +19,12 @@ import type { StateStore } from '../state/state-store';
 export interface KindStateOptions<S> {
   /** Where the state lives (`RedisStateStore`, `MemoryStateStore`, or your own). Yours to close. */
   store: StateStore;
-  /** The state of a grain that has none stored yet (also the state after clearState()). */
-  initial: () => S;
+  /**
+   * The state of a grain that has none stored yet (also the state after clearState()). Checked
+   * against `S`, never a source of it: `S` comes from the grain class (`PongerGrain<PongState>`)
+   * and the codec, so `initial: () => ({})` is refused where the grain reads declared fields.
+   */
+  initial: () => NotInferred<S>;
   /**
    * Encodes the state for the store: `protobufStateCodec(PingState)` for a generated message
    * type (it keeps the generated representation), `jsonStateCodec()` for plain data.

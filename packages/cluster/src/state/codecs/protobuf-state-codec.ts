@@ -25,7 +25,13 @@ export interface ProtobufStateType extends WireType {
 export interface GeneratedMessageCodec<T> {
   /** Full protobuf name, no leading dot. */
   readonly typeName: string;
-  encode(message: T): Uint8Array;
+  /**
+   * Encodes a `T`. Typed `never` so that `T` is read from `decode` alone: a generated codec's
+   * `encode` takes the looser `MessageInit<T>` (every field optional), and inferring from it
+   * made the state type all-optional, so a kind's `initial: () => ({})` compiled for a grain
+   * whose `this.state` declares every field.
+   */
+  encode(message: never): Uint8Array;
   decode(bytes: Uint8Array): T;
 }
 
@@ -59,7 +65,7 @@ export function protobufStateCodec<T extends object>(
   if (typeof type === 'object' && type !== null && isGenerated(type)) {
     return {
       name: `protobuf:${type.typeName}`,
-      encode: (s) => type.encode(s),
+      encode: (s) => type.encode(s as never),
       decode: (b) => type.decode(b),
     };
   }
