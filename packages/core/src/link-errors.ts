@@ -103,7 +103,9 @@ export class InsecureRemoteError extends GranaryError {
 
 /**
  * A peer sent more than a limit allows (a frame, a string, a header, a message, a connection):
- * its link is closed with this as the reason. `limit` names the option.
+ * its link is closed with this as the reason. Also what a sender gets for one message a peer's
+ * limits would refuse (an id, a type name or a header too long), refused before it is sent so
+ * the link and the other calls on it are untouched. `limit` names the option.
  */
 export class RemoteLimitError extends GranaryError {
   static override readonly code = 'ERR_REMOTE_LIMIT';

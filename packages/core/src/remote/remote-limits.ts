@@ -24,7 +24,9 @@ export interface RemoteLimits {
    */
   maxEnvelopesPerFrame?: number;
   /**
-   * Longest string of a frame: a type name, target id, sender address or sender id.
+   * Longest string of a frame: a type name, target id, sender address or sender id. A message
+   * this node would send over it (or over the header limits below) fails at the sender with
+   * RemoteLimitError instead of costing the link.
    * @default 4096
    */
   maxStringBytes?: number;

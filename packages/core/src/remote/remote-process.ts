@@ -10,6 +10,7 @@ import { SerializationFormat } from '../serialization/serialization-registry';
 import type { EnvelopeSink } from './internal/outbound-envelope';
 import type { RemoteState } from './internal/remote-state';
 import { utf8Length } from './internal/byte-writer';
+import { envelopeRefusal, overString } from './internal/envelope-limits';
 import { SYSTEM_TYPE_NAME, encodeSystemMessage } from './internal/system-codec';
 import { SYSTEM_FORMAT } from './internal/wire';
 
@@ -57,6 +58,12 @@ export class RemoteProcess implements Process {
       this.fail(pid, message, from, error);
       return true;
     }
+    const header = entryHeader(entry);
+    const refusal = envelopeRefusal(pid.id, wire.typeName, from?.id, header, state.limits);
+    if (refusal !== undefined) {
+      this.fail(pid, message, from, refusal);
+      return true;
+    }
     const sender = from === undefined ? undefined : this.localize(from);
     this.endpoint.send({
       targetId: pid.id,
@@ -65,7 +72,7 @@ export class RemoteProcess implements Process {
       payload: text ?? wire.bytes!,
       payloadLength,
       sender,
-      header: entryHeader(entry),
+      header,
       urgent,
       deadline: entryDeadline(entry),
       message,
@@ -75,6 +82,8 @@ export class RemoteProcess implements Process {
 
   sendSystemMessage(pid: PID, message: unknown): void {
     const { state } = this;
+    const refusal = overString('target id', pid.id, state.limits.maxStringBytes);
+    if (refusal !== undefined) return this.unsendable(pid, message, refusal);
     if (message instanceof Watch) {
       const watcher = this.localize(message.watcher);
       if (this.endpoint.isDown) {
@@ -113,6 +122,19 @@ export class RemoteProcess implements Process {
   }
 
   /**
+   * A system message to an id no peer accepts on the wire: a watch is answered at once as if
+   * the actor were not there (from here it cannot be reached), the rest are dead letters.
+   */
+  private unsendable(pid: PID, message: unknown, error: Error): void {
+    if (message instanceof Watch) {
+      const watcher = message.watcher;
+      this.state.registry.get(watcher).sendSystemMessage(watcher, new Terminated(pid, 'not-found'));
+      return;
+    }
+    this.state.deadLetters.publish(pid, message, undefined, reasonOf(error), error);
+  }
+
+  /**
    * A message that cannot be sent. A request (future sender) rejects with the error; a reply
    * to a remote requester sends it the error instead, so it fails fast; a plain send throws it
    * to the caller, who still holds the message.
@@ -123,6 +145,12 @@ export class RemoteProcess implements Process {
       return;
     }
     if (pid.id.startsWith(FUTURE_PREFIX)) {
+      // A requester whose future id is itself over the limit (a peer with larger limits) could
+      // not be sent the error either: a dead letter, not a loop.
+      if (overString('target id', pid.id, this.state.limits.maxStringBytes) !== undefined) {
+        this.state.deadLetters.publish(pid, message, sender, reasonOf(error), error);
+        return;
+      }
       this.state.logger.warn(
         { target: pid.toString(), err: error.message },
         'reply could not be sent; the requester gets the error',

@@ -29,6 +29,7 @@ import type { RemoteOptions } from './remote-options';
 import { RemoteProcess, reasonOf } from './remote-process';
 import type { RemoteTraffic } from './internal/remote-traffic';
 import type { PeerSilence } from './internal/peer-silence';
+import type { EnvelopeLimits } from './internal/envelope-limits';
 
 declare module '../actor-system' {
   /** `system.remote` once a {@link Remote} was created for the system. */
@@ -179,7 +180,14 @@ export class Remote {
     const address = await transport.start();
     this.transport = transport;
     this.authenticatesPeers = authenticates(o.secret, o.tls);
-    this.state = this.createState(address, registry, o.maxMessageBytes, logger, transport.events);
+    this.state = this.createState(
+      address,
+      registry,
+      o.maxMessageBytes,
+      o.limits,
+      logger,
+      transport.events,
+    );
     this.system.address = address;
     this.system.registry.addAddressResolver((pid) => this.processFor(pid));
     this.system.registry.add(
@@ -240,6 +248,7 @@ export class Remote {
     address: string,
     serialization: SerializationRegistry,
     maxMessageBytes: number,
+    limits: EnvelopeLimits,
     logger: Logger,
     events: EventLog,
   ): RemoteState {
@@ -251,6 +260,7 @@ export class Remote {
       logger,
       serialization,
       maxMessageBytes,
+      limits,
       watches: new WatchTable(),
       address,
       events,

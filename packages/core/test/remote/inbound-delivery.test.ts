@@ -18,6 +18,7 @@ import type { RemoteState } from '../../src/remote/internal/remote-state';
 import { WatchTable } from '../../src/remote/internal/watch-table';
 import { decodeFrame } from '../../src/remote/internal/wire';
 import type { WireBatch } from '../../src/remote/internal/wire-types';
+import { DEFAULT_REMOTE_LIMITS } from '../../src/remote/remote-limits';
 import { testSystem, ticks } from '../support';
 
 /** The peer the frames come from, and an actor of it that sends them. */
@@ -64,6 +65,7 @@ function stateOf(system: ActorSystem): RemoteState {
     logger: system.logger,
     serialization,
     maxMessageBytes: 1 << 20,
+    limits: DEFAULT_REMOTE_LIMITS,
     watches: new WatchTable(),
     address: system.address,
     events: new EventLog(system.logger, 1000),

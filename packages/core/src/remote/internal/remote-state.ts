@@ -5,6 +5,7 @@ import type { EventStream } from '../../event-stream';
 import type { Logger } from '../../logger';
 import type { ProcessRegistry } from '../../process-registry';
 import type { SerializationRegistry } from '../../serialization/serialization-registry';
+import type { EnvelopeLimits } from './envelope-limits';
 import type { EventLog } from './event-log';
 import type { WatchTable } from './watch-table';
 
@@ -16,6 +17,8 @@ export interface RemoteState {
   readonly logger: Logger;
   readonly serialization: SerializationRegistry;
   readonly maxMessageBytes: number;
+  /** What a peer's inbound limits refuse in an envelope (this node's own, which peers share). */
+  readonly limits: EnvelopeLimits;
   readonly watches: WatchTable;
   /** This node's `host:port`. */
   readonly address: string;
