@@ -147,7 +147,21 @@ export function importAlias(protoName: string): string {
   return `$${protoName.replace(/\.proto$/, '').replace(/[^A-Za-z0-9]/g, '_')}`;
 }
 
+/**
+ * Characters that end a line (or a string literal) in JavaScript, and the other control
+ * characters. A .proto path may hold any of them (protoc reads `$'a\nb.proto'`); written as
+ * they are, one would end the header comment or a string literal and the rest of the name
+ * would be read as code.
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const LINE_BREAKING = /[\u0000-\u001f\u007f\u2028\u2029]/g;
+
+/** `s` with each control or line-breaking character written as a `\uXXXX` escape. */
+export function escapeControls(s: string): string {
+  return s.replace(LINE_BREAKING, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** A JS string literal for generated code. */
 export function quote(s: string): string {
-  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+  return `'${escapeControls(s.replace(/\\/g, '\\\\').replace(/'/g, "\\'"))}'`;
 }
