@@ -6,6 +6,7 @@ import { shardOf } from '../placement/shard-of';
 import type { ParentCall } from './deadlock-detection';
 import type { GrainCallOptions } from './grain';
 import { outcomeOf, type Setback } from './internal/call-outcome';
+import { strayCallOption } from './internal/call-option-keys';
 import { callHeader, withTraceContext } from './internal/call-headers';
 import { GrainCall, type CallRetrier } from './internal/grain-call';
 import type { CallerDeps } from './internal/caller-deps';
@@ -197,6 +198,13 @@ export class GrainCaller implements CallRetrier {
     }
     if (typeof identity !== 'string') {
       throw new InvalidArgumentError('identity', `must be a string, got ${typeof identity}`);
+    }
+    if (options !== undefined && options !== null) {
+      if (typeof options !== 'object') {
+        throw new InvalidArgumentError('options', `must be an object, got ${typeof options}`);
+      }
+      const stray = strayCallOption(options);
+      if (stray !== undefined) throw stray;
     }
     const timeoutMs = options?.timeoutMs ?? this.deps.defaultTimeoutMs;
     // typeof first: from JavaScript '100' > 0 holds, and start + '100' is a string.
