@@ -34,4 +34,28 @@ export class NameClashError extends CodegenError {
   override readonly name = 'NameClashError';
 }
 
-registerErrorClasses(CodegenError, UnsupportedProtoError, ProtoParseError, NameClashError);
+/**
+ * A gRPC client of the GrpcGateway went past one of its bounds (`option` names it): its request
+ * did not arrive whole within `receiveTimeoutMs`. Answered as RESOURCE_EXHAUSTED; other calls
+ * are unaffected.
+ */
+export class GatewayLimitError extends CodegenError {
+  static override readonly code = 'ERR_GATEWAY_LIMIT';
+  override readonly name = 'GatewayLimitError';
+
+  constructor(
+    /** The GrpcGatewayOptions field of the bound. */
+    readonly option: string,
+    message: string,
+  ) {
+    super(`${message} (${option})`);
+  }
+}
+
+registerErrorClasses(
+  CodegenError,
+  UnsupportedProtoError,
+  ProtoParseError,
+  NameClashError,
+  GatewayLimitError,
+);

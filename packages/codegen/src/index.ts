@@ -1,7 +1,13 @@
 export { VERSION } from './version';
 export { runCli, parseCliArguments } from './cli/cli';
 export type { CliArguments, CliOutput } from './cli/cli';
-export { CodegenError, NameClashError, ProtoParseError, UnsupportedProtoError } from './errors';
+export {
+  CodegenError,
+  GatewayLimitError,
+  NameClashError,
+  ProtoParseError,
+  UnsupportedProtoError,
+} from './errors';
 export { generate, generateModules, warningLine } from './generator/generate';
 export type { GenerateResult } from './generator/generate';
 export { DEFAULT_GENERATOR_OPTIONS } from './generator/options';

@@ -11,6 +11,7 @@ import type { ClusterLike } from '../runtime/cluster-like';
 import { grainInvoke, isGrainInvokeResult, payloadOf } from '../runtime/grain-invoke';
 import { definedServices, type ServiceDefinition } from '../runtime/service';
 import { grpcStatusOf } from './grpc-status';
+import { ReceiveSlots, receiveSlotsInterceptor } from './receive-slots';
 
 /** Metadata header naming the grain's identity within its kind (the service). */
 export const IDENTITY_HEADER = 'granary-identity';
@@ -59,6 +60,27 @@ export interface GrpcGatewayOptions {
    * @default 4194304 (4 MiB, gRPC's default)
    */
   maxMessageBytes?: number;
+  /**
+   * Calls whose request is still arriving, at once; the others wait to read theirs (paused, so
+   * HTTP/2 flow control holds what their clients send). With maxMessageBytes it bounds the
+   * memory partly received requests hold (16 x 4 MiB by default); a request that arrives in one
+   * piece holds its slot for an event-loop turn or two.
+   * @default 16
+   */
+  maxCallsReceiving?: number;
+  /**
+   * A call's request must have arrived whole (through the client's end of stream) this long
+   * after the call started, or the call ends with RESOURCE_EXHAUSTED (GatewayLimitError): a
+   * client trickling, or stopping midway, holds nothing longer.
+   * @default 10000
+   */
+  receiveTimeoutMs?: number;
+  /**
+   * Calls open at once on one HTTP/2 connection (HTTP/2's SETTINGS_MAX_CONCURRENT_STREAMS; grpc-js
+   * advertises no bound of its own).
+   * @default 100
+   */
+  maxStreamsPerConnection?: number;
 }
 
 /** Defaults of {@link GrpcGatewayOptions}. */
@@ -67,6 +89,9 @@ export const DEFAULT_GRPC_GATEWAY_OPTIONS = {
   port: 0,
   insecure: false,
   maxMessageBytes: 4 * 1024 * 1024,
+  maxCallsReceiving: 16,
+  receiveTimeoutMs: 10_000,
+  maxStreamsPerConnection: 100,
 } as const;
 
 const passThrough = (bytes: Buffer): Buffer => bytes;
@@ -110,10 +135,22 @@ export class GrpcGateway {
         `the gateway would listen on ${o.host} in plaintext: give TLS credentials, or set insecure: true on a closed network`,
       );
     }
+    for (const name of [
+      'maxCallsReceiving',
+      'receiveTimeoutMs',
+      'maxStreamsPerConnection',
+    ] as const) {
+      if (!(Number.isSafeInteger(o[name]) && o[name] > 0)) {
+        throw new InvalidOptionError(name, `must be a positive integer, got ${String(o[name])}`);
+      }
+    }
     const services = selectServices(o.services);
+    const slots = new ReceiveSlots(o.maxCallsReceiving);
     const server = new grpc.Server({
       'grpc.max_receive_message_length': o.maxMessageBytes,
       'grpc.max_send_message_length': o.maxMessageBytes,
+      'grpc.max_concurrent_streams': o.maxStreamsPerConnection,
+      interceptors: [receiveSlotsInterceptor(slots, o.receiveTimeoutMs, toServiceError)],
     });
     for (const service of services) {
       const { definition, handlers } = serve(service, o.cluster, o.defaultTimeoutMs);
@@ -273,7 +310,7 @@ function traceContextOfMetadata(metadata: grpc.Metadata): ReturnType<typeof inco
   return header === undefined ? undefined : incomingTraceContext(header);
 }
 
-function toServiceError(err: unknown): Partial<grpc.StatusObject> {
+function toServiceError(err: unknown): grpc.StatusObject {
   const s = grpcStatusOf(err);
   const metadata = new grpc.Metadata();
   metadata.set(ERROR_CODE_TRAILER, s.errorCode);

@@ -8,3 +8,4 @@ export {
 export type { GrpcGatewayOptions } from './grpc-gateway';
 export { grpcStatusOf } from './grpc-status';
 export type { GatewayStatus } from './grpc-status';
+export { GatewayLimitError } from '../errors';

@@ -1,0 +1,138 @@
+import * as http2 from 'node:http2';
+import { expect } from 'chai';
+import * as grpc from '@grpc/grpc-js';
+import { InvalidOptionError } from '@granary/core';
+import { Cluster, MemoryClusterTable, MemoryProvider } from '@granary/cluster';
+import { ERROR_CODE_TRAILER, GrpcGateway } from '../src/gateway';
+import { CalculatorGrain, DivideRequest, calculatorKind } from './golden/e2e/calculator.granary';
+import type { DivideReply } from './golden/e2e/calculator.granary';
+
+class Calculator extends CalculatorGrain {
+  override divide(req: DivideRequest): DivideReply {
+    return {
+      quotient: String(BigInt(req.dividend) / BigInt(req.divisor)),
+      remainder: '0',
+      servedBy: '',
+    };
+  }
+}
+
+const DIVIDE = `/${CalculatorGrain.kindName}/Divide`;
+
+/** How a raw HTTP/2 call ended: its grpc-status and Granary error code. */
+interface Ended {
+  status: string;
+  code: string;
+}
+
+/**
+ * A gRPC call as a hostile client makes it: the 5-byte prefix announcing a message of
+ * `statedBytes`, then only `sentBytes` of it, and no end of stream.
+ */
+function partialCall(session: http2.ClientHttp2Session, statedBytes: number, sentBytes: number) {
+  const req = session.request({
+    ':method': 'POST',
+    ':path': DIVIDE,
+    'content-type': 'application/grpc',
+    te: 'trailers',
+    'granary-identity': 'x',
+  });
+  req.on('error', () => undefined);
+  // The status comes in the headers (trailers-only) or the trailers; the stream stays open on
+  // this side (it never ends its request), so 'close' only comes with the session's end.
+  const ended = new Promise<Ended>((resolve) => {
+    const seen = (h: http2.IncomingHttpHeaders): void => {
+      if (h['grpc-status'] === undefined) return;
+      resolve({ status: String(h['grpc-status']), code: String(h[ERROR_CODE_TRAILER] ?? '') });
+    };
+    req.on('response', seen);
+    req.on('trailers', seen);
+    req.on('close', () => resolve({ status: 'closed', code: '' }));
+  });
+  const prefix = Buffer.alloc(5);
+  prefix.writeUInt32BE(statedBytes, 1);
+  req.write(prefix);
+  req.write(Buffer.alloc(sentBytes, 1));
+  req.resume();
+  return ended;
+}
+
+// What any client that reaches a gateway can do: the gateway serves every gRPC client, and TLS
+// server credentials authenticate no client.
+describe('GrpcGateway against a hostile client', function () {
+  this.timeout(30_000);
+  let member: Cluster;
+  let gateway: GrpcGateway;
+
+  before(async () => {
+    member = await Cluster.start({
+      name: 'gateway-hostile',
+      id: 'gh-1',
+      provider: new MemoryProvider(new MemoryClusterTable()),
+      kinds: [calculatorKind(() => new Calculator())],
+      remote: { host: '127.0.0.1', port: 0 },
+      shardCount: 4,
+    });
+    gateway = await GrpcGateway.start({
+      cluster: member,
+      services: [CalculatorGrain.kindName],
+      maxCallsReceiving: 2,
+      receiveTimeoutMs: 1000,
+      maxStreamsPerConnection: 8,
+    });
+  });
+  after(async () => {
+    await gateway?.close();
+    await member?.shutdown({ graceful: false });
+  });
+
+  it('ends calls whose request never arrives whole with RESOURCE_EXHAUSTED (receiveTimeoutMs), and serves others meanwhile', async () => {
+    const session = http2.connect(`http://127.0.0.1:${gateway.port}`);
+    session.on('error', () => undefined);
+    const settings = await new Promise<http2.Settings>((r) => session.once('remoteSettings', r));
+    expect(settings.maxConcurrentStreams).to.equal(8);
+    // Before: each held 1 MiB of its 3 MiB message in the gateway for as long as it liked
+    // (200 such calls on one connection: 82 -> 691 MiB), and none ever ended.
+    const started = Date.now();
+    const calls = Array.from({ length: 6 }, () =>
+      partialCall(session, 3 * 1024 * 1024, 1024 * 1024),
+    );
+    const client = new grpc.Client(`127.0.0.1:${gateway.port}`, grpc.credentials.createInsecure());
+    const request = DivideRequest.encode({ dividend: '9', divisor: '3' });
+    try {
+      const md = new grpc.Metadata();
+      md.set('granary-identity', 'legit');
+      const reply = await new Promise<Buffer>((resolve, reject) =>
+        client.makeUnaryRequest(
+          DIVIDE,
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          Buffer.from(request),
+          md,
+          { deadline: Date.now() + 5000 },
+          (err, res) => (err ? reject(err) : resolve(res!)),
+        ),
+      );
+      expect(reply.byteLength).to.be.greaterThan(0);
+    } finally {
+      client.close();
+    }
+    const ended = await Promise.all(calls);
+    for (const e of ended) expect(e).to.deep.equal({ status: '8', code: 'ERR_GATEWAY_LIMIT' });
+    expect(Date.now() - started).to.be.below(5000);
+    session.close();
+  });
+
+  it('refuses a bound that is not a positive integer', async () => {
+    for (const [option, value] of [
+      ['maxCallsReceiving', 0],
+      ['receiveTimeoutMs', '1000'],
+      ['maxStreamsPerConnection', 1.5],
+    ] as const) {
+      const err = await GrpcGateway.start({ cluster: member, [option]: value } as never).catch(
+        (e: unknown) => e,
+      );
+      expect(err).to.be.instanceOf(InvalidOptionError).with.property('option', option);
+    }
+  });
+});
