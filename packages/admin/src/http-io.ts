@@ -24,11 +24,15 @@ export class HttpError extends AdminError {
   }
 }
 
-/** Sends `body` as JSON with `status`. */
+/**
+ * Sends `body` as JSON with `status`. A 413 closes the connection: the rest of that body is
+ * not wanted, and Node would otherwise read it all to keep the connection for the next request.
+ */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
     ...COMMON_HEADERS,
+    ...(status === 413 ? { connection: 'close' } : undefined),
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(text),
   });
@@ -72,6 +76,10 @@ export async function readJson(
   if (!/^application\/json\b/i.test(type)) {
     throw new HttpError(415, 'content-type must be application/json');
   }
+  // A declared length over the limit is refused before anything is read: waiting for it held
+  // the request (and its connection) open until the server's request timeout.
+  const declared = Number(req.headers['content-length']);
+  if (declared > maxBytes) throw new HttpError(413, `body larger than ${maxBytes} bytes`);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
