@@ -109,6 +109,7 @@ export {
   StateNotLoadedError,
   StateLostError,
   StateDurabilityError,
+  StateWriteRefusedError,
 } from './state/errors';
 export type { StateConflictReason, StateLossEvidence } from './state/errors';
 export { kind, DEFAULT_KIND_OPTIONS } from './grains/kind';

@@ -41,7 +41,10 @@ export type DeactivationReason =
   | 'activation-failed'
   /** A turn ran past the kind's turnTimeoutMs; the activation ended when the turn did. */
   | 'turn-timeout'
-  /** A write or clear of the kind's state conflicted (another activation or owner wrote). */
+  /**
+   * A write or clear of the kind's state conflicted (another activation or owner wrote), found
+   * the state lost, or was refused by the store (StateWriteRefusedError).
+   */
   | 'state-conflict';
 
 /** Options of a grain call (`cluster.request`, `ctx.request`, generated clients). */

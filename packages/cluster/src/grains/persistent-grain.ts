@@ -1,8 +1,8 @@
 import { InvalidOptionError } from '@granary/core';
 import type { StateCodec } from '../state/codecs/state-codec';
 import { jsonStateCodec } from '../state/codecs/json-state-codec';
-import { InconsistentStateError, StateLostError, StateNotLoadedError } from '../state/errors';
-import { PersistentState } from '../state/persistent-state';
+import { StateNotLoadedError } from '../state/errors';
+import { PersistentState, endsWriting } from '../state/persistent-state';
 import type { StateStore } from '../state/state-store';
 import type { DeactivationReason, Grain, GrainContext } from './grain';
 import { servicesOf } from './grain-context';
@@ -45,7 +45,8 @@ export const DEFAULT_PERSISTENT_GRAIN_OPTIONS = {
  * without writing; the next call activates it again with the winner's state. A store found
  * holding older state than acknowledged throws StateLostError and deactivates the grain the
  * same way; whether it activates again from the older state is the kind's lost-state policy
- * (docs/durability.md).
+ * (docs/durability.md). A write the store refuses outright (StateWriteRefusedError: Redis out of
+ * memory or unable to persist) deactivates it too, so the refused change is not written later.
  *
  * A subclass that overrides onActivate or onDeactivate must call `super.onActivate(ctx)` first /
  * `super.onDeactivate(reason)` last.
@@ -139,9 +140,9 @@ export abstract class PersistentGrain<T> implements Grain {
 
   abstract receive(ctx: GrainContext): unknown;
 
-  /** Rethrows a failed write or clear; a conflict or lost state also ends the activation. */
+  /** Rethrows a failed write or clear; a conflict, lost state or refusal ends the activation. */
   private readonly conflictEnds = (err: unknown): never => {
-    if (InconsistentStateError.is(err) || StateLostError.is(err)) {
+    if (endsWriting(err)) {
       this.activationCtx?.deactivate();
     }
     throw err;

@@ -181,6 +181,32 @@ export class StateDurabilityError extends StateStoreError {
   }
 }
 
+/**
+ * The store refused a write or clear outright and wrote nothing: Redis answered with an error
+ * that is not a passing state (`OOM` past `maxmemory`, `MISCONF` after a failed save, a script
+ * error), unlike StateUnavailableError whose outcome is unknown. The activation deactivates
+ * without writing, so the change it held in memory is dropped with the refused call and the next
+ * call loads what the store holds; `reply` is the server's answer.
+ */
+export class StateWriteRefusedError extends StateStoreError {
+  static override readonly code = 'ERR_STATE_WRITE_REFUSED';
+  override readonly name = 'StateWriteRefusedError';
+
+  constructor(
+    readonly kind: string,
+    readonly id: string,
+    readonly operation: 'write' | 'clear',
+    /** What the server answered. */
+    readonly reply: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `state ${operation} of ${kind}/${id} refused by Redis, nothing written: ${reply} (the activation deactivates; the next call loads the stored state)`,
+      options,
+    );
+  }
+}
+
 registerErrorClasses(
   StateStoreError,
   InconsistentStateError,
@@ -190,6 +216,7 @@ registerErrorClasses(
   StateNotLoadedError,
   StateLostError,
   StateDurabilityError,
+  StateWriteRefusedError,
 );
 
 function fmt(n: number | null): string {

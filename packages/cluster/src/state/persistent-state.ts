@@ -2,9 +2,11 @@ import type { StateCodec } from './codecs/state-codec';
 import { decodeState } from './codecs/state-codec';
 import {
   InconsistentStateError,
+  StateDurabilityError,
   StateLostError,
   StateNotLoadedError,
   StateUnavailableError,
+  StateWriteRefusedError,
 } from './errors';
 import type { StateRecord, StateStore } from './state-store';
 import type { StateTelemetry } from '../telemetry/state-telemetry';
@@ -60,6 +62,9 @@ export interface PersistentStateOptions<T> {
  * 7. StateLostError (the store holds older state than this activation saw acknowledged, see
  *    docs/durability.md): as rule 5, reject the caller and deactivate without writing; what the
  *    next activation loads is up to the kind's lost-state policy.
+ * 8. StateWriteRefusedError or StateDurabilityError (the store refused the write and wrote
+ *    nothing: Redis out of memory, unable to persist, short of the durability level): as rule 5.
+ *    The change held in memory belongs to the refused call; a later write would apply it.
  *
  * @example
  * const ps = new PersistentState({
@@ -76,7 +81,7 @@ export class PersistentState<T> {
   private storedVersion: number | null = null;
   private storedBytes: Uint8Array | null = null;
   private isLoaded = false;
-  private conflict: InconsistentStateError | StateLostError | undefined;
+  private conflict: WritingEnded | undefined;
   private tail: Promise<unknown> = Promise.resolve();
   /** Writes and clears started and not settled yet; while 0 a new one starts at once. */
   private inFlight = 0;
@@ -95,8 +100,8 @@ export class PersistentState<T> {
     return this.storedVersion;
   }
 
-  /** The conflict (or lost state) that ended this activation's right to write, if one happened. */
-  get conflicted(): InconsistentStateError | StateLostError | undefined {
+  /** The conflict (lost state, refusal) that ended this activation's right to write, if any. */
+  get conflicted(): WritingEnded | undefined {
     return this.conflict;
   }
 
@@ -227,9 +232,22 @@ export class PersistentState<T> {
   }
 }
 
-/** A conflict or lost state: the activation may not write again. */
-function endsWriting(err: unknown): err is InconsistentStateError | StateLostError {
-  return InconsistentStateError.is(err) || StateLostError.is(err);
+/** What ends an activation's right to write (see endsWriting). */
+export type WritingEnded =
+  InconsistentStateError | StateLostError | StateWriteRefusedError | StateDurabilityError;
+
+/**
+ * A conflict, lost state, or a write the store refused (nothing written): the activation may not
+ * write again. After a refusal the state in memory holds a change the caller was told failed;
+ * written by the next call it would apply that change after all.
+ */
+export function endsWriting(err: unknown): err is WritingEnded {
+  return (
+    InconsistentStateError.is(err) ||
+    StateLostError.is(err) ||
+    StateWriteRefusedError.is(err) ||
+    StateDurabilityError.is(err)
+  );
 }
 
 /**

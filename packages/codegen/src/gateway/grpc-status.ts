@@ -38,6 +38,8 @@ const STATUS_OF_CODE: Readonly<Record<string, status>> = {
   ERR_TURN_TIMEOUT: status.DEADLINE_EXCEEDED,
   ERR_STATE_DECODE: status.DATA_LOSS,
   ERR_STATE_LOST: status.DATA_LOSS,
+  // Redis out of memory or unable to persist ("the entire file system is out of space").
+  ERR_STATE_WRITE_REFUSED: status.RESOURCE_EXHAUSTED,
 };
 
 /** A gRPC error status for a failed grain call. */

@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { ClusterLogger } from '../../internal/logger';
-import { StateStoreError, StateUnavailableError } from '../errors';
+import { StateStoreError, StateUnavailableError, StateWriteRefusedError } from '../errors';
 import { DurabilityShortfall } from './durable-ack';
 import { SilentConnection } from './silent-connection';
 import { TRANSIENT_REPLIES } from './transient-replies';
@@ -129,6 +129,11 @@ export class RedisCommands {
     if (err instanceof StateStoreError) return err;
     const isReply = err instanceof Error && err.name === 'ReplyError';
     if (isReply && !TRANSIENT_REPLIES.test(message)) {
+      // A refused command did not run (a script's writes are refused before its first one):
+      // the writer must learn that nothing was written, not an unknown outcome.
+      if (op === 'write' || op === 'clear') {
+        return new StateWriteRefusedError(kind, id, op, message, { cause: err });
+      }
       const what = op === 'open' ? 'state store open' : `state ${op} of ${kind}/${id}`;
       return new StateStoreError(`${what}: Redis replied ${message}`, { cause: err });
     }
