@@ -133,18 +133,8 @@ export class KeepAliveConnection {
   private tick(): void {
     const now = this.host.mainNow();
     const stalled = now - this.host.shared[0];
-    let stuck = false;
     for (const k of [...this.kept.values()]) {
-      if (stalled > k.request.maxLoopStallMs) {
-        this.fence(k, stalled);
-        continue;
-      }
-      const oldest = this.line?.sent.get(k.request.lease)?.[0];
-      if (oldest !== undefined && now - oldest > k.request.attemptTimeoutMs) stuck = true;
-    }
-    if (stuck) {
-      this.reset('no keep-alive reply within the attempt timeout', true);
-      return;
+      if (stalled > k.request.maxLoopStallMs) this.fence(k, stalled);
     }
     for (const k of this.kept.values()) this.sendOne(k);
   }
@@ -155,8 +145,19 @@ export class KeepAliveConnection {
     const id = k.request.lease;
     let sent = line.sent.get(id);
     if (!sent) line.sent.set(id, (sent = []));
-    sent.push(this.host.mainNow());
+    const at = this.host.mainNow();
+    sent.push(at);
     line.stream.write(encodeLeaseId(id));
+    // Checked at its own timeout, not at the next tick: a tick found it unanswered one interval
+    // late (and, with libuv's whole-ms timers, often a second interval late), so a hung etcd
+    // member (SIGSTOP, a silent path) cost 2-3 s of the trust window per endpoint tried.
+    setTimeout(() => this.expire(line, id, at), k.request.attemptTimeoutMs);
+  }
+
+  /** The keep-alive sent at `at` on `line` timed out: if still unanswered, leave the stream. */
+  private expire(line: Line, id: string, at: number): void {
+    if (this.closed || this.line !== line || !line.sent.get(id)?.includes(at)) return;
+    this.reset('no keep-alive reply within the attempt timeout', true);
   }
 
   private onReply(line: Line, reply: KeepAliveReply): void {
