@@ -140,6 +140,9 @@ export type DecodedMember =
  * who can write under the prefix can write there, and a record that made placement throw, or
  * named another member's id (it replaced that member, address and all, in every topology), or
  * asked for 2^30 shards, must stay out. `keyId` is the id in the key: the value must name it.
+ * A member writes its key on its lease, so that the key goes when the member does: a key on no
+ * lease was written by no live member, and stays out too (a well-formed one written by hand was
+ * a member for ever, counted by placement among the hosts of its kinds).
  */
 export function decodeMember(kv: IKeyValue, keyId: string): DecodedMember {
   let v: Partial<Record<keyof MemberValue, unknown>>;
@@ -180,7 +183,10 @@ export function decodeMember(kv: IKeyValue, keyId: string): DecodedMember {
   if (kindShards) member.kindShards = kindShards;
   // Any address a member may state ('nonhost' without a remote; the `address` option).
   const problem = memberProblem(member, statedAddressProblem);
-  return problem === undefined ? { member } : { problem };
+  if (problem !== undefined) return { problem };
+  if (kv.lease === undefined || String(kv.lease) === '0')
+    return { problem: 'it is on no lease (a member writes its key on its lease)' };
+  return { member };
 }
 
 /** Encodes a claim key's value. */

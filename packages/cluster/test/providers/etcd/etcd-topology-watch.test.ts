@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import type { Lease } from 'etcd3';
 import { recordingLogger, type RecordedLine } from '@granary/testkit';
 import { MembershipRecordRejectedError } from '../../../src/errors';
 import type { Topology } from '../../../src/membership/topology';
@@ -42,6 +43,8 @@ const HOSTILE_MEMBERS: Array<[key: string, value: string]> = [
     }),
   ],
   ['long-id-'.padEnd(400, 'x'), JSON.stringify({ id: 'long-id-'.padEnd(400, 'x') })],
+  // Well formed, but on no lease: no member wrote it, and it would never go (`put` uses none).
+  ['leaseless', '{"id":"leaseless","address":"e:1","kinds":["K"],"status":"up"}'],
 ];
 
 const rejected = (lines: RecordedLine[]): RecordedLine[] =>
@@ -64,6 +67,17 @@ describe('EtcdTopologyWatch', () => {
   };
   const put = (key: string, value: string) =>
     suite.client.put(`/granary/${name()}/${key}`).value(value);
+  /** Writes a member key as a member does: on a lease (revoked after the test). */
+  const putMember = async (id: string, value: string): Promise<void> => {
+    const lease = suite.client.lease(30, { autoKeepAlive: false });
+    leases.push(lease);
+    await lease.put(`/granary/${name()}/members/${id}`).value(value);
+  };
+  let leases: Lease[] = [];
+  afterEach(async () => {
+    await Promise.all(leases.map((l) => l.revoke().catch(() => undefined)));
+    leases = [];
+  });
 
   describe('member records', () => {
     it('leaves malformed records and a record naming another member out, logged with a typed error', async () => {
@@ -76,7 +90,7 @@ describe('EtcdTopologyWatch', () => {
         (l) => a.onTopology(l),
         (t) => t.members.some((m) => m.id === 'b'),
       );
-      await put('members/b', '{"id":"b","address":"b:1","kinds":["K"],"status":"up"}');
+      await putMember('b', '{"id":"b","address":"b:1","kinds":["K"],"status":"up"}');
       const t = await seen;
       expect(t.members.map((m) => [m.id, m.address])).to.deep.equal([
         ['a', 'a:1'],
@@ -90,7 +104,7 @@ describe('EtcdTopologyWatch', () => {
 
     it('a member that joins later reads the same records and leaves the same ones out', async () => {
       for (const [key, value] of HOSTILE_MEMBERS) await put(`members/${key}`, value);
-      await put('members/b', '{"id":"b","address":"b:1","kinds":["K"],"status":"up"}');
+      await putMember('b', '{"id":"b","address":"b:1","kinds":["K"],"status":"up"}');
       const { logger, lines } = recordingLogger();
       const a = make(logger);
       await a.join(self('a', name()));
@@ -117,13 +131,13 @@ describe('EtcdTopologyWatch', () => {
         (l) => a.onTopology(l),
         (t) => t.members.length === 2,
       );
-      await put('members/b', good);
+      await putMember('b', good);
       await joined;
       const gone = next<Topology>(
         (l) => a.onTopology(l),
         (t) => t.members.length === 1,
       );
-      await put('members/b', '{"id":"b","address":"b:1","kinds":"K"}');
+      await putMember('b', '{"id":"b","address":"b:1","kinds":"K"}');
       expect((await gone).members.map((m) => m.id)).to.deep.equal(['a']);
     });
   });
