@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { InvalidArgumentError } from '@granary/core';
 import { WrongMessageTypeError } from '../src/runtime';
 import { Everything } from './golden/wkt/all.granary';
 import type { Everything as EverythingMessage } from './golden/wkt/all.granary';
@@ -158,5 +159,32 @@ describe('round trips against protobufjs and protoc', () => {
       });
       expect(() => Rich.from(Node.create({ name: 'tagged' }))).to.throw(WrongMessageTypeError);
     });
+  });
+
+  it('refuses two members of one oneof set, at any depth, naming the oneof and both', () => {
+    // protobufjs wrote both members and a reader kept the one of the higher number: spreading a
+    // decoded message ({ ...decoded, text }) sent its old node member instead of the new text.
+    const node = { name: 'n', children: [] };
+    const leaf = { weight: '1', data: new Uint8Array(0), label: 'l', level: Level.LEVEL_HIGH };
+    const bad: Array<[object, string, string]> = [
+      [{ text: 'a', node }, 'granary.test.rich.Rich.value', 'got text and node'],
+      [
+        { big: '0', when: { seconds: '1', nanos: 0 } },
+        'granary.test.rich.Rich.value',
+        'big and when',
+      ],
+      [{ root: { ...node, leaf } }, 'granary.test.rich.Rich.root.leaf.tag', 'label and level'],
+    ];
+    for (const [message, oneof, members] of bad) {
+      for (const call of [() => Rich.encode(message), () => Rich.create(message)]) {
+        expect(call).to.throw(InvalidArgumentError, members).with.property('argument', oneof);
+      }
+    }
+    // One member (with null or undefined beside it) still encodes, and a decoded one re-encodes.
+    const one = Rich.decode(Rich.encode({ text: 'a', node: undefined, big: null } as never));
+    expect(one).to.include({ value: 'text', text: 'a' });
+    expect(Buffer.from(Rich.encode(one)).equals(Buffer.from(Rich.encode({ text: 'a' })))).to.equal(
+      true,
+    );
   });
 });

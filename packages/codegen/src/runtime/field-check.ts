@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '@granary/core';
 import { Enum, Type } from 'protobufjs';
-import type { Field } from 'protobufjs';
+import type { Field, MapField } from 'protobufjs';
 
 /*
  * A message passed in (a client request, a grain's response, `encode`, `create`) is checked
@@ -17,8 +17,10 @@ type Check = (value: unknown) => string | undefined;
 interface FieldPlan {
   readonly name: string;
   readonly mode: Mode;
-  /** The value's check, or the message type a value is checked against. */
-  readonly check: Check | Type;
+  /** The value's check, or the message type a value is checked against (none: 64-bit). */
+  readonly check: Check | Type | undefined;
+  /** A map's key check (keys are object keys, so strings); none for string and 64-bit keys. */
+  readonly key?: Check;
 }
 
 const INT32_MIN = -(2 ** 31);
@@ -32,6 +34,30 @@ const int = (min: number, max: number, what: string): Check => {
 };
 const INT32 = int(INT32_MIN, INT32_MAX, 'an int32');
 const UINT32 = int(0, UINT32_MAX, 'a uint32');
+
+/**
+ * A map key of a 32-bit integer type: an object key is a string, and protobufjs wrote any
+ * string as some number ('x' and '1.5' as 0 and 1, 2^40 wrapped, '01' beside '1' as two
+ * entries of key 1), so only the integer's own decimal form in range is taken.
+ */
+const intKey = (min: number, max: number, what: string): Check => {
+  const need = `${what} key (the decimal form of an integer from ${min} to ${max})`;
+  return (k) => {
+    const n = Number(k);
+    return Number.isInteger(n) && n >= min && n <= max && String(n) === k ? undefined : need;
+  };
+};
+
+/** The check of each map key type but string and the 64-bit ones (long-check's). */
+const KEYS: Readonly<Record<string, Check>> = {
+  int32: intKey(INT32_MIN, INT32_MAX, 'an int32'),
+  sint32: intKey(INT32_MIN, INT32_MAX, 'an int32'),
+  sfixed32: intKey(INT32_MIN, INT32_MAX, 'an int32'),
+  uint32: intKey(0, UINT32_MAX, 'a uint32'),
+  fixed32: intKey(0, UINT32_MAX, 'a uint32'),
+  // protobufjs wrote every key but 'true' as false ('yes', '1').
+  bool: (k) => (k === 'true' || k === 'false' ? undefined : "a bool key ('true' or 'false')"),
+};
 
 /** The check of each scalar type; 64-bit types are left to long-check (undefined here). */
 const SCALARS: Readonly<Record<string, Check>> = {
@@ -51,7 +77,18 @@ const SCALARS: Readonly<Record<string, Check>> = {
       : 'bytes (a Uint8Array)',
 };
 
-let plans = new WeakMap<Type, readonly FieldPlan[]>();
+/** A oneof of two members or more (a proto3 `optional` is a oneof of one). */
+interface OneofPlan {
+  readonly name: string;
+  readonly members: readonly string[];
+}
+
+interface TypePlan {
+  readonly fields: readonly FieldPlan[];
+  readonly oneofs: readonly OneofPlan[];
+}
+
+let plans = new WeakMap<Type, TypePlan>();
 
 /** Forgets every plan (an extension loaded later adds fields to a planned type). */
 export function resetFieldPlans(): void {
@@ -61,14 +98,15 @@ export function resetFieldPlans(): void {
 /**
  * Throws InvalidArgumentError naming the field (`pkg.Msg.items[2].qty`) whose value is not of
  * its field's type: a wrong scalar, an unknown enum name, a list or map or message that is not
- * one. Absent fields (undefined, null) pass.
+ * one, two members of one oneof set. Absent fields (undefined, null) pass.
  */
 export function checkFields(type: Type, value: unknown, path: string): void {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw refused(path, `a ${type.name} message (an object)`, value);
   }
   const object = value as Record<string, unknown>;
-  for (const field of plans.get(type) ?? planOf(type)) {
+  const plan = plans.get(type) ?? planOf(type);
+  for (const field of plan.fields) {
     const v = object[field.name];
     if (v === undefined || v === null) continue;
     const at = `${path}.${field.name}`;
@@ -78,12 +116,27 @@ export function checkFields(type: Type, value: unknown, path: string): void {
       v.forEach((x, i) => checkValue(field.check, x, `${at}[${i}]`));
     } else {
       if (typeof v !== 'object' || Array.isArray(v)) throw refused(at, 'a map (an object)', v);
-      for (const [k, x] of Object.entries(v)) checkValue(field.check, x, `${at}[${k}]`);
+      for (const [k, x] of Object.entries(v)) {
+        const need = field.key?.(k);
+        if (need !== undefined) throw refused(`${at} key ${k}`, need, k);
+        checkValue(field.check, x, `${at}[${k}]`);
+      }
+    }
+  }
+  for (const oneof of plan.oneofs) {
+    // protobufjs wrote every member set, and a reader keeps the one of the highest number.
+    const set = oneof.members.filter((m) => object[m] !== undefined && object[m] !== null);
+    if (set.length > 1) {
+      throw new InvalidArgumentError(
+        `${path}.${oneof.name}`,
+        `a oneof takes one member at most, got ${set.join(' and ')}`,
+      );
     }
   }
 }
 
-function checkValue(check: Check | Type, value: unknown, path: string): void {
+function checkValue(check: Check | Type | undefined, value: unknown, path: string): void {
+  if (check === undefined) return;
   if (check instanceof Type) {
     checkFields(check, value, path);
     return;
@@ -97,14 +150,23 @@ function refused(path: string, need: string, value: unknown): InvalidArgumentErr
   return new InvalidArgumentError(path, `must be ${need}, got ${shown} (${typeof value})`);
 }
 
-function planOf(type: Type): readonly FieldPlan[] {
-  const plan: FieldPlan[] = [];
+function planOf(type: Type): TypePlan {
+  const fields: FieldPlan[] = [];
   for (const field of type.fieldsArray.map((f) => f.resolve())) {
     const check = checkOf(field);
-    if (check === undefined) continue;
+    const key = field.map ? KEYS[(field as unknown as MapField).keyType] : undefined;
+    if (check === undefined && key === undefined) continue;
     const mode: Mode = field.map ? 'map' : field.repeated ? 'repeated' : 'single';
-    plan.push({ name: field.name, mode, check });
+    fields.push(
+      key === undefined
+        ? { name: field.name, mode, check }
+        : { name: field.name, mode, check, key },
+    );
   }
+  const oneofs = type.oneofsArray
+    .filter((o) => o.oneof.length > 1)
+    .map((o) => ({ name: o.name, members: o.oneof }));
+  const plan = { fields, oneofs };
   plans.set(type, plan); // a message type is checked when a value of it is reached
   return plan;
 }

@@ -101,6 +101,12 @@ describe('MessageCodec', () => {
       [{ manyBytes: 'not-a-list' }, `${P}.manyBytes`],
       [{ byInt: [] }, `${P}.byInt`],
       [{ byInt: { '1': 7 } }, `${P}.byInt[1]`],
+      // Map keys are strings; protobufjs wrote these as keys 0, 1, 1215752191, 1 and false.
+      [{ byInt: { x: 'a' } }, `${P}.byInt key x`],
+      [{ byInt: { '1.5': 'a' } }, `${P}.byInt key 1.5`],
+      [{ byInt: { '99999999999': 'a' } }, `${P}.byInt key 99999999999`],
+      [{ byInt: { '1': 'a', '01': 'b' } }, `${P}.byInt key 01`],
+      [{ byBool: { yes: 1 } }, `${P}.byBool key yes`],
       [{ byBool: { true: 'CURRENCY_GBP' } }, `${P}.byBool[true]`],
       [{ byLong: { '7': 'money' } }, `${P}.byLong[7]`],
       [{ byLong: { '7': { currency: '1' } } }, `${P}.byLong[7].currency`],
@@ -122,12 +128,15 @@ describe('MessageCodec', () => {
         fBytes: 'AQI=',
         manyBytes: [new Uint8Array([3])],
         maybeCurrency: 'CURRENCY_USD',
-        byBool: { true: 1 },
+        byBool: { true: 1, false: 2 },
+        byInt: { '-2147483648': 'min', '0': 'zero', '2147483647': 'max' },
         fString: null,
       } as never),
     );
     expect(ok).to.include({ fInt32: -(2 ** 31), fUint32: 2 ** 32 - 1, maybeCurrency: 2 });
     expect([...ok.fBytes]).to.deep.equal([1, 2]);
+    expect(ok.byBool).to.deep.equal({ true: 1, false: 2 });
+    expect(ok.byInt).to.deep.equal({ '-2147483648': 'min', '0': 'zero', '2147483647': 'max' });
   });
 
   it('refuses a 64-bit value that is not a decimal string in range, naming the field', () => {
