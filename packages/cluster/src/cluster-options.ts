@@ -86,7 +86,9 @@ export interface ClusterOptions {
   /**
    * State stores this member's kinds use: Cluster.start opens each (`open()`: a RedisStateStore
    * checks its durability level and identity marker) before it joins, and fails if one cannot
-   * keep what it promises. Stores stay the caller's to close.
+   * keep what it promises. A store it cannot reach (Redis restarting as the member starts) is
+   * tried again for up to 10 s (logged once) before the start fails with StateUnavailableError.
+   * Stores stay the caller's to close.
    * @default []
    */
   stateStores?: ReadonlyArray<StateStore>;

@@ -3,6 +3,8 @@ import { DEFAULT_CLUSTER_OPTIONS, type ClusterOptions } from './cluster-options'
 import { DEFAULT_GRAINS_OPTIONS, type GrainsOptions } from './grains/grains-options';
 import { rejectUnknownStartOptions } from './cluster-start-options';
 import type { ClusterLogger } from './internal/logger';
+import { ReminderStoreUnavailableError } from './reminders/errors';
+import { StateUnavailableError } from './state/errors';
 import type { OpsServer } from './ops/ops-server';
 import type { ResolvedOverloadOptions } from './overload/overload-options';
 
@@ -11,6 +13,14 @@ import type { ResolvedOverloadOptions } from './overload/overload-options';
  * loaded etcd, short enough that a member whose store stalls still starts (and claims later).
  */
 export const START_CLAIMS_WAIT_MS = 5_000;
+
+/**
+ * How long Cluster.start keeps opening a store it cannot reach (a Redis restarting as the member
+ * starts, both started together): as long as a join waits for etcd by default (joinTimeoutMs).
+ */
+export const STORE_OPEN_WAIT_MS = 10_000;
+/** Pause between those attempts (each is itself bounded by the store's commandTimeoutMs). */
+const STORE_OPEN_RETRY_MS = 250;
 
 /** What Cluster.start takes: the cluster's options and the grains'. */
 export type StartOptions = ClusterOptions & GrainsOptions;
@@ -74,10 +84,43 @@ export async function openStores(
   await Promise.all([
     ...(merged.stateStores ?? []).map((store) => {
       store.useLogger?.(stateLogger);
-      return store.open?.();
+      return store.open && openWithin(() => store.open!(), 'state store', stateLogger);
     }),
-    reminderStore?.open?.(),
+    reminderStore?.open &&
+      openWithin(
+        () => reminderStore.open!(),
+        'reminder store',
+        logger.child({ component: 'reminders' }),
+      ),
   ]);
+}
+
+/**
+ * Opens a store, again while it is only unreachable, for at most STORE_OPEN_WAIT_MS: without it a
+ * Redis down for a second as the member starts failed the start within commandTimeoutMs. What
+ * the store refuses for good (its durability level) fails at once.
+ */
+async function openWithin(
+  open: () => Promise<void>,
+  what: string,
+  logger: ClusterLogger,
+): Promise<void> {
+  const until = Date.now() + STORE_OPEN_WAIT_MS;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await open();
+    } catch (err) {
+      const unreachable = StateUnavailableError.is(err) || ReminderStoreUnavailableError.is(err);
+      if (!unreachable || Date.now() + STORE_OPEN_RETRY_MS >= until) throw err;
+      if (attempt === 1) {
+        logger.warn(
+          { err, waitMs: STORE_OPEN_WAIT_MS },
+          `${what} unreachable at start; trying again for up to ${STORE_OPEN_WAIT_MS} ms`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, STORE_OPEN_RETRY_MS));
+    }
+  }
 }
 
 /**
