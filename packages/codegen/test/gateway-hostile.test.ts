@@ -1,4 +1,5 @@
 import * as http2 from 'node:http2';
+import * as net from 'node:net';
 import { expect } from 'chai';
 import * as grpc from '@grpc/grpc-js';
 import { InvalidOptionError } from '@granary/core';
@@ -79,6 +80,7 @@ describe('GrpcGateway against a hostile client', function () {
       maxCallsReceiving: 2,
       receiveTimeoutMs: 1000,
       maxStreamsPerConnection: 8,
+      idleConnectionTimeoutMs: 500,
     });
   });
   after(async () => {
@@ -123,11 +125,30 @@ describe('GrpcGateway against a hostile client', function () {
     session.close();
   });
 
+  it('closes connections that open no call (idleConnectionTimeoutMs)', async () => {
+    // Before: kept for ever, whether silent or past the HTTP/2 preface.
+    const closed = Array.from({ length: 20 }, (_, i) => {
+      const socket = net.connect(gateway.port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      socket.resume();
+      if (i % 2 === 1) socket.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+      return new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now())));
+    });
+    const started = Date.now();
+    const at = await Promise.race([
+      Promise.all(closed),
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 10_000)),
+    ]);
+    expect(at, 'every connection closed within 10 s').to.be.an('array');
+    expect(Math.max(...at!) - started).to.be.below(5000);
+  });
+
   it('refuses a bound that is not a positive integer', async () => {
     for (const [option, value] of [
       ['maxCallsReceiving', 0],
       ['receiveTimeoutMs', '1000'],
       ['maxStreamsPerConnection', 1.5],
+      ['idleConnectionTimeoutMs', -1],
     ] as const) {
       const err = await GrpcGateway.start({ cluster: member, [option]: value } as never).catch(
         (e: unknown) => e,

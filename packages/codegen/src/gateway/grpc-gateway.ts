@@ -81,6 +81,14 @@ export interface GrpcGatewayOptions {
    * @default 100
    */
   maxStreamsPerConnection?: number;
+  /**
+   * A connection with no call open (silent since it connected, or idle between calls) is closed
+   * after this long (grpc-js' `grpc.max_connection_idle_ms`, with a GOAWAY: a client dials again
+   * at its next call). grpc-js keeps such a connection for ever by default, so silent sockets
+   * piled up to the process's file descriptor limit, shared with the member's own connections.
+   * @default 60000
+   */
+  idleConnectionTimeoutMs?: number;
 }
 
 /** Defaults of {@link GrpcGatewayOptions}. */
@@ -92,6 +100,7 @@ export const DEFAULT_GRPC_GATEWAY_OPTIONS = {
   maxCallsReceiving: 16,
   receiveTimeoutMs: 10_000,
   maxStreamsPerConnection: 100,
+  idleConnectionTimeoutMs: 60_000,
 } as const;
 
 const passThrough = (bytes: Buffer): Buffer => bytes;
@@ -139,6 +148,7 @@ export class GrpcGateway {
       'maxCallsReceiving',
       'receiveTimeoutMs',
       'maxStreamsPerConnection',
+      'idleConnectionTimeoutMs',
     ] as const) {
       if (!(Number.isSafeInteger(o[name]) && o[name] > 0)) {
         throw new InvalidOptionError(name, `must be a positive integer, got ${String(o[name])}`);
@@ -150,6 +160,7 @@ export class GrpcGateway {
       'grpc.max_receive_message_length': o.maxMessageBytes,
       'grpc.max_send_message_length': o.maxMessageBytes,
       'grpc.max_concurrent_streams': o.maxStreamsPerConnection,
+      'grpc.max_connection_idle_ms': o.idleConnectionTimeoutMs,
       interceptors: [receiveSlotsInterceptor(slots, o.receiveTimeoutMs, toServiceError)],
     });
     for (const service of services) {
