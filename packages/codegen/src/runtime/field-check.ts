@@ -21,6 +21,8 @@ interface FieldPlan {
   readonly check: Check | Type | undefined;
   /** A map's key check (keys are object keys, so strings); none for string and 64-bit keys. */
   readonly key?: Check;
+  /** A proto2 `required` message or group: protobufjs cannot leave it out of the encoding. */
+  readonly required?: true;
 }
 
 const INT32_MIN = -(2 ** 31);
@@ -108,8 +110,15 @@ export function checkFields(type: Type, value: unknown, path: string): void {
   const plan = plans.get(type) ?? planOf(type);
   for (const field of plan.fields) {
     const v = object[field.name];
-    if (v === undefined || v === null) continue;
     const at = `${path}.${field.name}`;
+    if (v === undefined || v === null) {
+      // protobufjs threw a bare TypeError reading its fields; every other protobuf library
+      // refuses to encode a message missing a required field.
+      if (field.required === true && field.check instanceof Type) {
+        throw new InvalidArgumentError(at, `must be set (a required ${field.check.name} message)`);
+      }
+      continue;
+    }
     if (field.mode === 'single') checkValue(field.check, v, at);
     else if (field.mode === 'repeated') {
       if (!Array.isArray(v)) throw refused(at, 'a list (an array)', v);
@@ -157,11 +166,10 @@ function planOf(type: Type): TypePlan {
     const key = field.map ? KEYS[(field as unknown as MapField).keyType] : undefined;
     if (check === undefined && key === undefined) continue;
     const mode: Mode = field.map ? 'map' : field.repeated ? 'repeated' : 'single';
-    fields.push(
-      key === undefined
-        ? { name: field.name, mode, check }
-        : { name: field.name, mode, check, key },
-    );
+    const plan: FieldPlan = { name: field.name, mode, check };
+    if (key !== undefined) fields.push({ ...plan, key });
+    else if (field.required && check instanceof Type) fields.push({ ...plan, required: true });
+    else fields.push(plan);
   }
   const oneofs = type.oneofsArray
     .filter((o) => o.oneof.length > 1)

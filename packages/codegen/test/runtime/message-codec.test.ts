@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import { InvalidArgumentError } from '@granary/core';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { descriptorOf } from '../../src/generator/emit-descriptor';
 import { loadProtoFiles } from '../../src/model/from-proto-files';
@@ -253,6 +255,37 @@ describe('MessageCodec', () => {
       ledger: [],
       flags: { tier: 1, perRegion: {} },
     });
+  });
+
+  it('refuses a proto2 required message or group left out, naming the field', () => {
+    // protobufjs threw a bare TypeError ("Cannot read properties of null"); C++, Java and Go
+    // refuse to encode a message missing a required field.
+    const dir = mkdtempSync(join(tmpdir(), 'granary-required-'));
+    writeFileSync(
+      join(dir, 'req.proto'),
+      'syntax = "proto2";\npackage req;\nmessage Inner { optional string k = 1; }\n' +
+        'message R {\n  required int32 id = 1;\n  required Inner inner = 2;\n' +
+        '  repeated Inner many = 3;\n  optional group G = 4 { required Inner deep = 5; }\n}\n',
+    );
+    const model = loadProtoFiles([join(dir, 'req.proto')], { includeDirs: [dir] });
+    rmSync(dir, { recursive: true, force: true });
+    const reqFile = defineProtoFile(registry, 'req.proto', descriptorOf(model.files[0]));
+    const R: MessageCodec<Record<string, unknown>> = reqFile.codec('req.R');
+    const bad: Array<[Record<string, unknown>, string]> = [
+      [{ id: 1 }, 'req.R.inner'],
+      [{ id: 1, inner: null }, 'req.R.inner'],
+      [{ id: 1, inner: {}, g: {} }, 'req.R.g.deep'],
+      [{ inner: {}, many: [{}], g: { deep: undefined } }, 'req.R.g.deep'],
+    ];
+    for (const [message, field] of bad) {
+      for (const call of [() => R.encode(message), () => R.create(message)]) {
+        expect(call, field)
+          .to.throw(InvalidArgumentError, 'must be set (a required Inner message)')
+          .with.property('argument', field);
+      }
+    }
+    // A required scalar left out is written as its default, as protobufjs always did.
+    expect(R.decode(R.encode({ inner: {} }))).to.deep.equal({ id: 0, inner: {}, many: [] });
   });
 
   it('create() tags a message with its full type name, not enumerable', () => {
