@@ -1,7 +1,7 @@
 import { InvalidOptionError } from '@granary/core';
 import type { ClusterOptions, ClusterRemoteOptions } from './cluster-options';
 import type { GrainsOptions } from './grains/grains-options';
-import { rejectUnknownNestedOptions, rejectUnknownOptions } from './internal/known-options';
+import { rejectUnknownNestedOptions, rejectUnknownOptions } from '@granary/core/internal';
 import type { OpsOptions } from './ops/ops-options';
 import type { OverloadOptions } from './overload/overload-options';
 import { ETCD_PROVIDER_OPTION_KEYS } from './providers/etcd/etcd-provider-options';

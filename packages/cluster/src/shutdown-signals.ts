@@ -1,4 +1,4 @@
-import { rejectUnknownOptions } from './internal/known-options';
+import { rejectUnknownOptions } from '@granary/core/internal';
 
 /** Options of installShutdownSignals. */
 export interface ShutdownSignalsOptions {

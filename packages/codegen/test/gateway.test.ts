@@ -5,7 +5,8 @@ import * as protoLoader from '@grpc/proto-loader';
 import { Cluster, MemoryClusterTable, MemoryProvider } from '@granary/cluster';
 import type { GrainContext } from '@granary/cluster';
 import { freePort } from '@granary/testkit';
-import { ERROR_CODE_TRAILER, GrpcGateway } from '../src/gateway';
+import { InvalidOptionError } from '@granary/core';
+import { ERROR_CODE_TRAILER, GrpcGateway, type GrpcGatewayOptions } from '../src/gateway';
 import { CalculatorGrain, calculatorKind } from './golden/e2e/calculator.granary';
 import type { DivideReply, DivideRequest, SleepRequest } from './golden/e2e/calculator.granary';
 import type { Empty } from '../src/runtime';
@@ -162,5 +163,13 @@ describe('GrpcGateway: generated kinds as standard gRPC services', function () {
     expect(insecure).to.have.property('option', 'credentials');
     const unknown = await GrpcGateway.start({ cluster: a, services: ['no.Such'] }).catch((e) => e);
     expect(unknown).to.have.property('option', 'services');
+  });
+
+  it('refuses an option it does not know, naming the one likely meant', async () => {
+    // From JavaScript or a config object: { prot } listened on a free port instead of 50051.
+    const options = { cluster: a, prot: 50051 } as unknown as GrpcGatewayOptions;
+    const err = await GrpcGateway.start(options).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(InvalidOptionError).and.have.property('option', 'prot');
+    expect((err as Error).message).to.contain("'port'");
   });
 });

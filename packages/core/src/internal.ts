@@ -19,6 +19,12 @@ export {
 export { entryDeadline, entryHeader, entryMessage, entryOf, entrySender } from './entry';
 export { FutureProcess, type ReplySink } from './future-process';
 export { spawnUnlisted } from './internal/actor-context';
+export {
+  rejectUnknownNestedOptions,
+  rejectUnknownOptions,
+  unknownOptionOf,
+  withoutUndefined,
+} from './internal/known-options';
 export { listenError } from './internal/listen-error';
 export { retainRuntimeShapes } from './internal/shape-anchor';
 export { promiseSettledBy, type Settlers } from './internal/settlers';

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, InvalidOptionError } from '@granary/core';
+import { rejectUnknownOptions } from '@granary/core/internal';
 import {
   PoolAbortError,
   PoolClosedError,
@@ -55,6 +56,16 @@ export const DEFAULT_ASYNC_POOL_OPTIONS = {
   acquireTimeoutMs: Infinity,
   destroyOnError: false,
 } as const;
+
+/** Every option AsyncPool knows (the compiler keeps it in step with AsyncPoolOptions). */
+const ASYNC_POOL_OPTION_KEYS = {
+  create: true,
+  close: true,
+  max: true,
+  acquireTimeoutMs: true,
+  onError: true,
+  destroyOnError: true,
+} as const satisfies Record<keyof AsyncPoolOptions<unknown>, true>;
 
 /** Options of one {@link AsyncPool.get} call. */
 export interface GetOptions {
@@ -123,6 +134,8 @@ export class AsyncPool<T> {
     if (typeof create !== 'function') {
       throw new InvalidOptionError('create', 'AsyncPool needs a function');
     }
+    // { destroyOnErr: true } kept handing out the element whose callback threw.
+    rejectUnknownOptions('AsyncPool', options, ASYNC_POOL_OPTION_KEYS);
     if (!Number.isInteger(max) || max < 1) {
       throw new InvalidOptionError('max', `must be an integer >= 1, got ${max}`);
     }

@@ -3,7 +3,7 @@ import type { ClusterLogger } from '../internal/logger';
 import { addressProblem } from '../membership/member-record';
 import type { OverloadOptions } from '../overload/overload-options';
 import { DEFAULT_CLAIM_RANGES } from '../placement/kind-ranges';
-import { rejectUnknownOptions, unknownOptionOf } from '../internal/known-options';
+import { rejectUnknownOptions, unknownOptionOf } from '@granary/core/internal';
 
 /** How a GranaryClient finds the members through etcd (read and watched; no lease taken). */
 export interface GranaryClientEtcdOptions {

@@ -6,7 +6,7 @@ import type {
   GrainTimerOptions,
   GrainTimers,
 } from './grain';
-import { unknownOptionOf } from '../internal/known-options';
+import { unknownOptionOf } from '@granary/core/internal';
 
 /** What the timers need of their activation. */
 export interface TimerOwner {

@@ -8,7 +8,7 @@ import {
   rejectUnknownNestedOptions,
   rejectUnknownOptions,
   withoutUndefined,
-} from '../internal/known-options';
+} from '@granary/core/internal';
 import { kindStateOf, type KindState, type KindStateOptions } from './kind-state';
 
 /** Options of a grain kind (`S`: the type of its declared state). */

@@ -9,7 +9,7 @@ import {
 } from './reminder';
 import type { ReminderSpec, StoredReminder } from './reminder-store';
 import { DEFAULT_BACKOFF_MS, DEFAULT_MAX_ATTEMPTS, MIN_PERIOD_MS } from './reminders-options';
-import { unknownOptionOf } from '../internal/known-options';
+import { unknownOptionOf } from '@granary/core/internal';
 
 /** What a grain's reminders handle needs of the member's reminder service. */
 export interface RemindersBackend {

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { InvalidOptionError } from '@granary/core';
+import { rejectUnknownOptions } from '@granary/core/internal';
 
 /** Options of {@link threaded}. */
 export interface ThreadedOptions {
@@ -46,6 +47,15 @@ export const DEFAULT_THREADED_OPTIONS = {
 export type ResolvedThreadedOptions = Required<Omit<ThreadedOptions, 'maxHeapMb'>> &
   Pick<ThreadedOptions, 'maxHeapMb'>;
 
+/** Every option threaded() knows (the compiler keeps it in step with ThreadedOptions). */
+const THREADED_OPTION_KEYS = {
+  module: true,
+  export: true,
+  threads: true,
+  idleTimeoutMs: true,
+  maxHeapMb: true,
+} as const satisfies Record<keyof ThreadedOptions, true>;
+
 /** Below this a worker thread cannot start its runtime. */
 const MIN_HEAP_MB = 16;
 
@@ -54,6 +64,8 @@ export function resolveThreadedOptions(options: ThreadedOptions): ResolvedThread
   if (typeof options?.module !== 'string' || options.module.length === 0) {
     throw new InvalidOptionError('module', 'threaded() needs the path of the handler module');
   }
+  // { maxHeapMB: 512 } left every thread unbounded, { thread: 2 } ran one per core.
+  rejectUnknownOptions('threaded()', options, THREADED_OPTION_KEYS);
   const threads = options.threads ?? Math.max(1, availableParallelism() - 1);
   if (!Number.isInteger(threads) || threads < 1) {
     throw new InvalidOptionError('threads', `must be an integer >= 1, got ${threads}`);

@@ -7,7 +7,7 @@ import { DeadlineExceededError, GrainError } from '../../src/errors';
 import { kind } from '../../src/grains/kind';
 import { threaded } from '../../src/threads/threaded';
 import { ThreadPool } from '../../src/threads/thread-pool';
-import { resolveThreadedOptions } from '../../src/threads/threaded-options';
+import { resolveThreadedOptions, type ThreadedOptions } from '../../src/threads/threaded-options';
 import { MemoryNodes } from '../grains/memory-nodes';
 import type { Spun } from './fixtures/compute-task';
 
@@ -145,6 +145,14 @@ describe('threaded kinds (handlers in worker threads)', function () {
   it('rejects bad options naming them', () => {
     expect(() => threaded({ module: '' })).to.throw(InvalidOptionError, /module/);
     expect(() => threaded({ module: TASK, threads: 0 })).to.throw(InvalidOptionError, /threads/);
+  });
+
+  it('refuses an option it does not know, naming the one likely meant', () => {
+    // From JavaScript or a config object, { maxHeapMB } left every thread's heap unbounded.
+    const options = { module: TASK, maxHeapMB: 512 } as unknown as ThreadedOptions;
+    expect(() => threaded(options))
+      .to.throw(InvalidOptionError, /'maxHeapMb'/)
+      .with.property('option', 'maxHeapMB');
   });
 
   it('leaves piscina unloaded in a process whose members host no threaded kind', () => {

@@ -7,6 +7,7 @@ import {
   TRACESTATE_HEADER,
   incomingTraceContext,
 } from '@granary/core';
+import { rejectUnknownOptions } from '@granary/core/internal';
 import type { ClusterLike } from '../runtime/cluster-like';
 import { grainInvoke, isGrainInvokeResult, payloadOf } from '../runtime/grain-invoke';
 import { definedServices, type ServiceDefinition } from '../runtime/service';
@@ -103,6 +104,22 @@ export const DEFAULT_GRPC_GATEWAY_OPTIONS = {
   idleConnectionTimeoutMs: 60_000,
 } as const;
 
+/** Every option GrpcGateway.start knows (the compiler keeps it in step with the interface). */
+const GRPC_GATEWAY_OPTION_KEYS = {
+  cluster: true,
+  host: true,
+  port: true,
+  services: true,
+  credentials: true,
+  insecure: true,
+  defaultTimeoutMs: true,
+  maxMessageBytes: true,
+  maxCallsReceiving: true,
+  receiveTimeoutMs: true,
+  maxStreamsPerConnection: true,
+  idleConnectionTimeoutMs: true,
+} as const satisfies Record<keyof GrpcGatewayOptions, true>;
+
 const passThrough = (bytes: Buffer): Buffer => bytes;
 
 /**
@@ -138,6 +155,8 @@ export class GrpcGateway {
     if (typeof o.cluster?.request !== 'function') {
       throw new InvalidOptionError('cluster', 'needs a Cluster or a GranaryClient');
     }
+    // { prot: 50051 } listened on a random port, { service: [...] } served every service.
+    rejectUnknownOptions('GrpcGateway.start', options, GRPC_GATEWAY_OPTION_KEYS);
     if (o.credentials === undefined && !o.insecure && !isLoopback(o.host)) {
       throw new InvalidOptionError(
         'credentials',

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '@granary/core';
+import { rejectUnknownOptions } from '@granary/core/internal';
 import {
   Cluster,
   GrainError,
@@ -30,6 +31,11 @@ export interface PoolClientOptions {
 
 /** Defaults of {@link PoolClientOptions}. */
 export const DEFAULT_POOL_CLIENT_OPTIONS = { controlTimeoutMs: 5000 } as const;
+
+/** Every option PoolClient.get knows (the compiler keeps it in step with PoolClientOptions). */
+const POOL_CLIENT_OPTION_KEYS = {
+  controlTimeoutMs: true,
+} as const satisfies Record<keyof PoolClientOptions, true>;
 
 /** Per worker and total statistics of a cluster pool. */
 export interface ClusterPoolStats {
@@ -122,6 +128,7 @@ export class PoolClient implements PoolCounters {
    * The client of pool `name` through this member or GranaryClient (one per caller and pool).
    */
   static get(cluster: PoolCaller, name: string, options: PoolClientOptions = {}): PoolClient {
+    rejectUnknownOptions('PoolClient.get', options, POOL_CLIENT_OPTION_KEYS);
     let byName = PoolClient.clients.get(cluster);
     if (!byName) PoolClient.clients.set(cluster, (byName = new Map()));
     let client = byName.get(name);

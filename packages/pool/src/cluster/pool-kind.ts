@@ -1,4 +1,5 @@
 import { InvalidArgumentError, InvalidOptionError } from '@granary/core';
+import { rejectUnknownOptions } from '@granary/core/internal';
 import {
   kind,
   type DeactivationReason,
@@ -48,6 +49,14 @@ export const DEFAULT_POOL_KIND_OPTIONS = {
   workerMailboxSize: Infinity,
 } as const;
 
+/** Every option poolKind() knows (the compiler keeps it in step with PoolKindOptions). */
+const POOL_KIND_OPTION_KEYS = {
+  size: true,
+  maxPerNode: true,
+  maxInFlight: true,
+  workerMailboxSize: true,
+} as const satisfies Record<keyof PoolKindOptions, true>;
+
 /** A cluster pool: a kind whose workers are grains spread evenly over the members hosting it. */
 export interface PoolKind {
   readonly name: string;
@@ -83,6 +92,8 @@ export function poolKind(
   factory: () => Grain,
   options: PoolKindOptions = {},
 ): PoolKind {
+  // From JavaScript or a config object, { maxInflight: 1 } kept the default of 4 calls a worker.
+  rejectUnknownOptions(`poolKind('${name}')`, options, POOL_KIND_OPTION_KEYS);
   const o = { ...DEFAULT_POOL_KIND_OPTIONS, ...options };
   if (!Number.isInteger(o.size) || o.size < 0) {
     throw new InvalidOptionError('size', `must be an integer >= 0, got ${o.size}`);

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '@granary/core';
-import { unknownOptionOf } from '../../internal/known-options';
+import { unknownOptionOf } from '@granary/core/internal';
 import type { GrainCallOptions } from '../grain';
 
 /** Every field of GrainCallOptions: the compiler checks this list against the type. */

@@ -1,6 +1,6 @@
 import { InvalidOptionError } from '@granary/core';
 import type { IOptions } from 'etcd3';
-import { rejectUnknownOptions, withoutUndefined } from '../../internal/known-options';
+import { rejectUnknownOptions, withoutUndefined } from '@granary/core/internal';
 import type { ClusterLogger } from '../../internal/logger';
 
 /** Options of EtcdProvider. */

@@ -1,6 +1,6 @@
 import { InvalidOptionError, SYSTEM_CLOCK, type Clock } from '@granary/core';
 import { LeaseLostError, NotJoinedError } from '../../errors';
-import { rejectUnknownOptions } from '../../internal/known-options';
+import { rejectUnknownOptions } from '@granary/core/internal';
 import { Listeners } from '../../internal/listeners';
 import type { Topology } from '../../membership/topology';
 import type {

@@ -1,5 +1,5 @@
 import { InvalidOptionError } from '@granary/core';
-import { rejectUnknownOptions } from '../../internal/known-options';
+import { rejectUnknownOptions } from '@granary/core/internal';
 import type { ClusterLogger } from '../../internal/logger';
 
 /** Options of SeedProvider. */

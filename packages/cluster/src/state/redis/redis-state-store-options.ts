@@ -1,5 +1,5 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
-import { rejectUnknownOptions, withoutUndefined } from '../../internal/known-options';
+import { rejectUnknownOptions, withoutUndefined } from '@granary/core/internal';
 import { REDIS_CONNECTION_OPTIONS } from '../../internal/redis-connection-options';
 import type { ClusterLogger } from '../../internal/logger';
 import { DURABILITY_LEVELS, type Durability, type StateLostPolicy } from '../durability';

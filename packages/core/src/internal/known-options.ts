@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '@granary/core';
+import { InvalidOptionError } from '../errors';
 
 /** A name this close (edits) to a known one is taken for a misspelling of it. */
 const MAX_SUGGESTION_DISTANCE = 3;
