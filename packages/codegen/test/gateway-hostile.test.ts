@@ -3,22 +3,10 @@ import * as net from 'node:net';
 import { expect } from 'chai';
 import * as grpc from '@grpc/grpc-js';
 import { InvalidOptionError } from '@granary/core';
-import { Cluster, MemoryClusterTable, MemoryProvider } from '@granary/cluster';
+import type { Cluster } from '@granary/cluster';
 import { ERROR_CODE_TRAILER, GrpcGateway } from '../src/gateway';
-import { CalculatorGrain, DivideRequest, calculatorKind } from './golden/e2e/calculator.granary';
-import type { DivideReply } from './golden/e2e/calculator.granary';
-
-class Calculator extends CalculatorGrain {
-  override divide(req: DivideRequest): DivideReply {
-    return {
-      quotient: String(BigInt(req.dividend) / BigInt(req.divisor)),
-      remainder: '0',
-      servedBy: '',
-    };
-  }
-}
-
-const DIVIDE = `/${CalculatorGrain.kindName}/Divide`;
+import { CalculatorGrain, DivideRequest } from './golden/e2e/calculator.granary';
+import { DIVIDE, startDivideMember } from './helpers/divide-member';
 
 /** How a raw HTTP/2 call ended: its grpc-status and Granary error code. */
 interface Ended {
@@ -66,14 +54,7 @@ describe('GrpcGateway against a hostile client', function () {
   let gateway: GrpcGateway;
 
   before(async () => {
-    member = await Cluster.start({
-      name: 'gateway-hostile',
-      id: 'gh-1',
-      provider: new MemoryProvider(new MemoryClusterTable()),
-      kinds: [calculatorKind(() => new Calculator())],
-      remote: { host: '127.0.0.1', port: 0 },
-      shardCount: 4,
-    });
+    member = await startDivideMember('gateway-hostile', 'gh-1');
     gateway = await GrpcGateway.start({
       cluster: member,
       services: [CalculatorGrain.kindName],

@@ -1,7 +1,9 @@
 /**
  * `@granary/core/internal`: what Granary's own packages (cluster, pool) need to build routers
  * and runtimes on core: the process seam, entries and their readers, the registry, futures,
- * dead letters, the dispatcher's states, the mailbox and the middleware chain builders.
+ * dead letters, the dispatcher's states, the mailbox and the middleware chain builders; and the
+ * remote's connection guard and throttled event log (codegen's gRPC gateway bounds its
+ * connections with them).
  *
  * For Granary's packages; no stability promise: anything here may change in any release.
  * Applications write actors with `@granary/core`.
@@ -39,5 +41,12 @@ export {
   type SequencedProcess,
 } from './process-registry';
 export type { TimerTarget } from './timer-wheel';
+export {
+  ConnectionGuard,
+  type ConnectionEvents,
+  type ConnectionGuardNames,
+  type ConnectionLimits,
+} from './remote/internal/connection-guard';
+export { EventLog } from './remote/internal/event-log';
 export { peerAddressOf } from './remote/internal/link-route';
 export type { PeerSilence } from './remote/internal/peer-silence';

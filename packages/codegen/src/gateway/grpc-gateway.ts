@@ -5,12 +5,15 @@ import {
   InvalidOptionError,
   TRACEPARENT_HEADER,
   TRACESTATE_HEADER,
+  createStderrLogger,
   incomingTraceContext,
+  type Logger,
 } from '@granary/core';
-import { rejectUnknownOptions } from '@granary/core/internal';
+import { rejectUnknownOptions, type ConnectionGuard, type EventLog } from '@granary/core/internal';
 import type { ClusterLike } from '../runtime/cluster-like';
 import { grainInvoke, isGrainInvokeResult, payloadOf } from '../runtime/grain-invoke';
 import { definedServices, type ServiceDefinition } from '../runtime/service';
+import { listenCapped } from './connection-cap';
 import { grpcStatusOf } from './grpc-status';
 import { ReceiveSlots, receiveSlotsInterceptor } from './receive-slots';
 
@@ -90,6 +93,27 @@ export interface GrpcGatewayOptions {
    * @default 60000
    */
   idleConnectionTimeoutMs?: number;
+  /**
+   * TCP connections open at once; past it a new one is closed as it arrives (counted in
+   * `gateway.stats.refusedConnections`, logged as a warn line at most once per 10 s with the
+   * count). Each is a file descriptor the member's own connections share: without a bound a
+   * client opening sockets faster than `idleConnectionTimeoutMs` closes them could take them all.
+   * @default 1024 (the remote port's `limits.maxConnections`)
+   */
+  maxConnections?: number;
+  /**
+   * Where the gateway logs the connections it refuses.
+   * @default JSON lines of warn and above on stderr
+   */
+  logger?: Logger;
+}
+
+/** Counters of {@link GrpcGateway.stats}. */
+export interface GrpcGatewayStats {
+  /** TCP connections open now. */
+  connections: number;
+  /** Connections closed as they arrived because `maxConnections` were open. */
+  refusedConnections: number;
 }
 
 /** Defaults of {@link GrpcGatewayOptions}. */
@@ -102,6 +126,7 @@ export const DEFAULT_GRPC_GATEWAY_OPTIONS = {
   receiveTimeoutMs: 10_000,
   maxStreamsPerConnection: 100,
   idleConnectionTimeoutMs: 60_000,
+  maxConnections: 1024,
 } as const;
 
 /** Every option GrpcGateway.start knows (the compiler keeps it in step with the interface). */
@@ -118,6 +143,8 @@ const GRPC_GATEWAY_OPTION_KEYS = {
   receiveTimeoutMs: true,
   maxStreamsPerConnection: true,
   idleConnectionTimeoutMs: true,
+  maxConnections: true,
+  logger: true,
 } as const satisfies Record<keyof GrpcGatewayOptions, true>;
 
 const passThrough = (bytes: Buffer): Buffer => bytes;
@@ -143,6 +170,8 @@ export class GrpcGateway {
 
   private constructor(
     private readonly server: grpc.Server,
+    private readonly guard: ConnectionGuard,
+    private readonly events: EventLog,
     /** The port it listens on. */
     readonly port: number,
     /** The kind names it serves. */
@@ -168,6 +197,7 @@ export class GrpcGateway {
       'receiveTimeoutMs',
       'maxStreamsPerConnection',
       'idleConnectionTimeoutMs',
+      'maxConnections',
     ] as const) {
       if (!(Number.isSafeInteger(o[name]) && o[name] > 0)) {
         throw new InvalidOptionError(name, `must be a positive integer, got ${String(o[name])}`);
@@ -186,18 +216,29 @@ export class GrpcGateway {
       const { definition, handlers } = serve(service, o.cluster, o.defaultTimeoutMs);
       server.addService(definition, handlers);
     }
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(
-        `${o.host.includes(':') ? `[${o.host}]` : o.host}:${o.port}`,
-        o.credentials ?? grpc.ServerCredentials.createInsecure(),
-        (err, bound) => (err ? reject(err) : resolve(bound)),
-      ),
+    const { guard, events, port } = await listenCapped(
+      server,
+      o.credentials ?? grpc.ServerCredentials.createInsecure(),
+      o.host,
+      o.port,
+      o.maxConnections,
+      o.logger ?? createStderrLogger(),
     );
     return new GrpcGateway(
       server,
+      guard,
+      events,
       port,
       services.map((s) => s.kindName),
     );
+  }
+
+  /** Connections open now and those refused at `maxConnections`. */
+  get stats(): GrpcGatewayStats {
+    return {
+      connections: this.guard.size,
+      refusedConnections: this.events.stats.refusedConnections,
+    };
   }
 
   /** Stops taking calls, lets running ones finish (up to `graceMs`), and closes the server. */
@@ -214,6 +255,8 @@ export class GrpcGateway {
         resolve();
       });
     });
+    await this.guard.close();
+    this.events.close();
   }
 }
 

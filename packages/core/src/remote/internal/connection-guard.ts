@@ -2,12 +2,33 @@ import * as net from 'node:net';
 import type { EventLog } from './event-log';
 import { listenError } from '../../internal/listen-error';
 
-/** The inbound connection bounds of RemoteLimits. */
+/**
+ * The inbound connection bounds of RemoteLimits. A server that closes idle connections itself
+ * (the gRPC gateway, through grpc-js) and has no authentication to wait for gives only
+ * `maxConnections`: then no connection is pending and none is timed out here.
+ */
 export interface ConnectionLimits {
   maxConnections: number;
-  maxPendingConnections: number;
-  idleConnectionTimeoutMs: number;
+  maxPendingConnections?: number;
+  idleConnectionTimeoutMs?: number;
 }
+
+/** Where the guard counts and logs (throttled) the connections it closes. */
+export type ConnectionEvents = Pick<EventLog, 'report'>;
+
+/** How the guard names its server and options in what it logs. */
+export interface ConnectionGuardNames {
+  /** 'remote' or 'gateway': the start of each line. */
+  server: string;
+  /** The option that bounds `key`, as its user writes it. */
+  option: (key: keyof ConnectionLimits) => string;
+}
+
+/** The remote's names: its bounds are `limits.*` of RemoteOptions. */
+const REMOTE_NAMES: ConnectionGuardNames = {
+  server: 'remote',
+  option: (key) => `limits.${key}`,
+};
 
 interface Connection {
   readonly socket: net.Socket;
@@ -38,7 +59,8 @@ export class ConnectionGuard {
   constructor(
     private readonly limits: ConnectionLimits,
     private readonly inject: (socket: net.Socket) => void,
-    private readonly events: EventLog,
+    private readonly events: ConnectionEvents,
+    private readonly names: ConnectionGuardNames = REMOTE_NAMES,
   ) {
     // No Nagle delay: frames are written whole and at once (grpc-js' client sockets do the
     // same); a reply must not wait for the next one to fill a segment.
@@ -96,24 +118,27 @@ export class ConnectionGuard {
 
   private accept(socket: net.Socket): void {
     const key = `${socket.remoteAddress}:${socket.remotePort}`;
-    if (this.connections.size >= this.limits.maxConnections) {
+    const { maxConnections, maxPendingConnections } = this.limits;
+    if (this.connections.size >= maxConnections) {
+      const limit = this.names.option('maxConnections');
       this.events.report(
         'refusedConnections',
         'warn',
-        { peer: key, limit: 'limits.maxConnections' },
-        `remote connection refused: ${this.limits.maxConnections} are open (limits.maxConnections)`,
+        { peer: key, limit },
+        `${this.names.server} connection refused: ${maxConnections} are open (${limit})`,
       );
       socket.destroy();
       return;
     }
-    if (this.pendingCount >= this.limits.maxPendingConnections) {
+    if (maxPendingConnections !== undefined && this.pendingCount >= maxPendingConnections) {
       const oldest = this.oldestOfBusiestSource();
+      const limit = this.names.option('maxPendingConnections');
       this.events.report(
         'refusedConnections',
         'warn',
-        { peer: oldest.key, limit: 'limits.maxPendingConnections' },
-        `remote connection closed to make room: ${this.limits.maxPendingConnections} are not ` +
-          'authenticated (limits.maxPendingConnections)',
+        { peer: oldest.key, limit },
+        `${this.names.server} connection closed to make room: ${maxPendingConnections} are not ` +
+          `authenticated (${limit})`,
       );
       this.drop(oldest);
     }
@@ -156,17 +181,20 @@ export class ConnectionGuard {
   }
 
   private armIdle(c: Connection): void {
+    const timeoutMs = this.limits.idleConnectionTimeoutMs;
+    if (timeoutMs === undefined) return;
     this.pend(c);
     if (c.idle) clearTimeout(c.idle);
     c.idle = setTimeout(() => {
+      const limit = this.names.option('idleConnectionTimeoutMs');
       this.events.report(
         'idleConnections',
         'info',
         { peer: c.key },
-        `remote connection closed: no authenticated link for ${this.limits.idleConnectionTimeoutMs} ms (limits.idleConnectionTimeoutMs)`,
+        `${this.names.server} connection closed: no authenticated link for ${timeoutMs} ms (${limit})`,
       );
       this.drop(c);
-    }, this.limits.idleConnectionTimeoutMs);
+    }, timeoutMs);
     c.idle.unref();
   }
 

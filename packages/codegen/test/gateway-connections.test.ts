@@ -1,0 +1,180 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import * as net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import * as grpc from '@grpc/grpc-js';
+import { InvalidOptionError, type Logger } from '@granary/core';
+import type { Cluster } from '@granary/cluster';
+import { GrpcGateway } from '../src/gateway';
+import { CalculatorGrain, DivideRequest } from './golden/e2e/calculator.granary';
+import { DIVIDE, startDivideMember } from './helpers/divide-member';
+
+const CAP = 20;
+const FLOOD = 600;
+
+/** This process's open file descriptors (client and gateway sockets both live here). */
+function openFds(): number {
+  return readdirSync('/proc/self/fd').length;
+}
+
+/** A throwaway self-signed certificate for 127.0.0.1 (EC P-256, one day). */
+function selfSigned(): { cert: Buffer; key: Buffer } {
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-tls-'));
+  try {
+    execFileSync(
+      'openssl',
+      [
+        ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1'],
+        ...['-nodes', '-keyout', 'k.pem', '-out', 'c.pem', '-days', '1', '-subj', '/CN=localhost'],
+        ...['-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'],
+      ],
+      { cwd: dir, stdio: 'ignore' },
+    );
+    return { cert: readFileSync(join(dir, 'c.pem')), key: readFileSync(join(dir, 'k.pem')) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A unary Divide through grpc-js on `client` (its connection is opened at the first call). */
+function divide(client: grpc.Client): Promise<Buffer> {
+  const md = new grpc.Metadata();
+  md.set('granary-identity', 'legit');
+  return new Promise<Buffer>((resolve, reject) =>
+    client.makeUnaryRequest(
+      DIVIDE,
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      Buffer.from(DivideRequest.encode({ dividend: '9', divisor: '3' })),
+      md,
+      { deadline: Date.now() + 5000 },
+      (err, res) => (err ? reject(err) : resolve(res!)),
+    ),
+  );
+}
+
+/** Opens a raw socket (every other one sends the HTTP/2 preface); resolves when it is closed. */
+function rawSocket(port: number, i: number, open: Set<net.Socket>): Promise<void> {
+  const socket = net.connect(port, '127.0.0.1');
+  open.add(socket);
+  socket.on('error', () => undefined);
+  socket.resume();
+  if (i % 2 === 1) socket.write('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+  return new Promise<void>((resolve) =>
+    socket.on('close', () => {
+      open.delete(socket);
+      resolve();
+    }),
+  );
+}
+
+// A client opening sockets faster than idleConnectionTimeoutMs closes them: each is a file
+// descriptor of the member's process.
+describe('GrpcGateway against a connection flood', function () {
+  this.timeout(60_000);
+  let member: Cluster;
+  let gateway: GrpcGateway;
+  const warned: unknown[] = [];
+  const logger: Logger = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (obj: object | string) => void warned.push(obj),
+    error: () => undefined,
+    child: () => logger,
+  } as unknown as Logger;
+
+  before(async () => {
+    member = await startDivideMember('gateway-connections', 'gc-1');
+    gateway = await GrpcGateway.start({
+      cluster: member,
+      services: [CalculatorGrain.kindName],
+      maxConnections: CAP,
+      logger,
+    });
+  });
+  after(async () => {
+    await gateway?.close();
+    await member?.shutdown({ graceful: false });
+  });
+
+  it('closes connections past maxConnections as they arrive, and serves its clients meanwhile', async () => {
+    const client = new grpc.Client(`127.0.0.1:${gateway.port}`, grpc.credentials.createInsecure());
+    const open = new Set<net.Socket>();
+    try {
+      expect((await divide(client)).byteLength).to.be.greaterThan(0);
+      const fdsBefore = openFds();
+      // Before: all 600 were kept (by grpc-js until idleConnectionTimeoutMs, 60 s), 1,200 fds
+      // in this process (both ends); now the gateway holds CAP - 1 of them beside the client.
+      const closed = Array.from({ length: FLOOD }, (_, i) => rawSocket(gateway.port, i, open));
+      const refused = FLOOD - (CAP - 1);
+      const settled = await Promise.race([
+        Promise.all(closed.map((c) => c.then(() => 1))).then(() => FLOOD),
+        new Promise<number>((resolve) => {
+          const poll = setInterval(() => {
+            if (FLOOD - open.size < refused) return;
+            clearInterval(poll);
+            resolve(FLOOD - open.size);
+          }, 20);
+          setTimeout(() => {
+            clearInterval(poll);
+            resolve(FLOOD - open.size);
+          }, 10_000).unref();
+        }),
+      ]);
+      expect(settled, 'flood sockets the gateway closed within 10 s').to.equal(refused);
+      expect(open.size).to.equal(CAP - 1);
+      // Both ends of the sockets still open, and a few the runtime opened meanwhile.
+      expect(openFds() - fdsBefore).to.be.at.most(2 * (CAP - 1) + 10);
+      expect(gateway.stats).to.deep.equal({ connections: CAP, refusedConnections: refused });
+      // Throttled: one line for the first refusal, the rest counted for the summary.
+      expect(warned).to.have.length(1);
+      expect(warned[0]).to.include({ event: 'refusedConnections', limit: 'maxConnections' });
+
+      // The client connected before the flood is served on its connection.
+      expect((await divide(client)).byteLength).to.be.greaterThan(0);
+      // Once the flood's sockets close, a new client gets in.
+      for (const s of open) s.destroy();
+      await Promise.all(closed);
+      const late = new grpc.Client(`127.0.0.1:${gateway.port}`, grpc.credentials.createInsecure());
+      try {
+        expect((await divide(late)).byteLength).to.be.greaterThan(0);
+      } finally {
+        late.close();
+      }
+    } finally {
+      for (const s of open) s.destroy();
+      client.close();
+    }
+  });
+
+  it('serves TLS clients through the guard (its credentials reach grpc-js)', async () => {
+    const { cert, key } = selfSigned();
+    const tls = await GrpcGateway.start({
+      cluster: member,
+      services: [CalculatorGrain.kindName],
+      credentials: grpc.ServerCredentials.createSsl(null, [{ cert_chain: cert, private_key: key }]),
+      logger,
+    });
+    const client = new grpc.Client(`127.0.0.1:${tls.port}`, grpc.credentials.createSsl(cert), {
+      'grpc.ssl_target_name_override': 'localhost',
+    });
+    try {
+      expect((await divide(client)).byteLength).to.be.greaterThan(0);
+    } finally {
+      client.close();
+      await tls.close();
+    }
+  });
+
+  it('refuses a maxConnections that is not a positive integer', async () => {
+    for (const value of [0, 1.5, '10']) {
+      const err = await GrpcGateway.start({
+        cluster: member,
+        maxConnections: value as number,
+      }).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(InvalidOptionError).with.property('option', 'maxConnections');
+    }
+  });
+});
