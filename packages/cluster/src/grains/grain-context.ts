@@ -20,6 +20,7 @@ import { RemindersNotConfiguredError } from '../reminders/errors';
 import { isReminderFire, type GrainReminders } from '../reminders/reminder';
 import { isRuntimeStateError, stateOf, type GrainState } from './grain-state';
 import { endSpan } from '../telemetry/telemetry';
+import { fencedEpoch } from './internal/write-fence';
 
 /** Chain ids: the member's random prefix and a counter (randomBytes per call costs ~5 µs). */
 let chainSeq = 0;
@@ -225,6 +226,12 @@ export class GrainTurnContext implements GrainContext {
     return a.host.gate.epochOf(a.shard);
   }
 
+  /** See stateEpochOf. */
+  stateEpoch(): () => number {
+    const a = this.activation;
+    return fencedEpoch(a.host.gate, a.shard, this.kind, a.identity, a.host.services.cluster.id);
+  }
+
   get signal(): AbortSignal {
     if (this.abort === undefined) {
       this.abort = new AbortController();
@@ -372,4 +379,12 @@ export class GrainTurnContext implements GrainContext {
 /** The member's grain services behind a grain context (undefined for a context made elsewhere). */
 export function servicesOf(ctx: GrainContext): GrainServices | undefined {
   return ctx instanceof GrainTurnContext ? ctx.services : undefined;
+}
+
+/**
+ * The state epoch function of the context's activation (see fencedEpoch: the claim's epoch,
+ * refused once the member is fenced); undefined for a context that is not a turn's.
+ */
+export function stateEpochOf(ctx: GrainContext): (() => number) | undefined {
+  return ctx instanceof GrainTurnContext ? ctx.stateEpoch() : undefined;
 }

@@ -5,7 +5,7 @@ import { StateNotLoadedError } from '../state/errors';
 import { PersistentState, endsWriting } from '../state/persistent-state';
 import type { StateStore } from '../state/state-store';
 import type { DeactivationReason, Grain, GrainContext } from './grain';
-import { servicesOf } from './grain-context';
+import { servicesOf, stateEpochOf } from './grain-context';
 
 /** How a persistent grain keeps its state. */
 export interface PersistentGrainOptions<T> {
@@ -119,7 +119,7 @@ export abstract class PersistentGrain<T> implements Grain {
       kind: ctx.kind,
       id: ctx.identity,
       codec: codec ?? jsonStateCodec<T>(),
-      epoch: () => epoch,
+      epoch: stateEpochOf(ctx) ?? (() => epoch),
       initial,
       telemetry: services?.state,
     });

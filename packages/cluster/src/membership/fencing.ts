@@ -22,6 +22,12 @@ export interface ShardGate {
   ownerOf(shard: number): string | undefined;
   /** True while this whole member is fenced (lease lost or not provably alive). */
   memberFenced(): boolean;
+  /**
+   * True while the member's lease is provably alive (a clock read): what a state write needs.
+   * Unlike memberFenced it stays true while a member stops with its lease still held, so the
+   * last writes of a shutdown land.
+   */
+  leaseValid(): boolean;
 }
 
 /** The member-wide side of fencing, kept by shard ownership. */
@@ -72,5 +78,9 @@ export class ClaimGate implements ShardGate {
 
   memberFenced(): boolean {
     return this.member.fenced || !this.member.leaseValid();
+  }
+
+  leaseValid(): boolean {
+    return this.member.leaseValid();
   }
 }

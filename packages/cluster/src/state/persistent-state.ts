@@ -9,6 +9,7 @@ import {
   StateWriteRefusedError,
 } from './errors';
 import type { StateRecord, StateStore } from './state-store';
+import { MemberFencedError } from '../errors';
 import type { StateTelemetry } from '../telemetry/state-telemetry';
 
 /** First pause between load attempts while the store is unreachable: a blip heals quickly. */
@@ -234,19 +235,25 @@ export class PersistentState<T> {
 
 /** What ends an activation's right to write (see endsWriting). */
 export type WritingEnded =
-  InconsistentStateError | StateLostError | StateWriteRefusedError | StateDurabilityError;
+  | InconsistentStateError
+  | StateLostError
+  | StateWriteRefusedError
+  | StateDurabilityError
+  | MemberFencedError;
 
 /**
- * A conflict, lost state, or a write the store refused (nothing written): the activation may not
- * write again. After a refusal the state in memory holds a change the caller was told failed;
- * written by the next call it would apply that change after all.
+ * A conflict, lost state, or a write the store refused or the member's fencing stopped (nothing
+ * written): the activation may not write again. After a refusal the state in memory holds a
+ * change the caller was told failed; written by the next call it would apply that change after
+ * all.
  */
 export function endsWriting(err: unknown): err is WritingEnded {
   return (
     InconsistentStateError.is(err) ||
     StateLostError.is(err) ||
     StateWriteRefusedError.is(err) ||
-    StateDurabilityError.is(err)
+    StateDurabilityError.is(err) ||
+    MemberFencedError.is(err)
   );
 }
 

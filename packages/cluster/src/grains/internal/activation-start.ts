@@ -13,6 +13,7 @@ import {
   runtimeStateError,
 } from '../grain-state';
 import { isPromise } from './thenable';
+import { fencedEpoch } from './write-fence';
 
 // An activation's start (its `Started` message): the grain made, its declared state loaded,
 // onActivate run, and a failure of any of them kept to answer every message until it ends.
@@ -102,19 +103,19 @@ function runOnActivate(
 
 /**
  * Loads the state the kind declares, under the shard epoch of the activation (captured now:
- * a drain must still be able to save under it), and hands the grain its handle.
+ * a drain must still be able to save under it; no write once the member is fenced), and hands
+ * the grain its handle.
  */
 async function loadState(a: HostedActivation, grain: Grain, deadline: number): Promise<void> {
   const host = a.host;
   const def = host.def;
   const declared = def.state!;
-  const epoch = host.gate.epochOf(a.shard);
   const ps = new PersistentState<unknown>({
     store: declared.store,
     kind: def.name,
     id: a.identity,
     codec: declared.codec,
-    epoch: () => epoch,
+    epoch: fencedEpoch(host.gate, a.shard, def.name, a.identity, host.services.cluster.id),
     initial: declared.initial,
     telemetry: host.services.state,
   });
