@@ -71,6 +71,24 @@ export class FireLedger {
   }
 
   /**
+   * Ticks the nodes claimed and saw their call fail (their latest `undelivered` counts, summed):
+   * the losses the at-most-once rule allows (reminder.ts, CatchUp), each one accounted for.
+   */
+  static undelivered(tc: TestCluster): number {
+    let n = 0;
+    for (const node of tc.nodes) {
+      const lines = node.process?.lines ?? [];
+      for (let i = lines.length - 1; i >= 0; i--) {
+        const st = lines[i]!.data.stats as Record<string, number> | undefined;
+        if (lines[i]!.data.type !== 'fires' || st === undefined) continue;
+        n += st.undelivered ?? 0;
+        break;
+      }
+    }
+    return n;
+  }
+
+  /**
    * The latest reminder counters each node reported that tell why a tick went missing
    * (undelivered, taken, fenced, storeErrors), for a failure message.
    */

@@ -45,7 +45,7 @@ describe('reminders while their owner is SIGSTOPped past its lease (node process
   });
   after(() => world?.stop());
 
-  it('fire on survivors within period + 2×TTL + 1 s, lose no tick (catchUp all), deliver none twice, also after the owner wakes; one set during the pause fires', async () => {
+  it('fire on survivors within period + 2×TTL + 1 s, lose no tick but one the paused owner claimed and reports undelivered (catchUp all), deliver none twice, also after the owner wakes; one set during the pause fires', async () => {
     await setReminders('g', REMINDERS, Date.now() + 1000);
     await sleep(3000);
     ledger.update(tc);
@@ -76,7 +76,10 @@ describe('reminders while their owner is SIGSTOPped past its lease (node process
       `      ${onVictim.length} reminders on the paused member; first fire on a survivor within ${worst} ms; lost ${lost}; duplicates ${ledger.duplicates}; set during the pause: ${lateFired}/${late.length} fired (${FireLedger.why(tc)})`,
     );
     expect(ledger.duplicates, 'ticks delivered twice').to.equal(0);
-    expect(lost, `ticks lost (${FireLedger.why(tc)})`).to.equal(0);
+    // A tick the owner claimed just before the pause, its call then failing, is lost by the
+    // at-most-once rule (a claimed tick is never fired again) and reported as undelivered by
+    // the owner when it wakes; no other tick may be missing.
+    expect(lost, `ticks lost (${FireLedger.why(tc)})`).to.be.at.most(FireLedger.undelivered(tc));
     expect(lateFired).to.equal(late.length);
     expect(worst).to.be.at.most(PERIOD_MS + 2 * TTL_S * 1000 + 1000);
   });
