@@ -75,17 +75,7 @@ export class FireLedger {
    * the losses the at-most-once rule allows (reminder.ts, CatchUp), each one accounted for.
    */
   static undelivered(tc: TestCluster): number {
-    let n = 0;
-    for (const node of tc.nodes) {
-      const lines = node.process?.lines ?? [];
-      for (let i = lines.length - 1; i >= 0; i--) {
-        const st = lines[i]!.data.stats as Record<string, number> | undefined;
-        if (lines[i]!.data.type !== 'fires' || st === undefined) continue;
-        n += st.undelivered ?? 0;
-        break;
-      }
-    }
-    return n;
+    return FireLedger.latestStats(tc).reduce((n, [, st]) => n + (st.undelivered ?? 0), 0);
   }
 
   /**
@@ -93,19 +83,27 @@ export class FireLedger {
    * (undelivered, taken, fenced, storeErrors), for a failure message.
    */
   static why(tc: TestCluster): string {
-    const out: string[] = [];
+    return FireLedger.latestStats(tc)
+      .map(
+        ([id, st]) =>
+          `${id}: undelivered ${st.undelivered}, taken ${st.taken}, fenced ${st.fenced}, storeErrors ${st.storeErrors}`,
+      )
+      .join('; ');
+  }
+
+  /** Each node's latest reported reminder counters (from its last `fires` line that has them). */
+  private static latestStats(tc: TestCluster): Array<[string, Record<string, number>]> {
+    const out: Array<[string, Record<string, number>]> = [];
     for (const node of tc.nodes) {
       const lines = node.process?.lines ?? [];
       for (let i = lines.length - 1; i >= 0; i--) {
         const st = lines[i]!.data.stats as Record<string, number> | undefined;
         if (lines[i]!.data.type !== 'fires' || st === undefined) continue;
-        out.push(
-          `${node.id}: undelivered ${st.undelivered}, taken ${st.taken}, fenced ${st.fenced}, storeErrors ${st.storeErrors}`,
-        );
+        out.push([node.id, st]);
         break;
       }
     }
-    return out.join('; ');
+    return out;
   }
 
   /**
