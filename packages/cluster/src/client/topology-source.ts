@@ -4,7 +4,7 @@ import { ConnectTimeoutError, MembershipRecordRejectedError } from '../errors';
 import { JitteredBackoff } from '../internal/jittered-backoff';
 import type { ClusterLogger } from '../internal/logger';
 import { Listeners } from '../internal/listeners';
-import { EMPTY_TOPOLOGY, type Topology } from '../membership/topology';
+import type { Topology } from '../membership/topology';
 import {
   TOPOLOGY_QUERY,
   TOPOLOGY_SERVICE,
@@ -13,6 +13,7 @@ import {
 } from '../membership/topology-service';
 import { EtcdKeys } from '../providers/etcd/etcd-keys';
 import { EtcdTopologyWatch } from '../providers/etcd/etcd-topology-watch';
+import { GatewayAnswers } from './gateway-answers';
 import type { GranaryClientEtcdOptions } from './granary-client-options';
 
 /** Where a client learns the topology from (and keeps learning it). */
@@ -115,7 +116,7 @@ export class EtcdTopologySource implements TopologySource {
  */
 export class GatewayTopologySource implements TopologySource {
   readonly listeners = new Listeners<Topology>();
-  private current: Topology = EMPTY_TOPOLOGY;
+  private readonly answers = new GatewayAnswers();
   private counts: Readonly<Record<string, number>> = {};
   private timer: NodeJS.Timeout | undefined;
   private next = 0;
@@ -153,7 +154,7 @@ export class GatewayTopologySource implements TopologySource {
   }
 
   topology(): Topology {
-    return this.current;
+    return this.answers.topology();
   }
 
   shardCounts(): Readonly<Record<string, number>> {
@@ -185,14 +186,15 @@ export class GatewayTopologySource implements TopologySource {
     this.timer.unref();
   }
 
-  /** Asks the next member in turn; a newer answer replaces the topology. */
+  /** Asks the next member in turn; GatewayAnswers decides whether its answer is taken. */
   private async refresh(timeoutMs: number): Promise<void> {
-    const candidates = [
-      ...new Set([
-        ...this.current.members.filter((m) => m.status === 'up').map((m) => m.address),
-        ...this.gateways,
-      ]),
-    ];
+    const asked = new Set([
+      ...this.topology()
+        .members.filter((m) => m.status === 'up')
+        .map((m) => m.address),
+      ...this.gateways,
+    ]);
+    const candidates = [...asked];
     const address = candidates[this.next++ % candidates.length]!;
     const reply = await this.system.root.request(
       new PID(address, TOPOLOGY_SERVICE),
@@ -204,10 +206,26 @@ export class GatewayTopologySource implements TopologySource {
       throw new MembershipRecordRejectedError(`the topology from ${address}`, problem, 'refused');
     }
     const snapshot = reply as TopologySnapshot;
-    this.counts = { ...this.counts, ...snapshot.shardCounts };
-    if (snapshot.version > this.current.version || this.current === EMPTY_TOPOLOGY) {
-      this.current = Object.freeze({ version: snapshot.version, members: snapshot.members });
-      this.listeners.emit(this.current);
+    const before = this.topology();
+    const outcome = this.answers.take(address, snapshot, asked);
+    if (outcome === 'ignored') {
+      const why = `version ${snapshot.version} is above the ${before.version} other members answer`;
+      const err = new MembershipRecordRejectedError(`the topology from ${address}`, why);
+      this.refusals.log('outlier', 'warn', { err }, err.message);
+      return;
     }
+    // Counts of kinds no member hosts any more are dropped: a member naming new kinds in
+    // every answer grew the table without end.
+    this.counts = hostedCounts({ ...this.counts, ...snapshot.shardCounts }, this.topology());
+    if (this.topology() !== before) this.listeners.emit(this.topology());
   }
+}
+
+/** The entries of `counts` whose kind some member of `topology` hosts. */
+function hostedCounts(
+  counts: Readonly<Record<string, number>>,
+  topology: Topology,
+): Readonly<Record<string, number>> {
+  const hosted = new Set(topology.members.flatMap((m) => m.kinds));
+  return Object.fromEntries(Object.entries(counts).filter(([kind]) => hosted.has(kind)));
 }

@@ -5,6 +5,11 @@ import type { Member } from './topology';
 export const MAX_MEMBER_FIELD_BYTES = 256;
 /** Most kinds one member may host. */
 export const MAX_MEMBER_KINDS = 1024;
+/**
+ * Most distinct kinds a topology from outside (a gateway's answer) may name, and most kinds a
+ * caller remembers having seen hosted: 16 members' worth of MAX_MEMBER_KINDS, all different.
+ */
+export const MAX_TOPOLOGY_KINDS = 16 * MAX_MEMBER_KINDS;
 
 const STATUSES = new Set(['joining', 'up', 'leaving']);
 

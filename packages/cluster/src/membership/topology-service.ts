@@ -1,6 +1,11 @@
 import { Props, type ActorSystem, type PID } from '@granary/core';
 import { MAX_SHARD_COUNT } from '../placement/kind-ranges';
-import { MAX_MEMBER_KINDS, memberProblem, statedAddressProblem } from './member-record';
+import {
+  MAX_MEMBER_KINDS,
+  MAX_TOPOLOGY_KINDS,
+  memberProblem,
+  statedAddressProblem,
+} from './member-record';
 import type { Member, Topology } from './topology';
 
 /** Name of the actor every member with a remote runs to tell clients the topology. */
@@ -45,8 +50,9 @@ export function startTopologyService(
 /**
  * Why `value` is not a well-formed TopologySnapshot (undefined when it is). It came over the
  * wire from a member a client asked: every member record is checked as any record from outside
- * (memberProblem), and every shard count is an integer in [1, MAX_SHARD_COUNT] (a count of 0
- * made every call of the kind fail as the caller's InvalidArgumentError).
+ * (memberProblem), the members host at most MAX_TOPOLOGY_KINDS distinct kinds, and every shard
+ * count is an integer in [1, MAX_SHARD_COUNT] (a count of 0 made every call of the kind fail as
+ * the caller's InvalidArgumentError).
  */
 export function topologySnapshotProblem(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null) return 'not an object';
@@ -59,6 +65,9 @@ export function topologySnapshotProblem(value: unknown): string | undefined {
     if (p !== undefined)
       return `member ${JSON.stringify((m as { id?: unknown } | null)?.id)?.slice(0, 64)}: ${p}`;
   }
+  const kinds = new Set((v.members as Member[]).flatMap((m) => m.kinds));
+  if (kinds.size > MAX_TOPOLOGY_KINDS)
+    return `members host ${kinds.size} kinds, over ${MAX_TOPOLOGY_KINDS}`;
   const counts = v.shardCounts;
   if (typeof counts !== 'object' || counts === null || Array.isArray(counts))
     return 'shardCounts must be an object';

@@ -77,6 +77,16 @@ describe('GatewayTopologySource', function () {
     ],
     ['a fractional version', () => ({ version: 1.5, members: [member()], shardCounts: {} })],
     ['shard counts that are a list', () => ({ version: 1, members: [member()], shardCounts: [8] })],
+    [
+      'members hosting over 16,384 distinct kinds',
+      () => ({
+        version: 1,
+        members: Array.from({ length: 17 }, (_, m) =>
+          member({ id: `m${m}`, kinds: Array.from({ length: 1024 }, (_, k) => `k${m}-${k}`) }),
+        ),
+        shardCounts: {},
+      }),
+    ],
   ];
   for (const [what, snapshot] of malformed) {
     it(`refuses a topology with ${what} (ConnectTimeoutError caused by MembershipRecordRejectedError)`, async () => {
