@@ -47,6 +47,18 @@ export type DeactivationReason =
    */
   | 'state-conflict';
 
+/** Every {@link DeactivationReason} (the metrics report each at 0 from the start). */
+export const DEACTIVATION_REASONS: readonly DeactivationReason[] = [
+  'idle',
+  'rebalance',
+  'shutdown',
+  'not-owner',
+  'requested',
+  'activation-failed',
+  'turn-timeout',
+  'state-conflict',
+];
+
 /** Options of a grain call (`cluster.request`, `ctx.request`, generated clients). */
 export interface GrainCallOptions {
   /**

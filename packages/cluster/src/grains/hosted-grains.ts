@@ -69,6 +69,7 @@ export class HostedGrains {
         longTurns: a.longTurns,
         timedOutTurns: a.timedOutTurns,
         deactivations: a.deactivations,
+        hasState: a.def.state !== undefined,
       },
     ]);
   }

@@ -19,6 +19,14 @@ export type ShardReleaseReason =
   /** The claim vanished in the store without this member releasing it. */
   | 'vanished';
 
+/** Every {@link ShardReleaseReason} (the metrics report each at 0 from the start). */
+export const SHARD_RELEASE_REASONS: readonly ShardReleaseReason[] = [
+  'rebalance',
+  'lease-lost',
+  'shutdown',
+  'vanished',
+];
+
 /** A shard this member no longer holds. */
 export interface ShardReleased extends ShardAcquired {
   reason: ShardReleaseReason;

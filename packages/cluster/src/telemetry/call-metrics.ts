@@ -50,6 +50,7 @@ export class CallMetrics {
     string,
     Map<string, Partial<Record<CallOutcome, Attributes>>>
   >();
+  private readonly totals = new Map<string, Record<CallOutcome, Attributes>>();
   private readonly pendingValues: number[] = [];
   private readonly pendingAttributes: Attributes[] = [];
   private timer: NodeJS.Timeout | undefined = undefined;
@@ -103,19 +104,33 @@ export class CallMetrics {
     return this.counts.get(kind) ?? zero();
   }
 
-  /** Reports the counts (batch observable callback), the durations so far recorded first. */
-  observe(result: BatchObservableResult): void {
+  /**
+   * Reports the counts (batch observable callback), the durations so far recorded first: every
+   * outcome of each kind called and of each kind in `known` (the hosted kinds), zeros included,
+   * so the series exist from the start (an alert on a rise of `error` sees the first one).
+   */
+  observe(result: BatchObservableResult, known: Iterable<string>): void {
     this.flush();
-    for (const [kind, c] of this.counts) {
-      for (const outcome of OUTCOMES) {
-        if (c[outcome] > 0) {
-          result.observe(this.calls, c[outcome], {
-            [ATTR_GRAIN_KIND]: kind,
-            [ATTR_CALL_OUTCOME]: outcome,
-          });
-        }
-      }
+    for (const kind of known) {
+      if (!this.counts.has(kind)) this.counts.set(kind, zero());
     }
+    for (const [kind, c] of this.counts) {
+      const byOutcome = this.totalAttributesOf(kind);
+      for (const outcome of OUTCOMES) result.observe(this.calls, c[outcome], byOutcome[outcome]);
+    }
+  }
+
+  /** The attribute objects of a kind's counts, made once per kind. */
+  private totalAttributesOf(kind: string): Record<CallOutcome, Attributes> {
+    let a = this.totals.get(kind);
+    if (a === undefined) {
+      const made = {} as Record<CallOutcome, Attributes>;
+      for (const outcome of OUTCOMES) {
+        made[outcome] = { [ATTR_GRAIN_KIND]: kind, [ATTR_CALL_OUTCOME]: outcome };
+      }
+      this.totals.set(kind, (a = made));
+    }
+    return a;
   }
 
   private attributesOf(kind: string, method: string, outcome: CallOutcome): Attributes {

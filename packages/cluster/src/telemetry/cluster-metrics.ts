@@ -11,11 +11,19 @@ import { CallMetrics } from './call-metrics';
 import { GrainMetrics } from './grain-metrics';
 import { OverloadMetrics } from './overload-metrics';
 import type { OverloadStats } from '../overload/overload-stats';
+import { DEACTIVATION_REASONS } from '../grains/grain';
+import { SHARD_RELEASE_REASONS } from '../membership/cluster-events';
 
 /** Buckets of the duration histograms (s): 0.5 ms to 10 s, a grain call's range. */
 const DURATION_BUCKETS = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 ];
+
+/**
+ * Dead-letter reasons core documents (DeadLetterEvent.reason), reported at 0 until the first:
+ * other reasons (an error's code) appear when they first happen.
+ */
+const DEAD_LETTER_REASONS = ['not-found', 'mailbox-full', 'stopped', 'late-reply'];
 
 /** Resolution of the event-loop delay sampler (ms): finer costs a timer wake-up more often. */
 const LOOP_DELAY_RESOLUTION_MS = 20;
@@ -28,6 +36,8 @@ export interface KindCounters {
   readonly longTurns: number;
   readonly timedOutTurns: number;
   readonly deactivations: ReadonlyMap<string, number>;
+  /** The kind declares its state (`state` option): its state operations are reported from start. */
+  readonly hasState: boolean;
 }
 
 /** Shard claim counters of one kind. */
@@ -224,20 +234,32 @@ export class ClusterMetrics {
     this.loopDelay.disable();
   }
 
+  /**
+   * Reports every instrument's values. Counters by reason report each reason the member can
+   * count at 0 before its first event, so a dashboard's series exist from the start and a rate
+   * or increase over the first event is not lost (Prometheus sees a series appear, not rise).
+   */
   private observe(result: BatchObservableResult): void {
     const o = this.observables;
     const s = this.sources;
-    this.calls.observe(result);
-    this.grains.observe(result);
+    const kinds = [...s.kinds()];
+    this.calls.observe(
+      result,
+      kinds.map(([kind]) => kind),
+    );
+    this.grains.observe(
+      result,
+      kinds.filter(([, k]) => k.hasState).map(([kind]) => kind),
+    );
     this.overload.observe(result, s.overload());
-    for (const [kind, k] of s.kinds()) {
+    for (const [kind, k] of kinds) {
       const a = { [ATTR_GRAIN_KIND]: kind };
       result.observe(o.activations!, k.active, a);
       result.observe(o.mailboxDepth!, k.queued, a);
       result.observe(o.mailboxRejections!, k.mailboxRejections, a);
       result.observe(o.longTurns!, k.longTurns, a);
       result.observe(o.timedOutTurns!, k.timedOutTurns, a);
-      for (const [reason, n] of k.deactivations) {
+      for (const [reason, n] of withZeros(DEACTIVATION_REASONS, k.deactivations)) {
         result.observe(o.deactivations!, n, { [ATTR_GRAIN_KIND]: kind, [ATTR_REASON]: reason });
       }
     }
@@ -247,7 +269,7 @@ export class ClusterMetrics {
       result.observe(o.claims!, c.acquired, { ...a, [ATTR_OUTCOME]: 'acquired' });
       result.observe(o.claims!, c.conflicts, { ...a, [ATTR_OUTCOME]: 'conflict' });
       result.observe(o.claims!, c.failed, { ...a, [ATTR_OUTCOME]: 'failed' });
-      for (const [reason, n] of c.releases) {
+      for (const [reason, n] of withZeros(SHARD_RELEASE_REASONS, c.releases)) {
         result.observe(o.releases!, n, { ...a, [ATTR_REASON]: reason });
       }
     }
@@ -255,7 +277,7 @@ export class ClusterMetrics {
     for (const [status, n] of s.members()) {
       result.observe(o.members!, n, { [ATTR_MEMBER_STATUS]: status });
     }
-    for (const [reason, n] of s.deadLetters()) {
+    for (const [reason, n] of withZeros(DEAD_LETTER_REASONS, s.deadLetters())) {
       result.observe(o.deadLetters!, n, { [ATTR_REASON]: reason });
     }
     const endpoints = s.endpoints();
@@ -276,4 +298,15 @@ export class ClusterMetrics {
       h.reset();
     }
   }
+}
+
+/** `counted` with each of `known` not in it as 0, the known first. */
+function withZeros(
+  known: readonly string[],
+  counted: Iterable<[string, number]>,
+): Map<string, number> {
+  const all = new Map<string, number>();
+  for (const reason of known) all.set(reason, 0);
+  for (const [reason, n] of counted) all.set(reason, n);
+  return all;
 }
