@@ -28,7 +28,11 @@ export class ProtoParseError extends CodegenError {
   override readonly name = 'ProtoParseError';
 }
 
-/** Two declarations would get the same TypeScript name in one generated module. */
+/**
+ * Two declarations would get the same TypeScript name in one generated module. The generator no
+ * longer throws it (such names are told apart with trailing `_`, see the README's Names); the
+ * class stays so code that matches it keeps compiling.
+ */
 export class NameClashError extends CodegenError {
   static override readonly code = 'ERR_NAME_CLASH';
   override readonly name = 'NameClashError';

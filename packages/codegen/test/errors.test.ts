@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NameClashError, ProtoParseError, UnsupportedProtoError } from '../src/errors';
+import { ProtoParseError, UnsupportedProtoError } from '../src/errors';
 import { generate } from '../src/generator/generate';
 import { modelFromDescriptors } from '../src/model/from-descriptors';
 import { loadProtoFiles } from '../src/model/from-proto-files';
@@ -77,24 +77,6 @@ describe('errors', () => {
     const viaProtoc = protocPlugin(dir, 'a.proto');
     expect(viaProtoc.status).to.not.equal(0);
     expect(viaProtoc.stderr).to.contain(`ERR_UNSUPPORTED_PROTO: ${(err as Error).message}`);
-  });
-
-  it('two rpcs that map to one method name are a NameClashError', () => {
-    writeFileSync(
-      join(dir, 'a.proto'),
-      'syntax = "proto3";\nmessage M {}\nservice S { rpc Get(M) returns (M); rpc get(M) returns (M); }\n',
-    );
-    expect(generateFrom(dir, 'a.proto')).to.be.instanceOf(NameClashError);
-  });
-
-  it('a message named like a generated service class is a NameClashError', () => {
-    writeFileSync(
-      join(dir, 'a.proto'),
-      'syntax = "proto3";\nmessage PingGrain {}\nservice Ping { rpc Go(PingGrain) returns (PingGrain); }\n',
-    );
-    const err = generateFrom(dir, 'a.proto');
-    expect(err).to.be.instanceOf(NameClashError);
-    expect((err as Error).message).to.contain('PingGrain');
   });
 
   it('an editions file is an UnsupportedProtoError in both front ends', () => {

@@ -34,6 +34,8 @@ describe('golden files', () => {
       'deep/a/b/c/d/leaf.proto',
       'deep/x/y/branch.proto',
       'e2e/calculator.proto',
+      'hostile/clash_user.proto',
+      'hostile/clashes.proto',
       'hostile/services.proto',
       'hostile/types.proto',
       'keywords/keywords.proto',

@@ -72,8 +72,10 @@ describe('names', () => {
     expect(runtimeName('__proto__')).to.equal('__proto___');
     expect(runtimeName('constructor')).to.equal('constructor');
     expect(runtimeFullName('a.__proto__.then')).to.equal('a.__proto___.then');
-    expect(extensionPropertyName('pkg.Scope.lot_numbers')).to.equal('.pkg.Scope.lotNumbers');
-    expect(extensionPropertyName('top')).to.equal('.top');
+    expect(extensionPropertyName('pkg.__proto__.lot_numbers', 'lotNumbers')).to.equal(
+      '.pkg.__proto___.lotNumbers',
+    );
+    expect(extensionPropertyName('top', 'top')).to.equal('.top');
   });
 
   it('outputFileName and relativeImport follow the .proto layout', () => {

@@ -6,7 +6,8 @@ import type {
   MessageModel,
 } from '../model/model';
 import { LENGTH_PREFIXED_OPTION } from '../runtime/length-prefixed';
-import { propertyName, runtimeFullName, runtimeName } from './names';
+import { extensionKeys, messageMembers } from './member-names';
+import { runtimeFullName, runtimeName } from './names';
 
 /** A protobufjs JSON namespace (what `Root.addJSON` takes). */
 type JsonNamespace = Record<string, unknown>;
@@ -18,7 +19,14 @@ type JsonNamespace = Record<string, unknown>;
  * any module; names go through `runtimeName` (protobufjs cannot hold `__proto__`).
  */
 export function descriptorOf(file: FileModel): JsonNamespace {
-  let nested: JsonNamespace = typesOf(file.messages, file.enums, file.extensions, file.syntax);
+  const keys = extensionKeys(file);
+  let nested: JsonNamespace = typesOf(
+    file.messages,
+    file.enums,
+    file.extensions,
+    file.syntax,
+    keys,
+  );
   const parts = file.package === '' ? [] : file.package.split('.');
   for (const part of parts.reverse()) nested = { [runtimeName(part)]: { nested } };
   return nested;
@@ -29,36 +37,45 @@ function typesOf(
   enums: readonly EnumModel[],
   extensions: readonly ExtensionModel[],
   edition: string,
+  keys: ReadonlyMap<ExtensionModel, string>,
 ): JsonNamespace {
   const out: JsonNamespace = {};
   const groups = groupNames(messages);
-  for (const message of messages) out[runtimeName(message.name)] = messageJson(message, edition);
+  for (const message of messages) {
+    out[runtimeName(message.name)] = messageJson(message, edition, keys);
+  }
   for (const e of enums) out[runtimeName(e.name)] = enumJson(e, edition);
   // protobufjs adds each to its extendee as a field named by its full name ('.pkg.name'); the
   // edition makes it read `packed` as the .proto's syntax does.
   for (const ext of extensions) {
     const extend = `.${runtimeFullName(ext.extendee)}`;
-    out[propertyName(ext.name)] = { edition, ...fieldJson(ext, groups), extend };
+    out[keys.get(ext) ?? ext.name] = { edition, ...fieldJson(ext, groups), extend };
   }
   return out;
 }
 
-function messageJson(message: MessageModel, edition: string): JsonNamespace {
+function messageJson(
+  message: MessageModel,
+  edition: string,
+  keys: ReadonlyMap<ExtensionModel, string>,
+): JsonNamespace {
   const fields: JsonNamespace = {};
   const oneofs: Record<string, { oneof: string[] }> = {};
-  for (const name of message.oneofs) oneofs[propertyName(name)] = { oneof: [] };
+  const members = messageMembers(message);
+  const prop = (names: ReadonlyMap<string, string>, name: string) => names.get(name) ?? name;
+  for (const name of message.oneofs) oneofs[prop(members.oneofs, name)] = { oneof: [] };
   const groups = groupNames(message.messages);
   for (const field of message.fields) {
-    const name = propertyName(field.name);
+    const name = prop(members.fields, field.name);
     fields[name] = fieldJson(field, groups);
-    if (field.oneof !== undefined) oneofs[propertyName(field.oneof)].oneof.push(name);
+    if (field.oneof !== undefined) oneofs[prop(members.oneofs, field.oneof)].oneof.push(name);
     // protobufjs models proto3 `optional` as a synthetic one-member oneof, like protoc does.
     if (field.proto3Optional) oneofs[`_${name}`] = { oneof: [name] };
   }
   const json: JsonNamespace = { edition, fields };
   if (Object.keys(oneofs).length > 0) json.oneofs = oneofs;
   if (message.messages.length + message.enums.length + message.extensions.length > 0) {
-    json.nested = typesOf(message.messages, message.enums, message.extensions, edition);
+    json.nested = typesOf(message.messages, message.enums, message.extensions, edition, keys);
   }
   if (message.group) json.group = true;
   return json;

@@ -1,7 +1,7 @@
-import { NameClashError } from '../errors';
 import type { FileModel, MethodModel, ServiceModel } from '../model/model';
 import type { FileScope } from './file-scope';
 import { kindHelperName, methodName, quote } from './names';
+import { distinctName } from './type-names';
 
 /** The kind of streaming of an rpc, or undefined for a unary one. */
 function streaming(m: MethodModel): string | undefined {
@@ -32,31 +32,24 @@ export function streamingWarning(file: FileModel): string | undefined {
 
 /** Dispatch table, grain base class, client class and kind helper of one service. */
 export function emitService(service: ServiceModel, scope: FileScope): string[] {
-  const grain = scope.declare(`${service.name}Grain`, `service ${service.fullName}`);
-  const client = scope.declare(`${service.name}Client`, `service ${service.fullName}`);
-  const helper = scope.declare(kindHelperName(service.name), `service ${service.fullName}`);
+  const grain = scope.declare(`${service.name}Grain`);
+  const client = scope.declare(`${service.name}Client`);
+  const helper = scope.declare(kindHelperName(service.name));
   const table = `$${service.name}Service`;
   const omitted = service.methods.filter((m) => streaming(m) !== undefined).map((m) => m.name);
+  // rpcs Get and get (or Then and then_) would share a method: the later one gets a `_` more.
+  const names = new Set<string>();
   const methods = service.methods
     .filter((m) => streaming(m) === undefined)
     .map((m) => ({
       model: m,
       path: `${service.fullName}/${m.name}`,
-      name: methodName(m.name),
+      name: distinctName(methodName(m.name), names),
       req: scope.typeRef(m.inputType),
       res: scope.typeRef(m.outputType),
       reqCodec: scope.codecRef(m.inputType),
       resCodec: scope.codecRef(m.outputType),
     }));
-  const names = new Set<string>();
-  for (const m of methods) {
-    if (names.has(m.name)) {
-      throw new NameClashError(
-        `two rpcs of ${service.fullName} in ${scope.file.name} map to the method name ${m.name}; rename one`,
-      );
-    }
-    names.add(m.name);
-  }
   return [
     `/** Dispatch table of service \`${service.fullName}\`: method identity → grain method. */`,
     `const ${table} = $rt.defineService<${grain}, $GrainContext>(${quote(service.fullName)}, [`,

@@ -1,4 +1,3 @@
-import { NameClashError } from '../errors';
 import type {
   EnumModel,
   ExtensionModel,
@@ -9,13 +8,8 @@ import type {
 } from '../model/model';
 import type { FileScope } from './file-scope';
 import { allMessages } from './file-scope';
-import {
-  enumMemberName,
-  extensionPropertyName,
-  propertyName,
-  quote,
-  runtimeFullName,
-} from './names';
+import { enumMembers, messageMembers } from './member-names';
+import { extensionPropertyName, quote, runtimeFullName } from './names';
 
 /**
  * The TypeScript type of each scalar. 64-bit integers are decimal strings: exact for the
@@ -68,30 +62,22 @@ function emitMessage(
   extensions: readonly ExtensionModel[],
   scope: FileScope,
 ): string[] {
-  const name = scope.declare(scope.localName(message.fullName), `message ${message.fullName}`);
+  const name = scope.localName(message.fullName);
   const lines = [`/** Message \`${message.fullName}\`. */`];
-  const members = new Set<string>();
-  const member = (prop: string, what: string) => {
-    if (members.has(prop)) {
-      throw new NameClashError(
-        `${what} of ${message.fullName} in ${scope.file.name} clashes with another member named ${prop}`,
-      );
-    }
-    members.add(prop);
-    return prop;
-  };
+  const members = messageMembers(message);
+  const fieldProp = (name: string) => members.fields.get(name) ?? name;
   const body: string[] = [];
   for (const oneof of message.oneofs) {
-    const prop = member(propertyName(oneof), `oneof ${oneof}`);
+    const prop = members.oneofs.get(oneof) ?? oneof;
     const cases = message.fields
       .filter((f) => f.oneof === oneof)
-      .map((f) => quote(propertyName(f.name)))
+      .map((f) => quote(fieldProp(f.name)))
       .join(' | ');
     body.push(`  /** Which member of oneof \`${oneof}\` is set (on decoded messages). */`);
     body.push(`  ${prop}?: ${cases === '' ? 'never' : cases};`);
   }
   for (const field of message.fields) {
-    const prop = member(propertyName(field.name), `field ${field.name}`);
+    const prop = fieldProp(field.name);
     const optional = hasPresence(field, scope.file.syntax) ? '?' : '';
     body.push(`  ${prop}${optional}: ${fieldType(field, scope)};`);
   }
@@ -113,18 +99,9 @@ function emitMessage(
 }
 
 function emitEnum(e: EnumModel, scope: FileScope): string[] {
-  const name = scope.declare(scope.localName(e.fullName), `enum ${e.fullName}`);
-  const members = new Set<string>();
-  const values = e.values.map((v) => {
-    const member = enumMemberName(v.name);
-    if (members.has(member)) {
-      throw new NameClashError(
-        `value ${v.name} of enum ${e.fullName} in ${scope.file.name} clashes with another value named ${member}`,
-      );
-    }
-    members.add(member);
-    return `  ${member} = ${v.number},`;
-  });
+  const name = scope.localName(e.fullName);
+  const members = enumMembers(e);
+  const values = e.values.map((v, i) => `  ${members[i] ?? v.name} = ${v.number},`);
   return [`/** Enum \`${e.fullName}\`. */`, `export enum ${name} {`, ...values, '}', ''];
 }
 
@@ -163,7 +140,7 @@ function emitAugmentations(extensions: readonly ExtensionModel[], scope: FileSco
 function extensionMember(ext: ExtensionModel, scope: FileScope, indent = ''): string[] {
   return [
     `${indent}  /** Extension \`${ext.fullName}\` (field ${ext.number}). */`,
-    `${indent}  ${quote(extensionPropertyName(ext.fullName))}?: ${fieldType(ext, scope)};`,
+    `${indent}  ${quote(extensionPropertyName(ext.fullName, scope.extensionKey(ext)))}?: ${fieldType(ext, scope)};`,
   ];
 }
 

@@ -1,8 +1,10 @@
-import { NameClashError, UnsupportedProtoError } from '../errors';
-import type { FileModel, MessageModel, TypeLocation } from '../model/model';
+import { UnsupportedProtoError } from '../errors';
+import type { ExtensionModel, FileModel, MessageModel, TypeLocation } from '../model/model';
 import { WELL_KNOWN_FILES } from '../runtime/well-known';
+import { extensionKeys } from './member-names';
 import { importAlias, relativeImport, typeNameInFile } from './names';
 import type { GeneratorOptions } from './options';
+import { distinctName, TypeNames } from './type-names';
 
 /**
  * Names as seen from one generated module: how to write a type or codec declared here, in an
@@ -16,39 +18,47 @@ export class FileScope {
   private readonly referenced = new Set<string>();
   /** Well-known message types used as rpc request/response (need a codec constant). */
   private readonly wellKnownCodecs = new Set<string>();
-  private readonly declared = new Map<string, string>();
+  /** Top-level names of the module: its types', then each service's as it is declared. */
+  private readonly declared: Set<string>;
+  private keys: ReadonlyMap<ExtensionModel, string> | undefined;
 
   constructor(
     readonly file: FileModel,
     private readonly types: ReadonlyMap<string, TypeLocation>,
     private readonly options: GeneratorOptions,
-  ) {}
+    private readonly typeNames: TypeNames = new TypeNames(types),
+  ) {
+    this.declared = new Set(typeNames.namesOf(file.name).values());
+  }
 
-  /** Reserves a top-level TypeScript name for `what`; throws `NameClashError` on a repeat. */
-  declare(tsName: string, what: string): string {
-    const previous = this.declared.get(tsName);
-    if (previous !== undefined) {
-      throw new NameClashError(
-        `${what} and ${previous} in ${this.file.name} would both be named ${tsName} in TypeScript; rename one`,
-      );
-    }
-    this.declared.set(tsName, what);
-    return tsName;
+  /**
+   * A top-level name for a service's class or helper: `tsName`, or with trailing `_` when a
+   * type or an earlier service of the module has it (message `RegistryGrain` beside service
+   * `Registry` gives class `RegistryGrain_`). Types keep their names: other modules use them.
+   */
+  declare(tsName: string): string {
+    return distinctName(tsName, this.declared);
+  }
+
+  /** The key of one of this file's extensions in its scope (see `extensionKeys`). */
+  extensionKey(ext: ExtensionModel): string {
+    this.keys ??= extensionKeys(this.file);
+    return this.keys.get(ext) ?? ext.name;
   }
 
   /** The TypeScript name of a message or enum declared in this file. */
   localName(fullName: string): string {
-    return typeNameInFile(fullName, this.file.package);
+    return this.typeNames.nameOf(this.locate(fullName));
   }
 
   /** A type expression for message or enum `fullName`. */
   typeRef(fullName: string): string {
     const location = this.locate(fullName);
-    if (location.file === this.file.name) return this.localName(fullName);
+    if (location.file === this.file.name) return this.typeNames.nameOf(location);
     if (WELL_KNOWN_FILES.includes(location.file))
       return `$rt.${typeNameInFile(fullName, location.package)}`;
     this.referenced.add(location.file);
-    return `${this.importOf(location.file)}.${typeNameInFile(fullName, location.package)}`;
+    return `${this.importOf(location.file)}.${this.typeNames.nameOf(location)}`;
   }
 
   /** A value expression for the codec of message `fullName`. */
@@ -71,7 +81,7 @@ export class FileScope {
     this.importOf(location.file);
     return {
       specifier: relativeImport(this.file.name, location.file, this.options.importExtension),
-      name: typeNameInFile(fullName, location.package),
+      name: this.typeNames.nameOf(location),
     };
   }
 

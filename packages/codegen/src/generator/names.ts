@@ -104,12 +104,13 @@ export function propertyName(protoName: string): string {
 
 /**
  * The property of an extension on its extendee: protobufjs names the field it adds there by the
- * extension's full name with a leading dot (`pkg.Scope.ext_name` → `.pkg.Scope.extName`).
+ * extension's scope and its key in that scope (`extensionKeys`) with a leading dot
+ * (`pkg.Scope.ext_name` → `.pkg.Scope.extName`).
  */
-export function extensionPropertyName(fullName: string): string {
+export function extensionPropertyName(fullName: string, key: string): string {
   const dot = fullName.lastIndexOf('.');
   const scope = dot < 0 ? '' : runtimeFullName(fullName.slice(0, dot));
-  return `${scope === '' ? '' : `.${scope}`}.${propertyName(fullName.slice(dot + 1))}`;
+  return `${scope === '' ? '' : `.${scope}`}.${key}`;
 }
 
 /**
