@@ -147,6 +147,31 @@ export class PoolUnavailableError extends PoolError {
   }
 }
 
+/**
+ * `PoolClient.get` was given an option whose value differs from the one of the client it
+ * returns: there is one client per caller and pool (its placement, counters and metrics are
+ * shared), made with the options of the first `get`, so a later call's could not take effect.
+ */
+export class PoolClientOptionsError extends PoolError {
+  static override readonly code = 'ERR_POOL_CLIENT_OPTIONS';
+  override readonly name = 'PoolClientOptionsError';
+
+  constructor(
+    /** The pool's name. */
+    readonly pool: string,
+    /** The option that differs. */
+    readonly option: string,
+    /** The value this call gave. */
+    readonly given: unknown,
+    /** The value of the existing client. */
+    readonly current: unknown,
+  ) {
+    super(
+      `PoolClient.get('${pool}') was given ${option}: ${String(given)}, but this caller's client of pool ${pool} exists with ${option}: ${String(current)} (one client per caller and pool, made with the first call's options): give the same options, or none`,
+    );
+  }
+}
+
 function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -164,4 +189,5 @@ registerErrorClasses(
   PoolStateError,
   PoolUnhandledRequestError,
   PoolUnavailableError,
+  PoolClientOptionsError,
 );

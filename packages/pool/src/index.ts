@@ -38,4 +38,5 @@ export {
   PoolStateError,
   PoolUnhandledRequestError,
   PoolUnavailableError,
+  PoolClientOptionsError,
 } from './errors';

@@ -9,7 +9,7 @@ import {
   type GrainCallOptions,
   type GranaryClient,
 } from '@granary/cluster';
-import { PoolSaturatedError, PoolUnavailableError } from '../errors';
+import { PoolClientOptionsError, PoolSaturatedError, PoolUnavailableError } from '../errors';
 import { place } from './internal/placement';
 import { observePool, type PoolCounters } from './pool-metrics';
 import {
@@ -125,7 +125,11 @@ export class PoolClient implements PoolCounters {
   }
 
   /**
-   * The client of pool `name` through this member or GranaryClient (one per caller and pool).
+   * The client of pool `name` through this member or GranaryClient: one per caller and pool
+   * (placement, counters and metrics are shared), made with the options of the first call.
+   * A later call with no options, or the same values, returns it.
+   * @throws PoolClientOptionsError when a later call gives an option a different value: it
+   *   could not take effect on the existing client.
    */
   static get(cluster: PoolCaller, name: string, options: PoolClientOptions = {}): PoolClient {
     rejectUnknownOptions('PoolClient.get', options, POOL_CLIENT_OPTION_KEYS);
@@ -133,7 +137,18 @@ export class PoolClient implements PoolCounters {
     if (!byName) PoolClient.clients.set(cluster, (byName = new Map()));
     let client = byName.get(name);
     if (!client) byName.set(name, (client = new PoolClient(cluster, name, options)));
+    else client.checkSameOptions(options);
     return client;
+  }
+
+  /** Refuses an option given a value other than this client's (see {@link PoolClient.get}). */
+  private checkSameOptions(options: PoolClientOptions): void {
+    for (const key of Object.keys(POOL_CLIENT_OPTION_KEYS) as Array<keyof PoolClientOptions>) {
+      const given = options[key];
+      if (given !== undefined && given !== this.options[key]) {
+        throw new PoolClientOptionsError(this.name, key, given, this.options[key]);
+      }
+    }
   }
 
   /**
