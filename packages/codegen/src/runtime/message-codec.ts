@@ -1,5 +1,5 @@
 import type { IConversionOptions, Message, Type } from 'protobufjs';
-import { complete } from './completion';
+import { complete, withoutFilledDefaults } from './completion';
 import { PayloadDecodeError, WrongMessageTypeError } from './errors';
 import { checkFields } from './field-check';
 import { checkLongs } from './long-check';
@@ -82,7 +82,9 @@ export class ProtobufMessageCodec<T> implements MessageCodec<T> {
       checkFields(this.type, object, this.typeName);
       checkLongs(this.type, object, this.typeName);
     }
-    return this.type.encode(this.type.fromObject(object)).finish();
+    return this.type
+      .encode(this.type.fromObject(withoutFilledDefaults(this.type, object)))
+      .finish();
   }
 
   decode(bytes: Uint8Array): T {
@@ -122,7 +124,9 @@ export class ProtobufMessageCodec<T> implements MessageCodec<T> {
       if (tag !== undefined && tag !== this.typeName) throw this.wrongType(tag);
       checkFields(this.type, value, this.typeName);
       checkLongs(this.type, value as Record<string, unknown>, this.typeName);
-      message = this.type.fromObject(value as Record<string, unknown>);
+      message = this.type.fromObject(
+        withoutFilledDefaults(this.type, value as Record<string, unknown>),
+      );
     }
     const object = this.type.toObject(message, TO_OBJECT);
     complete(this.type, object);
