@@ -110,6 +110,7 @@ export {
   StateLostError,
   StateDurabilityError,
   StateWriteRefusedError,
+  StateTooLargeError,
 } from './state/errors';
 export type { StateConflictReason, StateLossEvidence } from './state/errors';
 export { kind, DEFAULT_KIND_OPTIONS } from './grains/kind';

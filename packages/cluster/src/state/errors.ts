@@ -207,6 +207,35 @@ export class StateWriteRefusedError extends StateStoreError {
   }
 }
 
+/**
+ * A grain's state is over the store's `maxStateBytes`: a write of it is refused before it is
+ * sent (nothing written; the activation deactivates without writing, as after a refusal), and
+ * a stored one (put under the grain's key by another program, or by a store with a higher
+ * limit) is refused at activation without being read into memory. Other grains are unaffected.
+ */
+export class StateTooLargeError extends StateStoreError {
+  static override readonly code = 'ERR_STATE_TOO_LARGE';
+  override readonly name = 'StateTooLargeError';
+
+  constructor(
+    readonly kind: string,
+    readonly id: string,
+    readonly operation: 'read' | 'write',
+    /** The state's size in bytes. */
+    readonly bytes: number,
+    /** The store's maxStateBytes. */
+    readonly limit: number,
+    /** The store's key of the grain. */
+    readonly key: string,
+  ) {
+    super(
+      operation === 'read'
+        ? `stored state of ${kind}/${id} is ${bytes} bytes, over ${limit} (maxStateBytes), so it is not read (key ${key}): raise maxStateBytes, or repair or delete the key`
+        : `state write of ${kind}/${id} refused, nothing written: ${bytes} bytes is over ${limit} (maxStateBytes)`,
+    );
+  }
+}
+
 registerErrorClasses(
   StateStoreError,
   InconsistentStateError,
@@ -217,6 +246,7 @@ registerErrorClasses(
   StateLostError,
   StateDurabilityError,
   StateWriteRefusedError,
+  StateTooLargeError,
 );
 
 function fmt(n: number | null): string {

@@ -5,6 +5,7 @@ import {
   StateDurabilityError,
   StateLostError,
   StateNotLoadedError,
+  StateTooLargeError,
   StateUnavailableError,
   StateWriteRefusedError,
 } from './errors';
@@ -63,8 +64,9 @@ export interface PersistentStateOptions<T> {
  * 7. StateLostError (the store holds older state than this activation saw acknowledged, see
  *    docs/durability.md): as rule 5, reject the caller and deactivate without writing; what the
  *    next activation loads is up to the kind's lost-state policy.
- * 8. StateWriteRefusedError or StateDurabilityError (the store refused the write and wrote
- *    nothing: Redis out of memory, unable to persist, short of the durability level): as rule 5.
+ * 8. StateWriteRefusedError, StateTooLargeError or StateDurabilityError (the store refused the
+ *    write and wrote nothing: Redis out of memory, unable to persist, a state over the store's
+ *    maxStateBytes, short of the durability level): as rule 5.
  *    The change held in memory belongs to the refused call; a later write would apply it.
  *
  * @example
@@ -238,6 +240,7 @@ export type WritingEnded =
   | InconsistentStateError
   | StateLostError
   | StateWriteRefusedError
+  | StateTooLargeError
   | StateDurabilityError
   | MemberFencedError;
 
@@ -252,6 +255,7 @@ export function endsWriting(err: unknown): err is WritingEnded {
     InconsistentStateError.is(err) ||
     StateLostError.is(err) ||
     StateWriteRefusedError.is(err) ||
+    StateTooLargeError.is(err) ||
     StateDurabilityError.is(err) ||
     MemberFencedError.is(err)
   );

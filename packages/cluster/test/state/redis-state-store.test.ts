@@ -133,7 +133,7 @@ describe('RedisStateStore', () => {
         options: { commandTimeout: 1000 },
         defineCommand: () => undefined,
         on: () => undefined,
-        hmgetBuffer: fail,
+        granaryStateReadV1Buffer: fail,
         config: fail,
         info: fail,
       } as unknown as Redis;

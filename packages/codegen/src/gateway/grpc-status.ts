@@ -40,6 +40,8 @@ const STATUS_OF_CODE: Readonly<Record<string, status>> = {
   ERR_STATE_LOST: status.DATA_LOSS,
   // Redis out of memory or unable to persist ("the entire file system is out of space").
   ERR_STATE_WRITE_REFUSED: status.RESOURCE_EXHAUSTED,
+  // A grain's state over its store's maxStateBytes, written or found stored.
+  ERR_STATE_TOO_LARGE: status.RESOURCE_EXHAUSTED,
 };
 
 /** A gRPC error status for a failed grain call. */

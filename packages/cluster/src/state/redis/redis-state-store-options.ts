@@ -87,6 +87,14 @@ export interface RedisStateStoreOptions {
    */
   stateLostPolicy?: Readonly<Record<string, StateLostPolicy>>;
   /**
+   * Largest state of one grain, in bytes. A write of a larger one fails with
+   * StateTooLargeError before it is sent (nothing written), and a larger one found stored (put
+   * under the grain's key by another program) fails the grain's activation with it without
+   * being read into memory. Redis itself takes up to 512 MB per value.
+   * @default 64 MiB (67108864)
+   */
+  maxStateBytes?: number;
+  /**
    * Extra ioredis options for the client created from `url` (TLS, password, Sentinel:
    * `{ sentinels: [{ host, port }], name: 'mymaster' }`, which makes ioredis ask Sentinel for
    * the primary and follow a failover). The store
@@ -119,6 +127,7 @@ const STATE_STORE_OPTION_KEYS = {
   durabilityTimeoutMs: true,
   serverPersistence: true,
   stateLostPolicy: true,
+  maxStateBytes: true,
   redisOptions: true,
   logger: true,
 } as const satisfies Record<keyof RedisStateStoreOptions, true>;
@@ -135,6 +144,7 @@ export const DEFAULT_REDIS_STATE_STORE_OPTIONS = {
   durabilityTimeoutMs: undefined as number | undefined,
   serverPersistence: undefined as ServerPersistence | undefined,
   stateLostPolicy: {} as Readonly<Record<string, StateLostPolicy>>,
+  maxStateBytes: 64 * 1024 * 1024,
   redisOptions: {} as RedisOptions,
 };
 
@@ -208,6 +218,9 @@ export function resolveStoreOptions(options: RedisStateStoreOptions): ResolvedSt
       `a positive integer below commandTimeoutMs (${o.commandTimeoutMs})`,
       wait,
     );
+  }
+  if (!(Number.isSafeInteger(o.maxStateBytes) && o.maxStateBytes >= 1)) {
+    throw bad('maxStateBytes', 'a positive integer', o.maxStateBytes);
   }
   for (const [kind, policy] of Object.entries(o.stateLostPolicy)) {
     if (policy !== 'refuse' && policy !== 'accept') {

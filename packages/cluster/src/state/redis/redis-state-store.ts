@@ -37,6 +37,7 @@ import {
   type StateLossTarget,
 } from './state-loss-admin';
 import { StateKeys } from './state-keys';
+import { StateSizeCap } from './state-size';
 import { storedInteger } from './stored-fields';
 import { StoreIdentity } from './store-identity';
 import { WriteBatcher } from './write-batcher';
@@ -94,6 +95,7 @@ export class RedisStateStore implements StateStore {
   private readonly ledger: LossLedger;
   private readonly identity: StoreIdentity;
   private readonly guard: LossGuard;
+  private readonly size: StateSizeCap;
   private opening: Promise<void> | undefined;
   private opened = false;
   private closed = false;
@@ -145,6 +147,7 @@ export class RedisStateStore implements StateStore {
       this.logger,
       o.keyPrefix,
     );
+    this.size = new StateSizeCap(client, o.maxStateBytes);
     client.defineCommand(WRITE_COMMAND, { numberOfKeys: 1, lua: WRITE_SCRIPT });
     client.defineCommand(CLEAR_COMMAND, { numberOfKeys: 1, lua: CLEAR_SCRIPT });
     client.defineCommand(MARK_LOST_COMMAND, { numberOfKeys: 1, lua: MARK_LOST_SCRIPT });
@@ -237,7 +240,7 @@ export class RedisStateStore implements StateStore {
     const key = this.keyOf(kind, id);
     for (let attempt = 0; ; attempt++) {
       const [state, v, l, e] = await this.run(kind, id, 'read', () =>
-        this.durableRead(this.client.hmgetBuffer(key, 's', 'v', 'l', 'e')),
+        this.durableRead(this.size.read(kind, id, key)),
       );
       const version = storedInteger(kind, id, key, 'v', v);
       const lost = storedInteger(kind, id, key, 'l', l);
@@ -274,6 +277,7 @@ export class RedisStateStore implements StateStore {
       ? state
       : Buffer.from(state.buffer, state.byteOffset, state.byteLength);
     const key = this.keyOf(kind, id);
+    this.size.checkWrite(kind, id, key, bytes);
     const expected = options.expectedVersion ?? -1;
     const batcher = this.batcher;
     const reply = await this.run(kind, id, 'write', () =>

@@ -114,6 +114,16 @@ if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
 return {0, nextVersion}
 `;
 
+/**
+ * read(key, maxStateBytes) → the fields s, v, l, e (HMGET), or the state's length alone when it
+ * is over maxStateBytes: a value put under the key by another program is never sent whole.
+ */
+export const READ_SCRIPT = `
+local length = redis.call('HSTRLEN', KEYS[1], 's')
+if length > tonumber(ARGV[1]) then return length end
+return redis.call('HMGET', KEYS[1], 's', 'v', 'l', 'e')
+`;
+
 /** Reply codes of the scripts. */
 export const REPLY_OK = 0;
 export const REPLY_VERSION_CONFLICT = 1;
