@@ -2,6 +2,7 @@ import { accessSync, statSync } from 'node:fs';
 import * as protobuf from 'protobufjs';
 import { adminFetch, type Target } from './admin-client';
 import { CliExit, EXIT } from './exit-codes';
+import { checkJson } from './json-request';
 import type { Output } from './commands';
 
 /** Largest .proto file `call` loads (the largest real ones are a few hundred KiB). */
@@ -56,7 +57,7 @@ export async function call(
   }
   let bytes: Uint8Array;
   try {
-    checkFields(requestType, object, '');
+    checkJson(requestType, object);
     bytes = requestType.encode(requestType.fromObject(object as Record<string, unknown>)).finish();
   } catch (err) {
     throw new CliExit(
@@ -126,23 +127,4 @@ function listServices(ns: protobuf.NamespaceBase): string[] {
     else if (nested instanceof protobuf.Namespace) out.push(...listServices(nested));
   }
   return out;
-}
-
-/** Rejects what fromObject would silently drop: non-objects and fields the type does not have. */
-function checkFields(type: protobuf.Type, value: unknown, path: string): void {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new Error(`${path || 'the request'} must be a JSON object`);
-  }
-  for (const [key, v] of Object.entries(value)) {
-    const field =
-      type.fields[key] ??
-      type.fieldsArray.find((f) => f.name === key || f.options?.json_name === key);
-    if (field === undefined) throw new Error(`unknown field ${path}${key}`);
-    field.resolve();
-    const sub = field.resolvedType;
-    if (!(sub instanceof protobuf.Type) || v === null || field.map) continue;
-    if (sub.fullName.startsWith('.google.protobuf.')) continue; // well-known types have JSON forms
-    for (const item of field.repeated && Array.isArray(v) ? v : [v])
-      checkFields(sub, item, `${path}${key}.`);
-  }
 }
