@@ -99,7 +99,7 @@ describe('GrpcGateway against a connection flood', function () {
     await member?.shutdown({ graceful: false });
   });
 
-  it('closes connections past maxConnections as they arrive, and serves its clients meanwhile', async () => {
+  it('holds at most maxConnections through a flood, and serves its clients meanwhile', async () => {
     const client = new grpc.Client(`127.0.0.1:${gateway.port}`, grpc.credentials.createInsecure());
     const open = new Set<net.Socket>();
     try {
@@ -132,7 +132,7 @@ describe('GrpcGateway against a connection flood', function () {
       expect(warned).to.have.length(1);
       expect(warned[0]).to.include({ event: 'refusedConnections', limit: 'maxConnections' });
 
-      // The client connected before the flood is served on its connection.
+      // The client connected before the flood (it made a call: never evicted) is served.
       expect((await divide(client)).byteLength).to.be.greaterThan(0);
       // Once the flood's sockets close, a new client gets in.
       for (const s of open) s.destroy();
@@ -146,6 +146,56 @@ describe('GrpcGateway against a connection flood', function () {
     } finally {
       for (const s of open) s.destroy();
       client.close();
+    }
+  });
+
+  it('lets a new client in while silent and trickling sockets hold every connection', async () => {
+    const own = await GrpcGateway.start({
+      cluster: member,
+      services: [CalculatorGrain.kindName],
+      maxConnections: CAP,
+      logger,
+    });
+    const open = new Set<net.Socket>();
+    const first = new grpc.Client(`127.0.0.1:${own.port}`, grpc.credentials.createInsecure());
+    // Its own connection: grpc-js shares one between clients of one target by default.
+    const late = new grpc.Client(`127.0.0.1:${own.port}`, grpc.credentials.createInsecure(), {
+      'grpc.use_local_subchannel_pool': 1,
+    });
+    try {
+      expect((await divide(first)).byteLength).to.be.greaterThan(0);
+      const channel = first.getChannel();
+      let left = false;
+      const watch = (): void =>
+        channel.watchConnectivityState(channel.getConnectivityState(false), Infinity, () => {
+          if (channel.getConnectivityState(false) !== grpc.connectivityState.READY) left = true;
+          else watch();
+        });
+      watch();
+      // Every other connection: silent ones, and ones that send the HTTP/2 preface and no call.
+      const floods = Array.from({ length: 3 * CAP }, (_, i) => rawSocket(own.port, i, open));
+      await new Promise<void>((resolve) => {
+        const poll = setInterval(() => {
+          if (open.size > CAP - 1 || own.stats.connections < CAP) return;
+          clearInterval(poll);
+          resolve();
+        }, 20);
+      });
+      expect(own.stats.connections).to.equal(CAP);
+      // Before: a new client was closed as it arrived until idleConnectionTimeoutMs (60 s)
+      // closed a flood socket; now it takes the place of the oldest socket that made no call.
+      expect((await divide(late)).byteLength).to.be.greaterThan(0);
+      expect(own.stats.connections).to.equal(CAP);
+      // The client that had made a call kept its connection through the flood.
+      expect((await divide(first)).byteLength).to.be.greaterThan(0);
+      expect(left, 'the first client lost its connection').to.equal(false);
+      for (const s of open) s.destroy();
+      await Promise.all(floods);
+    } finally {
+      for (const s of open) s.destroy();
+      first.close();
+      late.close();
+      await own.close();
     }
   });
 

@@ -19,9 +19,11 @@ export interface CappedListener {
 /**
  * Accepts the gateway's TCP connections through core's ConnectionGuard (the remote port's) and
  * hands them to grpc-js, so at most `maxConnections` are open: grpc-js' own `bindAsync` accepts
- * every socket, each a file descriptor the member's connections share. Past the bound a new
- * connection is closed as it arrives (counted as `refusedConnections`, logged throttled); idle
- * ones are closed by grpc-js (`grpc.max_connection_idle_ms`), so the guard times none out.
+ * every socket, each a file descriptor the member's connections share. At the bound the oldest
+ * connection not yet proven (`guard.proven`: it sent a whole call) makes room for a new one, and
+ * only when every open one is proven is the new one closed as it arrives (both counted as
+ * `refusedConnections`, logged throttled); idle ones are closed by grpc-js
+ * (`grpc.max_connection_idle_ms`), so the guard times none out.
  */
 export async function listenCapped(
   server: grpc.Server,
@@ -34,7 +36,7 @@ export async function listenCapped(
   const injector = server.createConnectionInjector(credentials);
   const events = new EventLog(logger, GATEWAY_LOG_INTERVAL_MS);
   const guard = new ConnectionGuard(
-    { maxConnections },
+    { maxConnections, evictUnprovenAtMax: true },
     (socket: net.Socket) => injector.injectConnection(socket),
     events,
     GATEWAY_NAMES,

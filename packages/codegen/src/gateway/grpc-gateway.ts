@@ -94,10 +94,10 @@ export interface GrpcGatewayOptions {
    */
   idleConnectionTimeoutMs?: number;
   /**
-   * TCP connections open at once; past it a new one is closed as it arrives (counted in
-   * `gateway.stats.refusedConnections`, logged as a warn line at most once per 10 s with the
-   * count). Each is a file descriptor the member's own connections share: without a bound a
-   * client opening sockets faster than `idleConnectionTimeoutMs` closes them could take them all.
+   * TCP connections open at once (each a file descriptor the member's own connections share).
+   * At the bound a new one closes the oldest that has sent no whole call yet (a flood's silent
+   * sockets cannot lock clients out), or is closed as it arrives when all have; counted in
+   * `gateway.stats.refusedConnections`, logged as a warn line at most once per 10 s.
    * @default 1024 (the remote port's `limits.maxConnections`)
    */
   maxConnections?: number;
@@ -112,7 +112,7 @@ export interface GrpcGatewayOptions {
 export interface GrpcGatewayStats {
   /** TCP connections open now. */
   connections: number;
-  /** Connections closed as they arrived because `maxConnections` were open. */
+  /** Connections closed at `maxConnections` (a new one, or one that had made no call). */
   refusedConnections: number;
 }
 
@@ -205,12 +205,16 @@ export class GrpcGateway {
     }
     const services = selectServices(o.services);
     const slots = new ReceiveSlots(o.maxCallsReceiving);
+    // A connection that sent a whole call is a client's, never evicted (set once listening).
+    let proven: (peer: string) => void = () => undefined;
     const server = new grpc.Server({
       'grpc.max_receive_message_length': o.maxMessageBytes,
       'grpc.max_send_message_length': o.maxMessageBytes,
       'grpc.max_concurrent_streams': o.maxStreamsPerConnection,
       'grpc.max_connection_idle_ms': o.idleConnectionTimeoutMs,
-      interceptors: [receiveSlotsInterceptor(slots, o.receiveTimeoutMs, toServiceError)],
+      interceptors: [
+        receiveSlotsInterceptor(slots, o.receiveTimeoutMs, toServiceError, (peer) => proven(peer)),
+      ],
     });
     for (const service of services) {
       const { definition, handlers } = serve(service, o.cluster, o.defaultTimeoutMs);
@@ -224,6 +228,7 @@ export class GrpcGateway {
       o.maxConnections,
       o.logger ?? createStderrLogger(),
     );
+    proven = (peer) => guard.proven(peer);
     return new GrpcGateway(
       server,
       guard,

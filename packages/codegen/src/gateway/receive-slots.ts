@@ -52,6 +52,8 @@ interface ReceiveBounds {
   readonly slots: ReceiveSlots;
   readonly timeoutMs: number;
   readonly refuse: (err: GatewayLimitError) => grpc.StatusObject;
+  /** A call's request arrived whole on the connection of `peer`. */
+  readonly whole: (peer: string) => void;
 }
 
 /**
@@ -71,6 +73,7 @@ class ReceivingCall extends grpc.ServerInterceptingCall {
     const listener = new grpc.ServerListenerBuilder()
       .withOnReceiveHalfClose((next) => {
         this.received();
+        bounds.whole(call.getPeer());
         next();
       })
       .withOnCancel(() => this.received())
@@ -113,13 +116,15 @@ class ReceivingCall extends grpc.ServerInterceptingCall {
 /**
  * A grpc-js server interceptor that makes every call read its request (from its first read to
  * the client's end of stream) inside a slot of `slots`, within `timeoutMs` of its start.
- * `refuse` turns the limit's error into the status the client gets.
+ * `refuse` turns the limit's error into the status the client gets; `whole` hears of each call
+ * whose request arrived whole (its connection is then a client's, not a flood's).
  */
 export function receiveSlotsInterceptor(
   slots: ReceiveSlots,
   timeoutMs: number,
   refuse: (err: GatewayLimitError) => grpc.StatusObject,
+  whole: (peer: string) => void,
 ): grpc.ServerInterceptor {
-  const bounds: ReceiveBounds = { slots, timeoutMs, refuse };
+  const bounds: ReceiveBounds = { slots, timeoutMs, refuse, whole };
   return (method, call) => new ReceivingCall(call, method.path, bounds);
 }

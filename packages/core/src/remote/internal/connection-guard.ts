@@ -4,13 +4,20 @@ import { listenError } from '../../internal/listen-error';
 
 /**
  * The inbound connection bounds of RemoteLimits. A server that closes idle connections itself
- * (the gRPC gateway, through grpc-js) and has no authentication to wait for gives only
- * `maxConnections`: then no connection is pending and none is timed out here.
+ * (the gRPC gateway, through grpc-js) and has no authentication to wait for gives no
+ * `idleConnectionTimeoutMs`: then none is timed out here, and a connection is pending until the
+ * server calls `proven` (the gateway: at its first whole call).
  */
 export interface ConnectionLimits {
   maxConnections: number;
   maxPendingConnections?: number;
   idleConnectionTimeoutMs?: number;
+  /**
+   * At `maxConnections`, close the oldest connection not yet proven (of the source holding the
+   * most) to make room for the new one, and refuse only when every open one is proven. For a
+   * server that can tell a client from a flood only once it has made a call (the gateway).
+   */
+  evictUnprovenAtMax?: boolean;
 }
 
 /** Where the guard counts and logs (throttled) the connections it closes. */
@@ -48,6 +55,7 @@ interface Connection {
  * the source address holding the most pending ones is closed: evicting the oldest overall let
  * a peer that opens connections faster than a member completes its handshake (a slow link, a
  * busy node) close the member's every attempt; now a flood from one address evicts its own.
+ * With `evictUnprovenAtMax` the same choice makes room at `maxConnections`.
  */
 export class ConnectionGuard {
   private readonly server: net.Server;
@@ -105,6 +113,18 @@ export class ConnectionGuard {
     if (c !== undefined && c.links === 0) this.drop(c);
   }
 
+  /**
+   * The connection `peer` proved itself (a gateway client sent a whole call): it is no longer
+   * pending, so a flood at `maxConnections` never evicts it.
+   */
+  proven(peer: string): void {
+    const c = this.connections.get(peer);
+    if (c === undefined) return;
+    this.unpend(c);
+    if (c.idle) clearTimeout(c.idle);
+    c.idle = undefined;
+  }
+
   /** Open connections (for stats and tests). */
   get size(): number {
     return this.connections.size;
@@ -119,6 +139,9 @@ export class ConnectionGuard {
   private accept(socket: net.Socket): void {
     const key = `${socket.remoteAddress}:${socket.remotePort}`;
     const { maxConnections, maxPendingConnections } = this.limits;
+    if (this.connections.size >= maxConnections && this.limits.evictUnprovenAtMax === true) {
+      if (this.pendingCount > 0) this.makeRoom('maxConnections', maxConnections, 'are open');
+    }
     if (this.connections.size >= maxConnections) {
       const limit = this.names.option('maxConnections');
       this.events.report(
@@ -131,16 +154,7 @@ export class ConnectionGuard {
       return;
     }
     if (maxPendingConnections !== undefined && this.pendingCount >= maxPendingConnections) {
-      const oldest = this.oldestOfBusiestSource();
-      const limit = this.names.option('maxPendingConnections');
-      this.events.report(
-        'refusedConnections',
-        'warn',
-        { peer: oldest.key, limit },
-        `${this.names.server} connection closed to make room: ${maxPendingConnections} are not ` +
-          `authenticated (${limit})`,
-      );
-      this.drop(oldest);
+      this.makeRoom('maxPendingConnections', maxPendingConnections, 'are not authenticated');
     }
     const c: Connection = {
       socket,
@@ -154,6 +168,19 @@ export class ConnectionGuard {
     socket.on('error', () => undefined); // the close that follows does the bookkeeping
     this.armIdle(c);
     this.inject(socket);
+  }
+
+  /** Closes the oldest pending connection of the busiest source, at the bound `key`. */
+  private makeRoom(key: keyof ConnectionLimits, bound: number, what: string): void {
+    const oldest = this.oldestOfBusiestSource();
+    const limit = this.names.option(key);
+    this.events.report(
+      'refusedConnections',
+      'warn',
+      { peer: oldest.key, limit },
+      `${this.names.server} connection closed to make room: ${bound} ${what} (${limit})`,
+    );
+    this.drop(oldest);
   }
 
   /** The pending connection to close at the bound (there is one: the bound is at least 1). */
@@ -181,9 +208,9 @@ export class ConnectionGuard {
   }
 
   private armIdle(c: Connection): void {
+    this.pend(c);
     const timeoutMs = this.limits.idleConnectionTimeoutMs;
     if (timeoutMs === undefined) return;
-    this.pend(c);
     if (c.idle) clearTimeout(c.idle);
     c.idle = setTimeout(() => {
       const limit = this.names.option('idleConnectionTimeoutMs');
