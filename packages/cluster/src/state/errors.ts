@@ -184,7 +184,8 @@ export class StateDurabilityError extends StateStoreError {
 /**
  * The store refused a write or clear outright and wrote nothing: Redis answered with an error
  * that is not a passing state (`OOM` past `maxmemory`, `MISCONF` after a failed save, a script
- * error), unlike StateUnavailableError whose outcome is unknown. The activation deactivates
+ * error), or a write refusal that may pass (`READONLY` from a replica, `NOREPLICAS`), unlike
+ * StateUnavailableError whose outcome is unknown. The activation deactivates
  * without writing, so the change it held in memory is dropped with the refused call and the next
  * call loads what the store holds; `reply` is the server's answer.
  */

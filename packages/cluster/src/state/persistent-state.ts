@@ -65,8 +65,8 @@ export interface PersistentStateOptions<T> {
  *    docs/durability.md): as rule 5, reject the caller and deactivate without writing; what the
  *    next activation loads is up to the kind's lost-state policy.
  * 8. StateWriteRefusedError, StateTooLargeError or StateDurabilityError (the store refused the
- *    write and wrote nothing: Redis out of memory, unable to persist, a state over the store's
- *    maxStateBytes, short of the durability level): as rule 5.
+ *    write and wrote nothing: Redis out of memory, unable to persist, a replica, short of
+ *    replicas, a state over the store's maxStateBytes, short of the durability level): as rule 5.
  *    The change held in memory belongs to the refused call; a later write would apply it.
  *
  * @example

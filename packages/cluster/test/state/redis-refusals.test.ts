@@ -4,36 +4,11 @@ import { startRedis, type RedisHandle } from '@granary/testkit';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import type { Cluster } from '../../src/cluster';
-import type { GrainContext } from '../../src/grains/grain';
-import { GrainWithState } from '../../src/grains/grain-state';
-import { kind } from '../../src/grains/kind';
-import { PersistentGrain } from '../../src/grains/persistent-grain';
 import { StateWriteRefusedError } from '../../src/state/errors';
 import { RedisStateStore } from '../../src/state/redis/redis-state-store';
 import { MemoryNodes } from '../grains/memory-nodes';
-
-/** A counter as the README writes one: change the state, then store it. */
-class DeclaredCounter extends GrainWithState<{ n: number }> {
-  override async receive(ctx: GrainContext): Promise<number> {
-    if (ctx.message === 'get') return this.state.n;
-    this.state.n++;
-    await this.writeState();
-    return this.state.n;
-  }
-}
-
-class PersistentCounter extends PersistentGrain<{ n: number }> {
-  constructor(store: RedisStateStore) {
-    super({ store, initial: () => ({ n: 0 }) });
-  }
-
-  async receive(ctx: GrainContext): Promise<number> {
-    if (ctx.message === 'get') return this.state.n;
-    this.state.n++;
-    await this.writeState();
-    return this.state.n;
-  }
-}
+import { untilInfo } from './fixtures/redis-info';
+import { counterKinds } from './fixtures/write-counters';
 
 const KINDS = ['declared', 'persistent'] as const;
 
@@ -66,23 +41,15 @@ const FAULTS: {
       await admin.config('SET', 'save', '3600 1');
       rmSync(dir, { recursive: true });
       await admin.bgsave();
-      await until(admin, /rdb_last_bgsave_status:err/);
+      await untilInfo(admin, 'persistence', /rdb_last_bgsave_status:err/);
     },
     allow: async (admin, redis) => {
       await admin.config('SET', 'dir', redis.dataDir!);
       await admin.bgsave();
-      await until(admin, /rdb_last_bgsave_status:ok/);
+      await untilInfo(admin, 'persistence', /rdb_last_bgsave_status:ok/);
     },
   },
 ];
-
-async function until(admin: Redis, status: RegExp): Promise<void> {
-  const end = Date.now() + 10_000;
-  while (!status.test(await admin.info('persistence'))) {
-    if (Date.now() > end) throw new Error(`Redis never reported ${String(status)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('Redis refusing writes (OOM, MISCONF) under grain calls', function () {
   this.timeout(60_000);
@@ -97,13 +64,7 @@ describe('Redis refusing writes (OOM, MISCONF) under grain calls', function () {
     redis = await startRedis({ args: ['--enable-protected-configs', 'yes'] });
     admin = new Redis(redis.url);
     store = new RedisStateStore({ url: redis.url, commandTimeoutMs: 1000 });
-    nodes = new MemoryNodes(() => [
-      kind('declared', () => new DeclaredCounter(), {
-        shardCount: 4,
-        state: { store, initial: () => ({ n: 0 }) },
-      }),
-      kind('persistent', () => new PersistentCounter(store), { shardCount: 4 }),
-    ]);
+    nodes = new MemoryNodes(() => counterKinds(store));
     member = await nodes.add('o1');
   });
   after(async () => {

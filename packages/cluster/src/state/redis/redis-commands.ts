@@ -3,7 +3,7 @@ import type { ClusterLogger } from '../../internal/logger';
 import { StateStoreError, StateUnavailableError, StateWriteRefusedError } from '../errors';
 import { DurabilityShortfall } from './durable-ack';
 import { SilentConnection } from './silent-connection';
-import { TRANSIENT_REPLIES } from './transient-replies';
+import { TRANSIENT_REPLIES, WRITE_REFUSED_REPLIES } from './transient-replies';
 
 type ScriptFn = (...args: (string | number | Uint8Array)[]) => Promise<(number | string)[]>;
 /** The client with the store's scripts defined on it (ioredis defineCommand). */
@@ -128,10 +128,14 @@ export class RedisCommands {
     }
     if (err instanceof StateStoreError) return err;
     const isReply = err instanceof Error && err.name === 'ReplyError';
-    if (isReply && !TRANSIENT_REPLIES.test(message)) {
+    const writing = op === 'write' || op === 'clear';
+    if (
+      isReply &&
+      (!TRANSIENT_REPLIES.test(message) || (writing && WRITE_REFUSED_REPLIES.test(message)))
+    ) {
       // A refused command did not run (a script's writes are refused before its first one):
       // the writer must learn that nothing was written, not an unknown outcome.
-      if (op === 'write' || op === 'clear') {
+      if (writing) {
         return new StateWriteRefusedError(kind, id, op, message, { cause: err });
       }
       const what = op === 'open' ? 'state store open' : `state ${op} of ${kind}/${id}`;
