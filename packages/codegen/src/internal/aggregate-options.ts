@@ -1,4 +1,4 @@
-import { skipEnd } from './proto-source';
+import { rewriteCode, skipEnd } from './proto-source';
 
 /*
  * An option's aggregate value (`option (x) = { ... };`) is protobuf text format, which protoc
@@ -12,23 +12,12 @@ import { skipEnd } from './proto-source';
 export function normalizeAggregates(source: string): string {
   // Any '<' may be in an aggregate (after a nested `}` too); most files have none, or only maps.
   if (!source.includes('#') && !source.includes('<')) return source;
-  let out = '';
-  let i = 0;
-  while (i < source.length) {
-    const end = skipEnd(source, i);
-    if (end > i) {
-      out += source.slice(i, end);
-      i = end;
-    } else if (source[i] === '=' && /^=\s*\{/.test(source.slice(i, i + 200))) {
-      const open = source.indexOf('{', i);
-      const close = aggregateEnd(source, open);
-      out += source.slice(i, open) + rewrite(source.slice(open, close));
-      i = close;
-    } else {
-      out += source[i++];
-    }
-  }
-  return out;
+  return rewriteCode(source, (i) => {
+    if (source[i] !== '=' || !/^=\s*\{/.test(source.slice(i, i + 200))) return undefined;
+    const open = source.indexOf('{', i);
+    const close = aggregateEnd(source, open);
+    return { text: source.slice(i, open) + rewrite(source.slice(open, close)), end: close };
+  });
 }
 
 /** Where the aggregate value opening at `open` (its `{`) ends, past its closing brace. */
@@ -54,25 +43,12 @@ function aggregateEnd(source: string, open: number): number {
 
 /** One aggregate value: `<` `>` as braces, `#` comments blanked (lines kept for errors). */
 function rewrite(aggregate: string): string {
-  let out = '';
-  let i = 0;
-  while (i < aggregate.length) {
-    const end = skipEnd(aggregate, i);
-    if (end > i) {
-      out += aggregate.slice(i, end);
-      i = end;
-      continue;
-    }
+  return rewriteCode(aggregate, (i) => {
     const c = aggregate[i];
-    if (c === '#') {
-      const nl = aggregate.indexOf('\n', i);
-      const stop = nl < 0 ? aggregate.length : nl;
-      out += ' '.repeat(stop - i);
-      i = stop;
-    } else {
-      out += c === '<' ? '{' : c === '>' ? '}' : c;
-      i++;
-    }
-  }
-  return out;
+    if (c === '<' || c === '>') return { text: c === '<' ? '{' : '}', end: i + 1 };
+    if (c !== '#') return undefined;
+    const nl = aggregate.indexOf('\n', i);
+    const stop = nl < 0 ? aggregate.length : nl;
+    return { text: ' '.repeat(stop - i), end: stop };
+  });
 }

@@ -51,10 +51,19 @@ export function checkOptions(
 ): void {
   for (const { kind, scope, file, options } of declared) {
     const optionsType = descriptor.lookupType(`google.protobuf.${OPTIONS_OF.get(kind) ?? ''}`);
+    // protoc refuses a non-repeated option set twice on one declaration (`[(x) = 1, (x) = 2]`).
+    const set = new Set<string>();
     for (const entry of options) {
       for (const [written, inner] of Object.entries(entry)) {
         const [name, value] = unflatten(written, inner);
-        const problem = optionProblem(name, value, kind, scope, optionsType, visible(file));
+        const again =
+          set.has(written) &&
+          (typeof inner !== 'object' || inner === null) &&
+          optionField(name, scope, optionsType)?.repeated === false;
+        set.add(written);
+        const problem = again
+          ? `option "${name}" was already set`
+          : optionProblem(name, value, kind, scope, optionsType, visible(file));
         if (problem === undefined) continue;
         const custom = /^\(([^)]*)\)/.exec(name)?.[1];
         const at =
@@ -109,6 +118,14 @@ function optionProblem(
     return `option "(${fullName})" is defined in ${ext.filename}, which is not imported`;
   }
   return valueProblem(ext, value, `option "(${fullName})"`);
+}
+
+/** The field of `optionsType` (or extension of it) that option `name` sets, when it resolves. */
+function optionField(name: string, scope: Namespace, optionsType: Type): Field | undefined {
+  const custom = /^\(([^)]*)\)$/.exec(name)?.[1];
+  if (custom === undefined) return optionsType.fields[name] as Field | undefined;
+  const ext = scope.lookup(custom.replace(/^\./, '')) ?? scope.root.lookup(custom);
+  return ext instanceof Field ? ext : undefined;
 }
 
 /** The options of every declaration below `ns` (file options are gathered per file elsewhere). */

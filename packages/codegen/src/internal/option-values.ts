@@ -1,5 +1,6 @@
 import { Enum, MapField, Type } from 'protobufjs';
 import type { Field } from 'protobufjs';
+import { rawOptionValue, rawValueProblem } from './raw-option-values';
 
 /*
  * An option's value against the type of the option (or of the field of its message a path or
@@ -18,6 +19,8 @@ export function valueProblem(field: Field, value: unknown, path: string): string
     }
     return undefined;
   }
+  const raw = rawOptionValue(value);
+  if (raw !== undefined) return rawValueProblem(field, raw, path);
   if (field instanceof MapField) return mapEntryProblem(field, value, path);
   const type = field.resolve().resolvedType;
   if (type instanceof Type) return messageProblem(type, value, path);

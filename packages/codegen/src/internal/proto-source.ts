@@ -43,6 +43,34 @@ export function escapeProtoSource(source: string, file: string): string {
   return out;
 }
 
+/**
+ * `source` with code (not string literals or comments) rewritten where `at(i)` answers: its text
+ * replaces `source` from `i` up to its `end`; elsewhere each character is kept.
+ */
+export function rewriteCode(
+  source: string,
+  at: (i: number) => { readonly text: string; readonly end: number } | undefined,
+): string {
+  let out = '';
+  let i = 0;
+  while (i < source.length) {
+    const end = skipEnd(source, i);
+    if (end > i) {
+      out += source.slice(i, end);
+      i = end;
+      continue;
+    }
+    const replaced = at(i);
+    if (replaced === undefined) {
+      out += source[i++];
+    } else {
+      out += replaced.text;
+      i = replaced.end;
+    }
+  }
+  return out;
+}
+
 /** Where a string literal or comment starting at `i` ends (`i` when none starts there). */
 export function skipEnd(source: string, i: number): number {
   const c = source[i];

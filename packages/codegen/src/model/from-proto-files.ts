@@ -5,6 +5,7 @@ import type { IParserResult, ReflectionObject } from 'protobufjs';
 import { ProtoParseError, UnsupportedProtoError } from '../errors';
 import { escapeProtoSource, unescapeIdentifier } from '../internal/proto-source';
 import { normalizeAggregates } from '../internal/aggregate-options';
+import { captureRawOptionValues } from '../internal/raw-option-values';
 import { checkDeclarations } from '../internal/check-declarations';
 import { checkImports, visibleFiles } from '../internal/check-imports';
 import {
@@ -114,8 +115,8 @@ export function loadProtoFiles(
       includeDirs,
       importer === undefined ? undefined : sources.get(importer),
     );
-    const source = normalizeAggregates(
-      normalizeStringLiterals(escapeProtoSource(readSource(path, name), name)),
+    const source = captureRawOptionValues(
+      normalizeAggregates(normalizeStringLiterals(escapeProtoSource(readSource(path, name), name))),
     );
     syntaxes.set(name, syntaxOf(source));
     sources.set(name, source);
