@@ -64,6 +64,8 @@ export class Activator implements ActivationHost {
   longTurns = 0;
   /** Turns found stuck past turnTimeoutMs. */
   timedOutTurns = 0;
+  /** Requests whose turn returned undefined without respond(): their callers got no reply. */
+  noReplies = 0;
   /** Served-turn statistics, while enabled (HostedGrains.enableStats). */
   stats: KindStats | undefined = undefined;
   /** Messages posted to activations and not finished (the kind's total mailbox depth). */
@@ -177,6 +179,23 @@ export class Activator implements ActivationHost {
     if (to === undefined) return;
     const error = OverloadedError.of(limit, this.services.cluster.id, this.def.name, identity);
     this.services.reply(to, error);
+  }
+
+  /**
+   * A request's turn returned undefined and did not respond: counted, logged at warn once per
+   * kind, since its caller only learns of it at its deadline (as DeadlineExceededError).
+   */
+  noReply(a: Activation, message: unknown): void {
+    if (this.noReplies++ > 0) return;
+    this.services.logger.warn(
+      {
+        grain: `${this.def.name}/${a.identity}`,
+        kind: this.def.name,
+        identity: a.identity,
+        message: describeMessage(message),
+      },
+      'a grain turn returned undefined to a request and did not call ctx.respond: no reply is sent and the caller waits until its deadline; return a value (null for none) or use cluster.send (logged once per kind)',
+    );
   }
 
   /**
@@ -370,4 +389,10 @@ export class Activator implements ActivationHost {
       ...(reason === undefined ? {} : { reason }),
     });
   }
+}
+
+/** A message's type for a log line (never its content: it may hold a user's data). */
+function describeMessage(message: unknown): string {
+  if (message === null || typeof message !== 'object') return typeof message;
+  return (message as object).constructor?.name ?? 'object';
 }

@@ -76,6 +76,8 @@ export interface TurnHost {
   readonly gate: ShardGate;
   readonly services: GrainServices;
   requestDeactivate(grain: TurnGrain, reason: DeactivationReason): void;
+  /** A request's turn returned undefined without respond(): its caller gets no reply. */
+  noReply(grain: TurnGrain, message: unknown): void;
 }
 
 /** What a turn's context needs of its activation. */
@@ -316,7 +318,12 @@ export class GrainTurnContext implements GrainContext {
     // A reminder fire is answered when its turn ends, whatever the grain returned: its owner
     // learns that the turn ended without throwing (a job is done then).
     if (value === undefined && isReminderFire(this.message)) value = true;
-    if (value !== undefined && !this.responded && this.answerable) this.respond(value);
+    if (value !== undefined) {
+      if (!this.responded && this.answerable) this.respond(value);
+    } else if (!this.responded && this.header?.[H_ACK] !== '1' && this.sender !== undefined) {
+      // A requester (not a send's) waits for an answer that will not come: say so.
+      this.activation.host.noReply(this.activation, this.message);
+    }
   }
 
   /** @internal the turn threw: a requester gets GrainError, a send is logged. */
