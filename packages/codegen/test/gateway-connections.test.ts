@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,17 +7,13 @@ import { expect } from 'chai';
 import * as grpc from '@grpc/grpc-js';
 import { InvalidOptionError, type Logger } from '@granary/core';
 import type { Cluster } from '@granary/cluster';
+import { openFds } from '@granary/testkit';
 import { GrpcGateway } from '../src/gateway';
-import { CalculatorGrain, DivideRequest } from './golden/e2e/calculator.granary';
-import { DIVIDE, startDivideMember } from './helpers/divide-member';
+import { CalculatorGrain } from './golden/e2e/calculator.granary';
+import { divide, startDivideMember } from './helpers/divide-member';
 
 const CAP = 20;
 const FLOOD = 600;
-
-/** This process's open file descriptors (client and gateway sockets both live here). */
-function openFds(): number {
-  return readdirSync('/proc/self/fd').length;
-}
 
 /** A throwaway self-signed certificate for 127.0.0.1 (EC P-256, one day). */
 function selfSigned(): { cert: Buffer; key: Buffer } {
@@ -36,23 +32,6 @@ function selfSigned(): { cert: Buffer; key: Buffer } {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-/** A unary Divide through grpc-js on `client` (its connection is opened at the first call). */
-function divide(client: grpc.Client): Promise<Buffer> {
-  const md = new grpc.Metadata();
-  md.set('granary-identity', 'legit');
-  return new Promise<Buffer>((resolve, reject) =>
-    client.makeUnaryRequest(
-      DIVIDE,
-      (b: Buffer) => b,
-      (b: Buffer) => b,
-      Buffer.from(DivideRequest.encode({ dividend: '9', divisor: '3' })),
-      md,
-      { deadline: Date.now() + 5000 },
-      (err, res) => (err ? reject(err) : resolve(res!)),
-    ),
-  );
 }
 
 /** Opens a raw socket (every other one sends the HTTP/2 preface); resolves when it is closed. */
@@ -127,7 +106,11 @@ describe('GrpcGateway against a connection flood', function () {
       expect(open.size).to.equal(CAP - 1);
       // Both ends of the sockets still open, and a few the runtime opened meanwhile.
       expect(openFds() - fdsBefore).to.be.at.most(2 * (CAP - 1) + 10);
-      expect(gateway.stats).to.deep.equal({ connections: CAP, refusedConnections: refused });
+      expect(gateway.stats).to.deep.equal({
+        connections: CAP,
+        refusedConnections: refused,
+        closedBeforeUse: 0,
+      });
       // Throttled: one line for the first refusal, the rest counted for the summary.
       expect(warned).to.have.length(1);
       expect(warned[0]).to.include({ event: 'refusedConnections', limit: 'maxConnections' });

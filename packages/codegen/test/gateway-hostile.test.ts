@@ -3,10 +3,11 @@ import * as net from 'node:net';
 import { expect } from 'chai';
 import * as grpc from '@grpc/grpc-js';
 import { InvalidOptionError } from '@granary/core';
+import { NON_GRPC_PAYLOADS, closedAfter, openFds } from '@granary/testkit';
 import type { Cluster } from '@granary/cluster';
 import { ERROR_CODE_TRAILER, GrpcGateway } from '../src/gateway';
-import { CalculatorGrain, DivideRequest } from './golden/e2e/calculator.granary';
-import { DIVIDE, startDivideMember } from './helpers/divide-member';
+import { CalculatorGrain } from './golden/e2e/calculator.granary';
+import { DIVIDE, divide, startDivideMember } from './helpers/divide-member';
 
 /** How a raw HTTP/2 call ended: its grpc-status and Granary error code. */
 interface Ended {
@@ -81,21 +82,8 @@ describe('GrpcGateway against a hostile client', function () {
       partialCall(session, 3 * 1024 * 1024, 1024 * 1024),
     );
     const client = new grpc.Client(`127.0.0.1:${gateway.port}`, grpc.credentials.createInsecure());
-    const request = DivideRequest.encode({ dividend: '9', divisor: '3' });
     try {
-      const md = new grpc.Metadata();
-      md.set('granary-identity', 'legit');
-      const reply = await new Promise<Buffer>((resolve, reject) =>
-        client.makeUnaryRequest(
-          DIVIDE,
-          (b: Buffer) => b,
-          (b: Buffer) => b,
-          Buffer.from(request),
-          md,
-          { deadline: Date.now() + 5000 },
-          (err, res) => (err ? reject(err) : resolve(res!)),
-        ),
-      );
+      const reply = await divide(client);
       expect(reply.byteLength).to.be.greaterThan(0);
     } finally {
       client.close();
@@ -122,6 +110,27 @@ describe('GrpcGateway against a hostile client', function () {
     ]);
     expect(at, 'every connection closed within 10 s').to.be.an('array');
     expect(Math.max(...at!) - started).to.be.below(5000);
+  });
+
+  it('closes HTTP/1, TLS and garbage at once, counts them, holds no descriptor, and serves clients meanwhile', async () => {
+    for (const [what, payload] of NON_GRPC_PAYLOADS) {
+      expect(await closedAfter(gateway.port, payload), what).to.be.below(2000);
+    }
+    const fds = openFds();
+    const before = gateway.stats.closedBeforeUse;
+    const floods = Array.from({ length: 200 }, (_, i) =>
+      closedAfter(gateway.port, NON_GRPC_PAYLOADS[i % NON_GRPC_PAYLOADS.length]![1]),
+    );
+    const client = new grpc.Client(`127.0.0.1:${gateway.port}`, grpc.credentials.createInsecure());
+    try {
+      expect((await divide(client, 'after-http1')).byteLength).to.be.greaterThan(0);
+    } finally {
+      client.close();
+    }
+    await Promise.all(floods);
+    // Counted (before: not at all), and nothing held past the flood.
+    expect(gateway.stats.closedBeforeUse - before).to.equal(200);
+    expect(openFds() - fds).to.be.at.most(10);
   });
 
   it('refuses a bound that is not a positive integer', async () => {

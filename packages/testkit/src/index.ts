@@ -42,6 +42,7 @@ export { waitUntil } from './wait-until';
 export type { Subscribe } from './wait-until';
 export { ManualClock } from './manual-clock';
 export { AckLedger } from './checks/ack-ledger';
+export { NON_GRPC_PAYLOADS, closedAfter, openFds } from './checks/non-grpc-traffic';
 export type { AckReport } from './checks/ack-ledger';
 export { applyOp, emptyOpCounter, isOpMessage } from './checks/idempotent-ops';
 export type { OpCounterState, OpMessage, OpReply } from './checks/idempotent-ops';

@@ -114,6 +114,8 @@ export interface GrpcGatewayStats {
   connections: number;
   /** Connections closed at `maxConnections` (a new one, or one that had made no call). */
   refusedConnections: number;
+  /** Connections that sent bytes and ended with no whole call (HTTP/1, garbage, idle after the preface). */
+  closedBeforeUse: number;
 }
 
 /** Defaults of {@link GrpcGatewayOptions}. */
@@ -229,20 +231,16 @@ export class GrpcGateway {
       o.logger ?? createStderrLogger(),
     );
     proven = (peer) => guard.proven(peer);
-    return new GrpcGateway(
-      server,
-      guard,
-      events,
-      port,
-      services.map((s) => s.kindName),
-    );
+    const kinds = services.map((s) => s.kindName);
+    return new GrpcGateway(server, guard, events, port, kinds);
   }
 
-  /** Connections open now and those refused at `maxConnections`. */
+  /** Connections open now, those refused at `maxConnections`, those ended before any use. */
   get stats(): GrpcGatewayStats {
     return {
       connections: this.guard.size,
       refusedConnections: this.events.stats.refusedConnections,
+      closedBeforeUse: this.events.stats.closedBeforeUse,
     };
   }
 

@@ -1,5 +1,10 @@
+import * as grpc from '@grpc/grpc-js';
 import { Cluster, MemoryClusterTable, MemoryProvider } from '@granary/cluster';
-import { CalculatorGrain, calculatorKind } from '../golden/e2e/calculator.granary';
+import {
+  CalculatorGrain,
+  DivideRequest as DivideRequestCodec,
+  calculatorKind,
+} from '../golden/e2e/calculator.granary';
 import type { DivideReply, DivideRequest } from '../golden/e2e/calculator.granary';
 
 /** The gRPC path of Calculator's Divide, as a gateway serves it. */
@@ -26,4 +31,21 @@ export function startDivideMember(name: string, id: string): Promise<Cluster> {
     remote: { host: '127.0.0.1', port: 0 },
     shardCount: 4,
   });
+}
+
+/** A unary Divide of grain `identity` through grpc-js on `client` (it connects at its first call). */
+export function divide(client: grpc.Client, identity = 'legit'): Promise<Buffer> {
+  const md = new grpc.Metadata();
+  md.set('granary-identity', identity);
+  return new Promise<Buffer>((resolve, reject) =>
+    client.makeUnaryRequest(
+      DIVIDE,
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      Buffer.from(DivideRequestCodec.encode({ dividend: '9', divisor: '3' })),
+      md,
+      { deadline: Date.now() + 5000 },
+      (err, res) => (err ? reject(err) : resolve(res!)),
+    ),
+  );
 }

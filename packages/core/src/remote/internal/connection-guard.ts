@@ -45,6 +45,10 @@ interface Connection {
   /** Authenticated links open on it. */
   links: number;
   idle: NodeJS.Timeout | undefined;
+  /** An authenticated link opened on it, or (gateway) a whole call arrived: it was used. */
+  used: boolean;
+  /** Closed by the guard for a limit (counted there). */
+  dropped: boolean;
 }
 
 /**
@@ -92,6 +96,7 @@ export class ConnectionGuard {
     const c = this.connections.get(peer);
     if (c === undefined) return;
     c.links++;
+    c.used = true;
     this.unpend(c);
     if (c.idle) clearTimeout(c.idle);
     c.idle = undefined;
@@ -120,6 +125,7 @@ export class ConnectionGuard {
   proven(peer: string): void {
     const c = this.connections.get(peer);
     if (c === undefined) return;
+    c.used = true;
     this.unpend(c);
     if (c.idle) clearTimeout(c.idle);
     c.idle = undefined;
@@ -162,9 +168,11 @@ export class ConnectionGuard {
       source: socket.remoteAddress ?? '',
       links: 0,
       idle: undefined,
+      used: false,
+      dropped: false,
     };
     this.connections.set(key, c);
-    socket.on('close', () => this.forget(c));
+    socket.on('close', () => this.closed(c));
     socket.on('error', () => undefined); // the close that follows does the bookkeeping
     this.armIdle(c);
     this.inject(socket);
@@ -225,7 +233,23 @@ export class ConnectionGuard {
     c.idle.unref();
   }
 
+  /**
+   * A connection ended. One that sent bytes and was never used, nor closed here for a limit,
+   * sent what gRPC's HTTP/2 layer refuses (it closes at once): counted, no bytes: a TCP probe.
+   */
+  private closed(c: Connection): void {
+    this.forget(c);
+    if (c.used || c.dropped || c.socket.bytesRead === 0) return;
+    this.events.report(
+      'closedBeforeUse',
+      'info',
+      { peer: c.key, bytes: c.socket.bytesRead },
+      `${this.names.server} connection ended before any use (not a gRPC client's, or one gone mid-handshake)`,
+    );
+  }
+
   private drop(c: Connection): void {
+    c.dropped = true;
     this.forget(c);
     c.socket.destroy();
   }

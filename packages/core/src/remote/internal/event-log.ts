@@ -12,6 +12,12 @@ export interface RemoteStats {
   refusedConnections: number;
   /** Inbound connections closed for having no authenticated link (idleConnectionTimeoutMs). */
   idleConnections: number;
+  /**
+   * Inbound connections that sent bytes and ended before any use (no authenticated link; at a
+   * gateway, no whole call), other than those closed for a limit: HTTP/1 or TLS sent to the
+   * port, garbage, a peer gone mid-handshake. gRPC's HTTP/2 layer closes such bytes at once.
+   */
+  closedBeforeUse: number;
   /** Links closed because the peer stopped reading (PeerNotReadingError). */
   peersNotReading: number;
   /** Links replaced after their path was lost and came back (LinkLostError). */
@@ -40,6 +46,7 @@ export function zeroStats(): RemoteStats {
     limitExceeded: 0,
     refusedConnections: 0,
     idleConnections: 0,
+    closedBeforeUse: 0,
     peersNotReading: 0,
     linksLost: 0,
     forbiddenMessages: 0,
