@@ -15,7 +15,7 @@ export class CodegenError extends GranaryError {
 
 /**
  * A .proto feature the generator does not support: editions, a field typed with a
- * google/protobuf type other than the well-known ones, a 64-bit or non-ASCII bytes default.
+ * google/protobuf type other than the well-known ones, a non-ASCII bytes default.
  */
 export class UnsupportedProtoError extends CodegenError {
   static override readonly code = 'ERR_UNSUPPORTED_PROTO';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProtoParseError, UnsupportedProtoError } from '../src/errors';
@@ -92,18 +92,33 @@ describe('errors', () => {
     ).to.throw(UnsupportedProtoError, /ed.proto/);
   });
 
-  it('a 64-bit [default] beyond 2^53 is refused the same way by both commands', () => {
+  it('a 64-bit [default] past 2^53 is read exactly, the same by both commands', () => {
     const source =
-      'syntax = "proto2";\npackage d;\nmessage A { optional uint64 n = 1 [default = 9007199254740993]; }\n';
+      'syntax = "proto2";\npackage d;\nmessage A {\n' +
+      '  optional uint64 n = 1 [deprecated = true, default = 18446744073709551615];\n' +
+      '  optional int64 m = 2 [default = -0x8000000000000000];\n' +
+      '  optional sfixed64 o = 3 [default = 0777777777777777777777];\n' +
+      '  optional int32 default = 4;\n}\n';
     writeFileSync(join(dir, 'd.proto'), source);
-    const err = generateFrom(dir, 'd.proto');
-    expect(err).to.be.instanceOf(UnsupportedProtoError);
-    expect((err as Error).message)
-      .to.contain('d.A.n in d.proto')
-      .and.contain('2^53');
+    const [viaCli] = generate(loadProtoFiles([join(dir, 'd.proto')], { includeDirs: [dir] }));
+    expect(viaCli?.content)
+      .to.contain('"default":"18446744073709551615"')
+      .and.contain('"default":"-9223372036854775808"')
+      .and.contain('"default":"9223372036854775807"');
     const viaProtoc = protocPlugin(dir, 'd.proto');
-    expect(viaProtoc.status).to.not.equal(0);
-    expect(viaProtoc.stderr).to.contain((err as Error).message);
+    expect(viaProtoc.status, viaProtoc.stderr).to.equal(0);
+    expect(readFileSync(join(dir, 'd.granary.ts'), 'utf8')).to.equal(viaCli?.content);
+  });
+
+  it('a 64-bit [default] past its range is refused at its line, as protoc refuses it', () => {
+    const source =
+      'syntax = "proto2";\npackage d;\nmessage A {\n' +
+      '  optional int64 n = 1 [default = 9223372036854775808];\n}\n';
+    writeFileSync(join(dir, 'd.proto'), source);
+    expect(protocPlugin(dir, 'd.proto').status).to.not.equal(0);
+    const err = generateFrom(dir, 'd.proto');
+    expect(err).to.be.instanceOf(ProtoParseError);
+    expect((err as Error).message).to.match(/^d\.proto:4: .*9223372036854775808 is out of range/);
   });
 
   it('a bytes [default] with bytes above 0x7f is refused the same way by both commands', () => {

@@ -1,6 +1,7 @@
 import { Enum, Type } from 'protobufjs';
 import type { Field } from 'protobufjs';
 import { SCALAR_TYPES } from '../model/model';
+import { INTEGER_RANGES, integerTokenValue, rawDefaultToken } from './raw-option-values';
 
 /*
  * `[default = ...]` and `[packed = ...]` as protoc checks them. protobufjs's parser reads a
@@ -37,11 +38,30 @@ export function fieldOptionProblem(f: Field): string | undefined {
   return defaultProblem(f, options.default);
 }
 
+/**
+ * An integer [default] past 2^53, as written: exact in a 64-bit field's range (protoc: "Integer
+ * out of range" past it, "Unsigned field can't have negative default value"), a double or float
+ * takes it, anything else refuses it as it refuses a smaller number.
+ */
+function rawDefaultProblem(f: Field, raw: string): string | undefined {
+  if (f.type === 'double' || f.type === 'float') return undefined;
+  const range = f.type.endsWith('64') ? INTEGER_RANGES[f.type] : undefined;
+  if (range === undefined || f.resolvedType !== null) return defaultProblem(f, Number(raw));
+  const value = integerTokenValue(raw);
+  if (value < 0n && range[0] === 0n) return "unsigned field can't have negative default value";
+  return value < range[0] || value > range[1]
+    ? `[default] ${raw} is out of range for ${f.type} (${range[0]} to ${range[1]})`
+    : undefined;
+}
+
 function isPackable(f: Field): boolean {
   return f.resolvedType instanceof Enum || (f.resolvedType === null && PACKABLE.has(f.type));
 }
 
-function defaultProblem(f: Field, value: unknown): string | undefined {
+function defaultProblem(f: Field, written: unknown): string | undefined {
+  const raw = rawDefaultToken(written);
+  if (raw !== undefined) return rawDefaultProblem(f, raw);
+  const value = written;
   const type = f.resolvedType;
   if (type instanceof Type) return "messages can't have default values";
   if (type instanceof Enum) {

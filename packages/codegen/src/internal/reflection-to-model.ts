@@ -2,6 +2,7 @@ import { Enum, Field, MapField, type Service, Type } from 'protobufjs';
 import type { ReflectionObject } from 'protobufjs';
 import { UnsupportedProtoError } from '../errors';
 import { defaultFromProtobufjs } from '../model/defaults';
+import { integerTokenValue, rawDefaultToken } from './raw-option-values';
 import { SCALAR_TYPES, isOptionExtendee, refuseMessageSet } from '../model/model';
 import type {
   EnumModel,
@@ -116,7 +117,10 @@ function fieldModel(
   const options = (f.options ?? {}) as Record<string, unknown>;
   if (typeof options.packed === 'boolean') model.packed = options.packed;
   if (options.default !== undefined) {
-    model.defaultValue = defaultFromProtobufjs(options.default, type, where);
+    // An integer past 2^53 comes as its token (raw-option-values.ts), read here exactly.
+    const raw = rawDefaultToken(options.default);
+    const value = raw === undefined ? options.default : integerTokenValue(raw).toString();
+    model.defaultValue = defaultFromProtobufjs(value, type, where);
   }
   if (group !== undefined) model.group = true;
   return model;

@@ -5,9 +5,9 @@ import type { DefaultValue, TypeRef } from './model';
 /*
  * proto2 `[default = ...]` as both front ends read it, normalized to one `DefaultValue` so the
  * two commands embed the same bytes. protoc hands the default over as text (C-escaped for
- * bytes, decimal for integers, `inf`/`nan` for floats); protobufjs as the parsed JS value. Where
- * protobufjs cannot be exact (64-bit integers past 2^53, non-ASCII bytes), both refuse the same
- * way, so the two commands never disagree.
+ * bytes, decimal for integers, `inf`/`nan` for floats); protobufjs as the parsed JS value, or a
+ * 64-bit integer past 2^53 as a decimal string read from its token. Where protobufjs cannot be
+ * exact (non-ASCII bytes), both refuse the same way, so the two commands never disagree.
  */
 
 const LONG_TYPES = new Set(['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64']);
@@ -30,7 +30,7 @@ export function defaultFromProtoc(text: string, type: TypeRef, where: string): D
       return bytesDefault(unescapeC(text), where);
     default:
       if (FLOAT_TYPES.has(type.scalar)) return floatDefault(NON_FINITE[text] ?? Number(text));
-      if (LONG_TYPES.has(type.scalar)) return longDefault(BigInt(text), where);
+      if (LONG_TYPES.has(type.scalar)) return BigInt(text).toString();
       return Number(text);
   }
 }
@@ -56,8 +56,9 @@ export function defaultFromProtobufjs(value: unknown, type: TypeRef, where: stri
       const n = typeof value === 'number' ? value : Number(value);
       if (FLOAT_TYPES.has(type.scalar)) return floatDefault(n);
       if (LONG_TYPES.has(type.scalar)) {
+        if (typeof value === 'string' && /^-?\d+$/.test(value)) return BigInt(value).toString();
         if (!Number.isSafeInteger(n)) throw tooLarge(where);
-        return longDefault(BigInt(n), where);
+        return BigInt(n).toString();
       }
       return n;
     }
@@ -71,12 +72,6 @@ function floatDefault(n: number): DefaultValue {
   return n === 0 ? 0 : n; // -0 → 0, as JSON writes it anyway
 }
 
-function longDefault(n: bigint, where: string): DefaultValue {
-  const limit = BigInt(Number.MAX_SAFE_INTEGER);
-  if (n > limit || n < -limit) throw tooLarge(where);
-  return n.toString();
-}
-
 /** Bytes ≥ 0x80 are refused: protobufjs cannot tell `\xff` from a literal `ÿ` in the source. */
 function bytesDefault(bytes: readonly number[], where: string): DefaultValue {
   if (bytes.some((b) => b > 0x7f)) {
@@ -86,7 +81,7 @@ function bytesDefault(bytes: readonly number[], where: string): DefaultValue {
 }
 
 function tooLarge(where: string): UnsupportedProtoError {
-  return unsupported(where, 'a 64-bit default beyond ±2^53 (granary-codegen reads it as a double)');
+  return unsupported(where, 'a 64-bit default that is not an integer');
 }
 
 function unsupported(where: string, what: string): UnsupportedProtoError {
