@@ -1,5 +1,8 @@
 import { expect } from 'chai';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import * as protobuf from 'protobufjs';
 import { freePort } from '@granary/testkit';
 import { call } from '../src/cli/call';
 import { CliExit, EXIT } from '../src/cli/exit-codes';
@@ -53,7 +56,7 @@ describe('granary call: --json values of the wrong type', function () {
       /inner.label must be a string/,
     ],
     ['bytes that are not base64', { blob: 'not base64!' }, /blob must be base64/],
-    ['a field by its proto name', { by_id: {} }, /unknown field by_id \(its JSON name is byId\)/],
+    ['a field by both its names', { by_id: {}, byId: {} }, /byId is given twice/],
   ];
   for (const [what, json, message] of refused) {
     it(`refuses ${what} as usage, naming the field`, async () => {
@@ -77,9 +80,40 @@ describe('granary call: --json values of the wrong type', function () {
       mode: 1,
       inner: { label: 'x' },
       list: [1, '2'],
-      byId: { '-1': 'a' },
+      by_id: { '-1': 'a' }, // the proto name, which proto3 JSON accepts beside byId
       gauges: { t: 'NaN', u: 2.5 },
     });
     expect(exit.code, exit.message).to.equal(EXIT.unreachable);
+  });
+
+  it('sends the values written, a field named by its proto name included', async () => {
+    let body = '';
+    const server = createServer((req, res) => {
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => res.end(JSON.stringify({ payload: '' })));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const target = {
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        token: 't',
+        timeoutMs: 2000,
+      };
+      const json = '{"by_id":{"7":"seven"},"inner":{"label":"x"},"big":"-5","on":true}';
+      await call(target, 'adminjson.Probe', 'p', 'Send', json, [PROTO], [], false);
+    } finally {
+      server.close();
+    }
+    const type = (await protobuf.load(PROTO)).lookupType('adminjson.Everything');
+    const sent = type.toObject(
+      type.decode(Buffer.from((JSON.parse(body) as { payload: string }).payload, 'base64')),
+      { longs: String },
+    );
+    expect(sent).to.deep.equal({
+      byId: { 7: 'seven' },
+      inner: { label: 'x' },
+      big: '-5',
+      on: true,
+    });
   });
 });

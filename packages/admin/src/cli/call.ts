@@ -57,8 +57,7 @@ export async function call(
   }
   let bytes: Uint8Array;
   try {
-    checkJson(requestType, object);
-    bytes = requestType.encode(requestType.fromObject(object as Record<string, unknown>)).finish();
+    bytes = requestType.encode(requestType.fromObject(checkJson(requestType, object))).finish();
   } catch (err) {
     throw new CliExit(
       EXIT.usage,

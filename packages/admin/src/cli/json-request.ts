@@ -27,55 +27,68 @@ const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
  * have, a value of the wrong JSON type (`"5"` → 5 is proto3 JSON, but `5` for a string became
  * `"5"`, `"false"` for a bool became `true`, `"abc"` for a double became NaN), an integer out of
  * its type's range or with a fraction (`1.5` for an int64 became 1), an enum name the enum does
- * not have, and a map key that is not of its key type. Rules: the proto3 JSON mapping.
+ * not have, and a map key that is not of its key type. Rules: the proto3 JSON mapping, which
+ * also names a field by its proto name (`device_ids`) as well as its JSON name (`deviceIds`):
+ * returns the object with every field under the name protobufjs reads (lowerCamelCase).
  * `path` prefixes field names in the message (`a.b.`).
  */
-export function checkJson(type: protobuf.Type, value: unknown, path = ''): void {
+export function checkJson(type: protobuf.Type, value: unknown, path = ''): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new Error(`${path ? path.slice(0, -1) : 'the request'} must be a JSON object`);
   }
+  // No prototype: a field or map key named __proto__ stays a plain entry.
+  const out = Object.create(null) as Record<string, unknown>;
+  const seen = new Set<string>();
   for (const [key, v] of Object.entries(value)) {
-    const field =
-      type.fields[key] ??
-      type.fieldsArray.find((f) => f.name === key || f.options?.json_name === key);
-    if (field === undefined) {
-      // protobufjs names fields in lowerCamelCase (the JSON name): say so for a proto name.
-      const camel = key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-      const hint = type.fields[camel] !== undefined ? ` (its JSON name is ${path}${camel})` : '';
-      throw new Error(`unknown field ${path}${key}${hint}`);
-    }
+    const field = fieldOf(type, key);
+    if (field === undefined) throw new Error(`unknown field ${path}${key}`);
+    if (seen.has(field.name)) throw new Error(`${path}${field.name} is given twice`);
+    seen.add(field.name);
     if (v === null) continue; // proto3 JSON: the field's default
     field.resolve();
     const name = `${path}${key}`;
     if (field.map) {
       if (typeof v !== 'object' || Array.isArray(v)) throw new Error(`${name} must be an object`);
       const keyType = (field as unknown as protobuf.MapField).keyType;
+      const entries = Object.create(null) as Record<string, unknown>;
       for (const [k, item] of Object.entries(v as Record<string, unknown>)) {
         checkMapKey(keyType, k, name);
-        checkValue(field, item, `${name}[${JSON.stringify(k)}]`);
+        entries[k] = checkValue(field, item, `${name}[${JSON.stringify(k)}]`);
       }
+      out[field.name] = entries;
     } else if (field.repeated) {
       if (!Array.isArray(v)) throw new Error(`${name} must be an array`);
-      v.forEach((item, i) => checkValue(field, item, `${name}[${i}]`));
-    } else checkValue(field, v, name);
+      out[field.name] = v.map((item, i) => checkValue(field, item, `${name}[${i}]`));
+    } else out[field.name] = checkValue(field, v, name);
   }
+  return out;
 }
 
-/** One value of `field` (a list's item, a map's value, or the field's own). */
-function checkValue(field: protobuf.Field, v: unknown, name: string): void {
+/** The field `key` names: its name in protobufjs, its json_name, or its proto name. */
+function fieldOf(type: protobuf.Type, key: string): protobuf.Field | undefined {
+  const camel = key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+  return (
+    type.fields[key] ??
+    type.fieldsArray.find((f) => f.options?.json_name === key) ??
+    (camel !== key ? type.fields[camel] : undefined)
+  );
+}
+
+/** One value of `field` (a list's item, a map's value, or the field's own), as fromObject reads it. */
+function checkValue(field: protobuf.Field, v: unknown, name: string): unknown {
   const sub = field.resolvedType;
   if (sub instanceof protobuf.Type) {
-    if (sub.fullName.startsWith('.google.protobuf.')) return; // well-known types have JSON forms
-    checkJson(sub, v, `${name}.`);
-    return;
+    if (sub.fullName.startsWith('.google.protobuf.')) return v; // well-known types: JSON forms
+    return checkJson(sub, v, `${name}.`);
   }
   if (sub instanceof protobuf.Enum) {
-    if (typeof v === 'string' && Object.prototype.hasOwnProperty.call(sub.values, v)) return;
-    if (typeof v === 'number' && Number.isInteger(v) && inRange('int32', BigInt(v))) return;
+    if (typeof v === 'string' && Object.prototype.hasOwnProperty.call(sub.values, v)) return v;
+    if (typeof v === 'number' && Number.isInteger(v) && inRange('int32', BigInt(v))) return v;
     const names = Object.keys(sub.values).join(', ');
     throw new Error(`${name} must be a value of ${sub.name} (${names}), not ${show(v)}`);
   }
   checkScalar(field.type, v, name);
+  return v;
 }
 
 function checkScalar(type: string, v: unknown, name: string): void {
