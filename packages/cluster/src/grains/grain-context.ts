@@ -1,6 +1,6 @@
 import type { Context, PID, TimerHandle } from '@granary/core';
 import type { Context as TraceContext, Span } from '@opentelemetry/api';
-import { GrainError } from '../errors';
+import { DeadlockError, GrainError } from '../errors';
 import { ThreadHandlerError } from '../threads/errors';
 import type { ShardGate } from '../membership/fencing';
 import { checkChainPath, outgoingPath, type ParentCall } from './deadlock-detection';
@@ -42,6 +42,18 @@ export function grainErrorOf(kind: string, identity: string, error: unknown): Gr
     typeof code === 'string' ? code : undefined,
     e.message,
   );
+}
+
+/**
+ * What the caller of `kind/identity` gets for an error that ended the grain's turn or
+ * activation. The runtime's own errors that grain code let through go as they are: those of its
+ * state (a conflict, the store unavailable) and a DeadlockError of a call the grain made, so
+ * every caller up the chain sees the deadlock and its chain, not a GrainError of the grain
+ * that happened to make the cyclic call. Anything else is the grain's: a GrainError.
+ */
+export function callerErrorOf(kind: string, identity: string, error: unknown): Error {
+  if (isRuntimeStateError(error) || DeadlockError.is(error)) return error as Error;
+  return grainErrorOf(kind, identity, error);
 }
 
 /** Longest description of a thrown non-Error that reaches the caller. */
@@ -364,14 +376,9 @@ export class GrainTurnContext implements GrainContext {
     else this.activation.host.services.reply(from, message);
   }
 
-  /**
-   * What the caller gets for an error of grain code: a GrainError naming this grain. An error of
-   * the runtime's state (a conflict, the store unavailable) that the grain let through is the
-   * runtime's, not the grain's: it goes as it is.
-   */
+  /** What the caller gets for an error of grain code (callerErrorOf). */
   private grainError(error: unknown): Error {
-    if (isRuntimeStateError(error)) return error as Error;
-    return grainErrorOf(this.kind, this.identity, error);
+    return callerErrorOf(this.kind, this.identity, error);
   }
 
   /** The chain this turn's outgoing calls carry: this grain joins it unless it is reentrant. */

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { Remote } from '@granary/core';
+import type { Cluster } from '../../src/cluster';
 import { CallChainTooLongError, DeadlockError, GrainError } from '../../src/errors';
 import { MAX_CHAIN_PATH_BYTES } from '../../src/grains/deadlock-detection';
 import type { Grain, GrainContext } from '../../src/grains/grain';
@@ -51,11 +52,32 @@ describe('call chains and deadlock detection', function () {
       { timeoutMs: 5000 },
     ).catch((e: unknown) => e);
     const took = Date.now() - t0;
-    // B's call to A fails with DeadlockError; B rethrows it, so A's caller sees it as B's GrainError
-    expect(err).to.be.instanceOf(GrainError);
-    expect(err).to.have.property('originalCode', 'ERR_DEADLOCK');
-    expect((err as Error).message).to.contain('hop/A -> hop/B -> hop/A');
+    // B's call to A fails with DeadlockError; B and then A let it through to the caller.
+    expect(err).to.be.instanceOf(DeadlockError);
+    expect((err as DeadlockError).chain).to.deep.equal(['hop/A', 'hop/B', 'hop/A']);
     expect(took).to.be.below(1000);
+  });
+
+  it('the outermost caller gets DeadlockError with the chain when every hop is on another member', async () => {
+    const [d1, d2] = nodes.nodes as [Cluster, Cluster];
+    const on = (member: Cluster, prefix: string): string => {
+      for (let i = 0; ; i++) {
+        const id = `${prefix}${i}`;
+        if (d1.ownerOf('hop', d1.shardOf('hop', id))?.id === member.id) return id;
+      }
+    };
+    // d1 -> A (on d2) -> B (on d1) -> C (on d2) -> A: each call crosses between the members.
+    const [a, b, c] = [on(d2, 'xa'), on(d1, 'xb'), on(d2, 'xc')];
+    const err = await d1
+      .request('hop', a, { hops: [`hop/${b}`, `hop/${c}`, `hop/${a}`] }, { timeoutMs: 5000 })
+      .catch((e: unknown) => e);
+    expect(DeadlockError.is(err), String(err)).to.equal(true);
+    expect((err as DeadlockError).chain).to.deep.equal([
+      `hop/${a}`,
+      `hop/${b}`,
+      `hop/${c}`,
+      `hop/${a}`,
+    ]);
   });
 
   it('a grain calling itself is a deadlock too', async () => {
@@ -65,7 +87,8 @@ describe('call chains and deadlock detection', function () {
       { hops: ['hop/self'] },
       { timeoutMs: 5000 },
     ).catch((e: unknown) => e);
-    expect(err).to.have.property('originalCode', 'ERR_DEADLOCK');
+    expect(err).to.be.instanceOf(DeadlockError);
+    expect((err as DeadlockError).chain).to.deep.equal(['hop/self', 'hop/self']);
   });
 
   it('a reentrant kind allows the cycle', async () => {

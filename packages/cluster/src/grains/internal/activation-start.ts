@@ -5,13 +5,8 @@ import { startActivationSpan, traceFields, type SpanScope } from '../../telemetr
 import { endSpan } from '../../telemetry/telemetry';
 import { Rare, activationDeadline, type HostedActivation } from '../activation-host';
 import type { Grain } from '../grain';
-import { GrainTurnContext, grainErrorOf } from '../grain-context';
-import {
-  ActivationState,
-  GRAIN_STATE,
-  isRuntimeStateError,
-  runtimeStateError,
-} from '../grain-state';
+import { GrainTurnContext, callerErrorOf } from '../grain-context';
+import { ActivationState, GRAIN_STATE, runtimeStateError } from '../grain-state';
 import { isPromise } from './thenable';
 import { fencedEpoch } from './write-fence';
 
@@ -128,9 +123,7 @@ async function loadState(a: HostedActivation, grain: Grain, deadline: number): P
 function activationFailed(a: HostedActivation, err: unknown, scope: SpanScope | undefined): void {
   const host = a.host;
   const kind = host.def.name;
-  (a.rare ??= new Rare()).failure = isRuntimeStateError(err)
-    ? (err as Error)
-    : grainErrorOf(kind, a.identity, err);
+  (a.rare ??= new Rare()).failure = callerErrorOf(kind, a.identity, err);
   host.services.logger.warn(
     {
       err,
