@@ -244,4 +244,32 @@ describe('declarations protoc refuses and protobufjs reads', () => {
     expect(accepted.status, accepted.stderr).to.equal(0);
     expect(granaryCodegen(dir)).to.deep.equal({ code: 0, err: '' });
   });
+
+  it('proto3 fields one once lower-cased without underscores: refused at the later one', () => {
+    const cases: [body: string, message: string][] = [
+      [
+        '  int32 foo_bar = 1;\n  int32 fooBar = 2;',
+        'field "fooBar" conflicts with field "foo_bar"',
+      ],
+      ['  int32 a = 1;\n  optional int32 _a = 2;', 'field "_a" conflicts with field "a"'],
+      ['  int32 FOO = 1;\n  oneof o { int32 foo = 2; }', 'field "foo" conflicts with field "FOO"'],
+    ];
+    for (const [body, message] of cases) {
+      writeFileSync(
+        join(dir, 'x.proto'),
+        `syntax = "proto3";\npackage p;\nmessage M {\n${body}\n}\n`,
+      );
+      expect(protoc(dir).status, `protoc accepted ${body}`).to.equal(1);
+      const { code, err } = granaryCodegen(dir);
+      expect(code).to.equal(1);
+      expect(err).to.contain('ERR_PROTO_PARSE: x.proto:5: ').and.contain(message);
+    }
+    // proto2 has no such rule: the two get distinct properties (fooBar_, fooBar).
+    writeFileSync(
+      join(dir, 'x.proto'),
+      'syntax = "proto2";\npackage p;\nmessage M {\n  optional int32 foo_bar = 1;\n  optional int32 fooBar = 2;\n}\n',
+    );
+    expect(protoc(dir).status).to.equal(0);
+    expect(granaryCodegen(dir)).to.deep.equal({ code: 0, err: '' });
+  });
 });

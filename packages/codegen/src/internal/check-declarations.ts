@@ -48,7 +48,32 @@ export function checkDeclarations(
         ? 'extension ranges are not allowed in proto3'
         : (messageRangeProblem(type) ?? mapEntryProblem(type));
     if (problem !== undefined) throw located(type, problem, sources);
+    const conflict = proto3 ? jsonNameConflict(type) : undefined;
+    if (conflict !== undefined) throw located(conflict.field, conflict.problem, sources);
   }
+}
+
+/**
+ * protoc (3.21) refuses two fields of a proto3 message whose names are one once lower-cased
+ * without underscores (`foo_bar` and `fooBar`, `to_string` and `toString_`): their JSON names
+ * would clash. The error is at the later field, as protoc's.
+ */
+function jsonNameConflict(type: Type): { field: Field; problem: string } | undefined {
+  const seen = new Map<string, string>();
+  for (const f of type.fieldsArray) {
+    if (f.declaringField !== null) continue; // an extension's copy in its extendee
+    const name = unescapeIdentifier(f.name);
+    const key = name.toLowerCase().replace(/_/g, '');
+    const other = seen.get(key);
+    if (other !== undefined) {
+      return {
+        field: f,
+        problem: `the JSON camel-case name of field "${name}" conflicts with field "${other}"; this is not allowed in proto3`,
+      };
+    }
+    seen.set(key, name);
+  }
+  return undefined;
 }
 
 /** The error for `obj`, at its declaration (or at the match of `at`) in its file. */
