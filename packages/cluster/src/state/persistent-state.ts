@@ -59,8 +59,9 @@ export interface PersistentStateOptions<T> {
  * 5. InconsistentStateError from write/clear/writeIfChanged: reject the caller with it and
  *    deactivate WITHOUT writing (`ps.conflicted` is then true and every later write throws the
  *    same error). The next call activates again and loads the winner's state.
- * 6. StateUnavailableError from a write: reject the caller; the activation may stay. If the
- *    write did reach Redis, the next write fails with InconsistentStateError (rule 5).
+ * 6. StateUnavailableError from a write: reject the caller; the activation may stay, `state`
+ *    as the grain left it. If the write did reach Redis, the next write fails with
+ *    InconsistentStateError (rule 5); if it never did, the next write stores that state.
  * 7. StateLostError (the store holds older state than this activation saw acknowledged, see
  *    docs/durability.md): as rule 5, reject the caller and deactivate without writing; what the
  *    next activation loads is up to the kind's lost-state policy.
