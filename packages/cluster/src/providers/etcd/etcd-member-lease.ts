@@ -13,7 +13,12 @@ import {
   type GrantAttempt,
 } from './etcd-lease-keeper';
 import type { ResolvedEtcdProviderOptions } from './etcd-provider-options';
-import { MemberKeyHeldError, RegistrationConflictError, registerMember } from './etcd-registration';
+import {
+  MemberKeyHeldError,
+  RegistrationConflictError,
+  credentialsRefusal,
+  registerMember,
+} from './etcd-registration';
 
 /**
  * First delay of re-registration after a fence (jittered: [125, 250] ms). Not zero: when one CPU
@@ -129,8 +134,10 @@ export class EtcdMemberLease {
           // A join that conflicts with the cluster's configuration fails at once; a
           // re-registration keeps trying (the conflicting member may leave), saying why.
           if (err instanceof JoinRefusedError && budget) throw err;
-          const delay = backoff.next();
           const endpoints = options.endpoints.join(', ');
+          const refused = budget && credentialsRefusal(err, endpoints);
+          if (refused) throw refused;
+          const delay = backoff.next();
           if (budget && Date.now() + delay >= budget.deadline) {
             throw new JoinTimeoutError(
               `could not join cluster '${this.host.self('join').cluster}' through etcd at ${endpoints} within ` +

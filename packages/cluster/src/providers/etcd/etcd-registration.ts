@@ -1,10 +1,38 @@
-import type { Etcd3, ICompare, IRequestOp } from 'etcd3';
+import {
+  EtcdAuthenticationFailedError,
+  EtcdPermissionDeniedError,
+  EtcdRoleNotGrantedError,
+  EtcdUserNotFoundError,
+  type Etcd3,
+  type ICompare,
+  type IRequestOp,
+} from 'etcd3';
 import { ClusterError, JoinRefusedError } from '../../errors';
 import { shardConflict } from '../../internal/shard-conflict';
 import type { Member } from '../../membership/topology';
 import type { KindShards } from '../../placement/kind-ranges';
 import type { JoinRequest } from '../cluster-provider';
 import { decodeMember, prefixEnd, type EtcdKeys } from './etcd-keys';
+
+/**
+ * JoinRefusedError for an etcd error that says the member's etcd credentials are wrong (unknown
+ * user, wrong password) or lack a permission on the prefix; undefined for any other. Those do
+ * not mend within a join's retries: a join retried them for joinTimeoutMs, logging each attempt.
+ */
+export function credentialsRefusal(err: unknown, endpoints: string): JoinRefusedError | undefined {
+  const refused =
+    err instanceof EtcdAuthenticationFailedError ||
+    err instanceof EtcdUserNotFoundError ||
+    err instanceof EtcdPermissionDeniedError ||
+    err instanceof EtcdRoleNotGrantedError;
+  if (!refused) return undefined;
+  return new JoinRefusedError(
+    `etcd at ${endpoints} refused this member's credentials or their permissions ` +
+      `(EtcdProviderOptions.etcd.auth; the user's role needs readwrite on the prefix): ` +
+      (err as Error).message,
+    { cause: err },
+  );
+}
 
 /**
  * A registration attempt lost a race (a key changed between read and write): try again. Internal
