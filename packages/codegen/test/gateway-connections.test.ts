@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as net from 'node:net';
+import * as tls from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -198,6 +199,49 @@ describe('GrpcGateway against a connection flood', function () {
     } finally {
       client.close();
       await tls.close();
+    }
+  });
+
+  it('closes TLS connections that never finish a handshake or speak no gRPC within idleConnectionTimeoutMs', async () => {
+    const { cert, key } = selfSigned();
+    const own = await GrpcGateway.start({
+      cluster: member,
+      services: [CalculatorGrain.kindName],
+      credentials: grpc.ServerCredentials.createSsl(null, [{ cert_chain: cert, private_key: key }]),
+      idleConnectionTimeoutMs: 500,
+      logger,
+    });
+    const client = new grpc.Client(`127.0.0.1:${own.port}`, grpc.credentials.createSsl(cert), {
+      'grpc.ssl_target_name_override': 'localhost',
+    });
+    const sockets: net.Socket[] = [];
+    try {
+      const closed = Array.from({ length: 10 }, (_, i) => {
+        // Silent TCP (no ClientHello), or TLS without ALPN sending HTTP/1.
+        const socket =
+          i % 2 === 0
+            ? net.connect(own.port, '127.0.0.1')
+            : tls.connect({ port: own.port, host: '127.0.0.1', rejectUnauthorized: false }, () =>
+                socket.write('GET / HTTP/1.1\r\nHost: gateway\r\n\r\n'),
+              );
+        sockets.push(socket);
+        socket.on('error', () => undefined);
+        socket.resume();
+        return new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now())));
+      });
+      const started = Date.now();
+      // Before: the silent ones were held for Node's TLS handshakeTimeout (120 s), the others 10 s.
+      const at = await Promise.race([
+        Promise.all(closed),
+        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 8000)),
+      ]);
+      expect(at, 'every connection closed within 8 s').to.be.an('array');
+      expect(Math.max(...at!) - started).to.be.below(5000);
+      expect((await divide(client)).byteLength).to.be.greaterThan(0);
+    } finally {
+      for (const s of sockets) s.destroy();
+      client.close();
+      await own.close();
     }
   });
 

@@ -7,7 +7,11 @@ import { ConnectionGuard, EventLog, type ConnectionGuardNames } from '@granary/c
 const GATEWAY_LOG_INTERVAL_MS = 10_000;
 
 /** The gateway's names in what the guard logs: its bounds are GrpcGatewayOptions fields. */
-const GATEWAY_NAMES: ConnectionGuardNames = { server: 'gateway', option: (key) => key };
+const GATEWAY_NAMES: ConnectionGuardNames = {
+  server: 'gateway',
+  option: (key) => key,
+  use: 'whole call',
+};
 
 /** A gateway's server bound behind core's ConnectionGuard. */
 export interface CappedListener {
@@ -22,21 +26,23 @@ export interface CappedListener {
  * every socket, each a file descriptor the member's connections share. At the bound the oldest
  * connection not yet proven (`guard.proven`: it sent a whole call) makes room for a new one, and
  * only when every open one is proven is the new one closed as it arrives (both counted as
- * `refusedConnections`, logged throttled); idle ones are closed by grpc-js
- * (`grpc.max_connection_idle_ms`), so the guard times none out.
+ * `refusedConnections`, logged throttled). One not proven within `idleConnectionTimeoutMs` is
+ * closed here: grpc-js' own idle timer (`grpc.max_connection_idle_ms`, which closes proven ones
+ * between calls) starts only with an HTTP/2 session, so a TLS socket that never finished its
+ * handshake was kept for Node's TLS handshakeTimeout (120 s), one without ALPN for 10 s.
  */
 export async function listenCapped(
   server: grpc.Server,
   credentials: grpc.ServerCredentials,
   host: string,
   port: number,
-  maxConnections: number,
+  limits: { maxConnections: number; idleConnectionTimeoutMs: number },
   logger: Logger,
 ): Promise<CappedListener> {
   const injector = server.createConnectionInjector(credentials);
   const events = new EventLog(logger, GATEWAY_LOG_INTERVAL_MS);
   const guard = new ConnectionGuard(
-    { maxConnections, evictUnprovenAtMax: true },
+    { ...limits, evictUnprovenAtMax: true },
     (socket: net.Socket) => injector.injectConnection(socket),
     events,
     GATEWAY_NAMES,

@@ -15,7 +15,7 @@ import { grainInvoke, isGrainInvokeResult, payloadOf } from '../runtime/grain-in
 import { definedServices, type ServiceDefinition } from '../runtime/service';
 import { listenCapped } from './connection-cap';
 import { grpcStatusOf } from './grpc-status';
-import { ReceiveSlots, receiveSlotsInterceptor } from './receive-slots';
+import { ReceiveSlots, receiveSlotsInterceptor, type CallHooks } from './receive-slots';
 
 /** Metadata header naming the grain's identity within its kind (the service). */
 export const IDENTITY_HEADER = 'granary-identity';
@@ -208,15 +208,17 @@ export class GrpcGateway {
     const services = selectServices(o.services);
     const slots = new ReceiveSlots(o.maxCallsReceiving);
     // A connection that sent a whole call is a client's, never evicted (set once listening).
-    let proven: (peer: string) => void = () => undefined;
+    let guarded: ConnectionGuard | undefined = undefined;
+    const calls: CallHooks = {
+      opened: (peer) => guarded?.callOpened(peer),
+      whole: (peer) => guarded?.proven(peer),
+    };
     const server = new grpc.Server({
       'grpc.max_receive_message_length': o.maxMessageBytes,
       'grpc.max_send_message_length': o.maxMessageBytes,
       'grpc.max_concurrent_streams': o.maxStreamsPerConnection,
       'grpc.max_connection_idle_ms': o.idleConnectionTimeoutMs,
-      interceptors: [
-        receiveSlotsInterceptor(slots, o.receiveTimeoutMs, toServiceError, (peer) => proven(peer)),
-      ],
+      interceptors: [receiveSlotsInterceptor(slots, o.receiveTimeoutMs, toServiceError, calls)],
     });
     for (const service of services) {
       const { definition, handlers } = serve(service, o.cluster, o.defaultTimeoutMs);
@@ -227,10 +229,10 @@ export class GrpcGateway {
       o.credentials ?? grpc.ServerCredentials.createInsecure(),
       o.host,
       o.port,
-      o.maxConnections,
+      { maxConnections: o.maxConnections, idleConnectionTimeoutMs: o.idleConnectionTimeoutMs },
       o.logger ?? createStderrLogger(),
     );
-    proven = (peer) => guard.proven(peer);
+    guarded = guard;
     const kinds = services.map((s) => s.kindName);
     return new GrpcGateway(server, guard, events, port, kinds);
   }

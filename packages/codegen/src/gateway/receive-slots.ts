@@ -52,8 +52,14 @@ interface ReceiveBounds {
   readonly slots: ReceiveSlots;
   readonly timeoutMs: number;
   readonly refuse: (err: GatewayLimitError) => grpc.StatusObject;
-  /** A call's request arrived whole on the connection of `peer`. */
-  readonly whole: (peer: string) => void;
+  /** What the connection of `peer` hears of its calls. */
+  readonly calls: CallHooks;
+}
+
+/** Hooks of the receive-slots interceptor: a call opened, a call's request arrived whole. */
+export interface CallHooks {
+  opened(peer: string): void;
+  whole(peer: string): void;
 }
 
 /**
@@ -73,12 +79,13 @@ class ReceivingCall extends grpc.ServerInterceptingCall {
     const listener = new grpc.ServerListenerBuilder()
       .withOnReceiveHalfClose((next) => {
         this.received();
-        bounds.whole(call.getPeer());
+        bounds.calls.whole(call.getPeer());
         next();
       })
       .withOnCancel(() => this.received())
       .build();
     super(call, new grpc.ResponderBuilder().withStart((next) => next(listener)).build());
+    bounds.calls.opened(call.getPeer());
   }
 
   override startRead(): void {
@@ -116,15 +123,15 @@ class ReceivingCall extends grpc.ServerInterceptingCall {
 /**
  * A grpc-js server interceptor that makes every call read its request (from its first read to
  * the client's end of stream) inside a slot of `slots`, within `timeoutMs` of its start.
- * `refuse` turns the limit's error into the status the client gets; `whole` hears of each call
- * whose request arrived whole (its connection is then a client's, not a flood's).
+ * `refuse` turns the limit's error into the status the client gets; `calls` hears of each call
+ * opened, and of each whose request arrived whole (its connection is then a client's).
  */
 export function receiveSlotsInterceptor(
   slots: ReceiveSlots,
   timeoutMs: number,
   refuse: (err: GatewayLimitError) => grpc.StatusObject,
-  whole: (peer: string) => void,
+  calls: CallHooks,
 ): grpc.ServerInterceptor {
-  const bounds: ReceiveBounds = { slots, timeoutMs, refuse, whole };
+  const bounds: ReceiveBounds = { slots, timeoutMs, refuse, calls };
   return (method, call) => new ReceivingCall(call, method.path, bounds);
 }

@@ -5,8 +5,8 @@ import { listenError } from '../../internal/listen-error';
 /**
  * The inbound connection bounds of RemoteLimits. A server that closes idle connections itself
  * (the gRPC gateway, through grpc-js) and has no authentication to wait for gives no
- * `idleConnectionTimeoutMs`: then none is timed out here, and a connection is pending until the
- * server calls `proven` (the gateway: at its first whole call).
+ * `idleConnectionTimeoutMs` or gives it for connections not yet used: a connection is pending
+ * until the server calls `proven` (the gateway: at its first whole call).
  */
 export interface ConnectionLimits {
   maxConnections: number;
@@ -29,6 +29,8 @@ export interface ConnectionGuardNames {
   server: string;
   /** The option that bounds `key`, as its user writes it. */
   option: (key: keyof ConnectionLimits) => string;
+  /** What makes a connection used, in the idle line: 'an authenticated link' by default. */
+  use?: string;
 }
 
 /** The remote's names: its bounds are `limits.*` of RemoteOptions. */
@@ -131,6 +133,17 @@ export class ConnectionGuard {
     c.idle = undefined;
   }
 
+  /**
+   * A call opened on the connection `peer` (a gateway's): the idle timer stops, the server's own
+   * HTTP/2 idle timer now applies; it stays pending (evictable) until `proven`.
+   */
+  callOpened(peer: string): void {
+    const c = this.connections.get(peer);
+    if (c?.idle === undefined) return;
+    clearTimeout(c.idle);
+    c.idle = undefined;
+  }
+
   /** Open connections (for stats and tests). */
   get size(): number {
     return this.connections.size;
@@ -226,7 +239,8 @@ export class ConnectionGuard {
         'idleConnections',
         'info',
         { peer: c.key },
-        `${this.names.server} connection closed: no authenticated link for ${timeoutMs} ms (${limit})`,
+        `${this.names.server} connection closed: no ${this.names.use ?? 'authenticated link'} ` +
+          `for ${timeoutMs} ms (${limit})`,
       );
       this.drop(c);
     }, timeoutMs);
