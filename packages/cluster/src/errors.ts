@@ -171,9 +171,8 @@ export class NotOwnerError extends ClusterError {
 }
 
 /**
- * The cluster refused this member: another cluster name (or shared secret) at the seed, a kind
- * spec other members disagree with, or etcd credentials etcd refuses (a wrong user or password,
- * a role without readwrite on the prefix). Not retried: the configuration has to change.
+ * The cluster refused this member (another name or secret at the seed, a kind spec others
+ * disagree with, etcd credentials etcd refuses). Not retried: the configuration has to change.
  */
 export class JoinRefusedError extends ClusterError {
   static override readonly code = 'ERR_JOIN_REFUSED';

@@ -5,7 +5,8 @@ import { startActivationSpan, traceFields, type SpanScope } from '../../telemetr
 import { endSpan } from '../../telemetry/telemetry';
 import { Rare, activationDeadline, type HostedActivation } from '../activation-host';
 import type { Grain } from '../grain';
-import { GrainTurnContext, callerErrorOf } from '../grain-context';
+import { GrainTurnContext } from '../grain-context';
+import { callerErrorOf } from './caller-error';
 import { ActivationState, GRAIN_STATE, runtimeStateError } from '../grain-state';
 import { isPromise } from './thenable';
 import { fencedEpoch } from './write-fence';
