@@ -137,6 +137,10 @@ export class GatewayTopologySource implements TopologySource {
   async start(): Promise<void> {
     const deadline = Date.now() + this.timeoutMs;
     let last: unknown;
+    // A gateway's refusal says more than a later attempt that ran out of time: the last
+    // attempt gets only what is left of requestTimeoutMs, so on a busy machine it often
+    // times out and would hide why the earlier ones failed.
+    let refused: unknown;
     let attempts = 0;
     while (Date.now() < deadline) {
       try {
@@ -145,12 +149,14 @@ export class GatewayTopologySource implements TopologySource {
         return;
       } catch (err) {
         last = err;
+        if (MembershipRecordRejectedError.is(err)) refused = err;
         attempts++;
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     }
     const source = { cluster: this.cluster, connectTimeoutMs: this.timeoutMs };
-    throw connectTimeout(`gateways ${this.gateways.join(', ')}`, source, attempts, last);
+    const from = `gateways ${this.gateways.join(', ')}`;
+    throw connectTimeout(from, source, attempts, refused ?? last);
   }
 
   topology(): Topology {

@@ -11,6 +11,8 @@ describe('GatewayTopologySource', function () {
   /** A member that answers the topology query with whatever the test sets (it holds the secret). */
   let gateway: ActorSystem;
   let answer: unknown;
+  /** How many queries from now on go unanswered (the gateway is busy). */
+  let silentAfter = Infinity;
 
   before(async () => {
     gateway = new ActorSystem({ logger: silentLogger });
@@ -22,10 +24,13 @@ describe('GatewayTopologySource', function () {
     });
     gateway.root.spawnNamed(
       Props.fromFunc((ctx) => {
-        if (ctx.message === TOPOLOGY_QUERY) ctx.respond(answer);
+        if (ctx.message === TOPOLOGY_QUERY && silentAfter-- > 0) ctx.respond(answer);
       }),
       TOPOLOGY_SERVICE,
     );
+  });
+  afterEach(() => {
+    silentAfter = Infinity;
   });
   after(() => gateway.shutdown());
 
@@ -37,12 +42,12 @@ describe('GatewayTopologySource', function () {
     incarnation: 3,
     ...over,
   });
-  const connect = (): Promise<GranaryClient> =>
+  const connect = (requestTimeoutMs = 400): Promise<GranaryClient> =>
     GranaryClient.connect({
       name: 'gw',
       gateways: [gateway.address],
       secret: SECRET,
-      requestTimeoutMs: 400,
+      requestTimeoutMs,
     });
 
   it('takes a well-formed topology and the shard counts it states', async () => {
@@ -57,7 +62,8 @@ describe('GatewayTopologySource', function () {
   });
 
   // Built when the test runs: the gateway's address is known only then.
-  const malformed: Array<[string, () => unknown]> = [
+  /** What is wrong, the answer, and the client's requestTimeoutMs if 400 ms is too short. */
+  const malformed: Array<[string, () => unknown, number?]> = [
     ['a shard count of 0', () => ({ version: 1, members: [member()], shardCounts: { echo: 0 } })],
     [
       'a shard count of 2^40',
@@ -86,12 +92,14 @@ describe('GatewayTopologySource', function () {
         ),
         shardCounts: {},
       }),
+      // ~200 KB to encode, send and decode: more than 400 ms on a busy CI machine.
+      3000,
     ],
   ];
-  for (const [what, snapshot] of malformed) {
+  for (const [what, snapshot, timeoutMs] of malformed) {
     it(`refuses a topology with ${what} (ConnectTimeoutError caused by MembershipRecordRejectedError)`, async () => {
       answer = snapshot();
-      const err = await connect().then(
+      const err = await connect(timeoutMs).then(
         async (c) => {
           await c.close();
           return undefined;
@@ -105,4 +113,19 @@ describe('GatewayTopologySource', function () {
       );
     });
   }
+
+  it('names the refusal, not the timeout of a later attempt, when a gateway then falls silent', async () => {
+    answer = { version: 1, members: [member()], shardCounts: { echo: 0 } };
+    silentAfter = 1;
+    const err = await connect().then(
+      async (c) => {
+        await c.close();
+        return undefined;
+      },
+      (e: unknown) => e,
+    );
+    expect(err).to.be.instanceOf(ConnectTimeoutError);
+    expect((err as Error).cause).to.be.instanceOf(MembershipRecordRejectedError);
+    expect((err as Error).message).to.contain('shardCounts of "echo"');
+  });
 });
