@@ -17,6 +17,8 @@ import type { ClusterEvents } from './membership/cluster-events';
 import { ShardOwnership } from './membership/shard-ownership';
 import { StartShardEvents } from './membership/start-shard-events';
 import { startTopologyService } from './membership/topology-service';
+import { spawnReminderOpsActor } from './reminders/internal/reminder-ops';
+import type { GrainReminders } from './reminders/reminder';
 import { diffTopology } from './membership/topology-diff';
 import { EMPTY_TOPOLOGY, type Member, type Topology } from './membership/topology';
 import type { MemberState } from './ops/readiness-checks';
@@ -77,6 +79,8 @@ export abstract class ClusterMember implements GrainClusterHandle {
   protected current: Topology = EMPTY_TOPOLOGY;
   /** The topology service clients that are not members ask (with a remote only). */
   protected topologyService: PID | undefined;
+  /** Runs reminder operations for clients that are not members (with a remote only). */
+  protected reminderOps: PID | undefined;
   protected state: MemberState = 'starting';
   /** The member's tracer and meter. */
   protected readonly telemetry: ClusterTelemetry;
@@ -216,6 +220,9 @@ export abstract class ClusterMember implements GrainClusterHandle {
     options?: GrainCallOptions,
   ): Promise<T>;
 
+  /** The reminders of grain `kind/identity` (Cluster.reminders). */
+  abstract reminders(kind: string, identity: string): GrainReminders;
+
   /** A grain send (Cluster.send); grains reach it as `ctx.cluster`. */
   abstract send(kind: string, identity: string, message: unknown, options?: GrainSendOptions): void;
 
@@ -294,6 +301,9 @@ export abstract class ClusterMember implements GrainClusterHandle {
         this.system,
         () => this.current,
         () => Object.fromEntries(this.shardCounts.own),
+      );
+      this.reminderOps = spawnReminderOpsActor(this.system, this.id, (kind, id) =>
+        this.reminders(kind, id),
       );
     }
     await this.ownership.claimsAnswered(START_CLAIMS_WAIT_MS);

@@ -374,6 +374,7 @@ export class Cluster extends ClusterMember implements HealthSource {
       this.state = 'stopped';
       this.events.clear();
       if (this.topologyService !== undefined) this.system.root.stop(this.topologyService);
+      if (this.reminderOps !== undefined) this.system.root.stop(this.reminderOps);
       this.hosted.close();
       this.sendFailures.close();
       this.metrics?.close();

@@ -178,6 +178,7 @@ export {
   ReminderError,
   ReminderFencedError,
   ReminderStoreUnavailableError,
+  RemindersBusyError,
   RemindersNotConfiguredError,
 } from './reminders/errors';
 export type { ShutdownSignalsOptions } from './shutdown-signals';

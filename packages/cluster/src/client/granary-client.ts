@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { ActorSystem, Remote } from '@granary/core';
+import { ActorSystem, InvalidArgumentError, Remote } from '@granary/core';
 import { ClusterStoppedError } from '../errors';
 import type { GrainCallOptions } from '../grains/grain';
 import { GrainCaller } from '../grains/grain-caller';
@@ -16,6 +16,8 @@ import {
   DEFAULT_GRANARY_CLIENT_OPTIONS,
   type GranaryClientOptions,
 } from './granary-client-options';
+import type { GrainReminders } from '../reminders/reminder';
+import { ClientReminders, type ReminderRelay } from './client-reminders';
 import { EtcdTopologySource, GatewayTopologySource, type TopologySource } from './topology-source';
 
 /**
@@ -50,6 +52,7 @@ export class GranaryClient {
   private readonly caller: GrainCaller;
   private readonly shardCountOf: (kind: string) => number;
   private readonly unsubscribe: () => void;
+  private readonly relay: ReminderRelay;
   private closed = false;
 
   private constructor(
@@ -87,6 +90,13 @@ export class GranaryClient {
       membershipUnavailable: () => false,
     });
     this.unsubscribe = source.listeners.add(() => this.caller.topologyChanged());
+    this.relay = {
+      system,
+      timeoutMs: options.requestTimeoutMs,
+      topology: () => source.topology(),
+      shardOf: (kind, identity) => this.shardOf(kind, identity),
+      closed: () => this.closed,
+    };
   }
 
   /**
@@ -169,6 +179,26 @@ export class GranaryClient {
     if (this.closed) throw new ClusterStoppedError(`send to ${kind}/${identity}`);
     checkIdentity(identity);
     this.caller.send(kind, identity, message, undefined);
+  }
+
+  /**
+   * The durable reminders and one-off jobs of grain `kind/identity`, as a member's
+   * `cluster.reminders` (the grain is activated only when a fire is due). The client needs no
+   * reminder store: each operation runs on a member (the grain's shard owner when known), which
+   * stores it and has the owner schedule it; it is retried on another member within the
+   * client's `requestTimeoutMs` when it did not run. Members must be started with `reminders`.
+   * @throws InvalidArgumentError for an identity no call may name (see `request`); `set`
+   *   rejects bad options at once, as on a member.
+   * @example
+   * await client.reminders('invoice', 'inv-7').set('send', { dueInMs: 86_400_000 });
+   */
+  reminders(kind: string, identity: string): GrainReminders {
+    if (this.closed) throw new ClusterStoppedError(`reminders of ${kind}/${identity}`);
+    checkIdentity(identity);
+    if (typeof kind !== 'string' || kind.length === 0) {
+      throw new InvalidArgumentError('kind', `must be a non-empty string, got ${String(kind)}`);
+    }
+    return new ClientReminders(this.relay, kind, identity);
   }
 
   /**

@@ -78,8 +78,25 @@ export class RemindersNotConfiguredError extends ReminderError {
   }
 }
 
+/**
+ * A member refused a client's reminder operation: it runs `limit` of them already. Nothing of
+ * the operation ran; `GranaryClient.reminders` tries it again (another member first) within its
+ * deadline.
+ */
+export class RemindersBusyError extends ReminderError {
+  static override readonly code = 'ERR_REMINDERS_BUSY';
+  override readonly name = 'RemindersBusyError';
+  constructor(
+    readonly member: string,
+    readonly limit: number,
+  ) {
+    super(`member ${member} runs ${limit} reminder operations of clients already; retry later`);
+  }
+}
+
 registerErrorClasses(
   ReminderError,
+  RemindersBusyError,
   ReminderFencedError,
   ReminderStoreUnavailableError,
   ReminderCorruptError,

@@ -74,7 +74,7 @@ export class GrainRemindersHandle implements GrainReminders {
  * A reminder's name follows an identity's rules: it is stored as UTF-8 beside it and comes back
  * in every fire, so a lone surrogate would come back as U+FFFD, another name than the one set.
  */
-function checkName(name: unknown): void {
+export function checkName(name: unknown): void {
   const problem = identityProblem(name);
   if (problem !== undefined) throw new InvalidArgumentError('name', `a reminder name ${problem}`);
 }
