@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { serialization } from '@granary/core';
 import { Item } from './golden/proto2/catalog.granary';
 import { protocEncode } from './helpers/reference';
 
@@ -47,5 +48,24 @@ describe('proto2 [default] fields (test/protos/proto2/catalog.proto)', () => {
     const before = JSON.stringify(decoded);
     Item.encode(decoded);
     expect(JSON.stringify(decoded)).to.equal(before);
+  });
+
+  it('a create()d message sent through the serialization registry (cluster.send) leaves unset defaults off the wire', () => {
+    // The remote encodes a tagged message with the registry, not with its codec.
+    const cases: [init: Parameters<typeof Item.create>[0], text: string][] = [
+      [{ sku: 'a' }, 'sku: "a"'],
+      [{ sku: 'a', count: 16, active: true }, 'sku: "a" count: 16 active: true'],
+      [
+        { sku: 'a', dimensions: {}, part: [{ name: 'p' }] },
+        'sku: "a" Dimensions { } Part { name: "p" }',
+      ],
+    ];
+    for (const [init, text] of cases) {
+      const sent = serialization.serialize(Item.create(init));
+      expect(sent.typeName).to.equal(ITEM);
+      expect(sent.bytes, text).to.deep.equal(new Uint8Array(protocEncode(FILE, ITEM, text)));
+      const received = Item.from(serialization.deserialize(sent.typeName, sent.bytes));
+      expect(Item.encode(received), text).to.deep.equal(Item.encode(Item.create(init)));
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { Namespace, Root, type Type } from 'protobufjs';
 import type { INamespace } from 'protobufjs';
-import { resetCompletionPlans } from './completion';
+import { resetCompletionPlans, withoutFilledDefaults } from './completion';
 import { resetFieldPlans } from './field-check';
 import { resetLongPlans } from './long-check';
 import { UnimplementedError } from './errors';
@@ -15,7 +15,12 @@ import { WELL_KNOWN_DESCRIPTOR } from './well-known';
  * uses, typed structurally so the runtime builds without it.
  */
 export interface TypeRegistry {
-  registerType(type: Type): void;
+  /**
+   * `toEncodable` gives what protobufjs should encode for a plain object of the type (a
+   * `create()`d message without the proto2 defaults it filled in); a registry without it
+   * encodes those defaults as if set.
+   */
+  registerType(type: Type, toEncodable?: (message: object) => object): void;
   /** Rebuilds errors with `code` as `errorClass` on arrival from another node (core has it). */
   registerErrorClass?(code: string, errorClass: abstract new (...args: never[]) => Error): void;
 }
@@ -75,12 +80,25 @@ export function defineProtoFile(
   if (!registries.has(registry)) {
     registries.add(registry);
     registry.registerErrorClass?.(UNIMPLEMENTED_CODE, UnimplementedError);
+    // No proto2 defaults in these: registered plain, off the grain call's hot path.
     for (const typeName of BUILTIN_MESSAGE_TYPES) {
       registry.registerType(sharedRoot.lookupType(typeName));
     }
   }
-  for (const typeName of file.messageTypes) registry.registerType(sharedRoot.lookupType(typeName));
+  for (const typeName of file.messageTypes) register(registry, typeName);
   return file;
+}
+
+/**
+ * Registers a type of the shared root with `registry`, so that a `create()`d message sent with
+ * `cluster.send` / `ctx.respond` (encoded by the registry, not by its codec) leaves the proto2
+ * defaults `create` filled in off the wire, as `encode` does: the receiver sees them unset.
+ */
+function register(registry: TypeRegistry, typeName: string): void {
+  const type = sharedRoot.lookupType(typeName);
+  registry.registerType(type, (message) =>
+    withoutFilledDefaults(type, message as Record<string, unknown>),
+  );
 }
 
 /** The codec of a message type already in the shared root (e.g. a well-known type). */

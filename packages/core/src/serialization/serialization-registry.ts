@@ -70,6 +70,7 @@ export type { ErrorClass } from '../errors';
  */
 export class SerializationRegistry {
   private readonly types = new Map<string, protobuf.Type>();
+  private readonly encodables = new Map<string, (message: object) => object>();
   private readonly errorClasses = new Map<string, ErrorClass>();
   private readonly classOf = (code: string): ErrorClass | undefined =>
     this.errorClasses.get(code) ?? errorClassOf(code);
@@ -96,10 +97,17 @@ export class SerializationRegistry {
     visit(root);
   }
 
-  /** Registers one protobufjs message type under its full name (no leading dot). */
-  registerType(type: protobuf.Type): void {
+  /**
+   * Registers one protobufjs message type under its full name (no leading dot). `toEncodable`,
+   * when given, turns a value of the type that is not a protobufjs message of it (a tagged plain
+   * object) into what protobufjs encodes: a generated codec's objects hold defaults it filled in
+   * that were never set, which protobufjs alone would write.
+   */
+  registerType(type: protobuf.Type, toEncodable?: (message: object) => object): void {
     const name = fullNameOf(type);
     this.types.set(name, type);
+    if (toEncodable === undefined) this.encodables.delete(name);
+    else this.encodables.set(name, toEncodable);
     // Decoded messages and Type.create() instances then carry the tag like withTypeName ones.
     Object.defineProperty(type.ctor.prototype, TYPE_NAME, { value: name, configurable: true });
   }
@@ -148,7 +156,9 @@ export class SerializationRegistry {
     const typeName = this.typeNameOf(message);
     const type = this.types.get(typeName) ?? ownTypeOf(message);
     if (type) {
-      const bytes = encodeProto(type, message);
+      const toEncodable = this.encodables.get(typeName);
+      const plain = toEncodable !== undefined && !(message instanceof type.ctor);
+      const bytes = encodeProto(type, plain ? toEncodable(message as object) : message);
       return { typeName, format: SerializationFormat.Protobuf, bytes, text: undefined };
     }
     const text = encodeJsonText(message);

@@ -36,6 +36,29 @@ describe('SerializationRegistry', () => {
     });
   });
 
+  describe('registerType', () => {
+    it("encodes a tagged plain object through the type's toEncodable, a message of it as it is", () => {
+      const registry = new SerializationRegistry();
+      const type = pingRoot().lookupType('test.ping.Ping');
+      const seen: object[] = [];
+      registry.registerType(type, (message) => {
+        seen.push(message);
+        const { text: _filled, ...rest } = message as { text?: string };
+        return rest;
+      });
+      const plain = withTypeName('test.ping.Ping', { n: 3, text: 'filled in' });
+      const sent = registry.serialize(plain);
+      expect(seen).to.deep.equal([plain]);
+      expect(type.toObject(type.decode(sent.bytes))).to.deep.equal({ n: 3 });
+      const message = type.create({ n: 4, text: 'kept' });
+      expect(type.toObject(type.decode(registry.serialize(message).bytes))).to.deep.equal({
+        n: 4,
+        text: 'kept',
+      });
+      expect(seen).to.have.length(1);
+    });
+  });
+
   describe('protobuf', () => {
     it('round-trips a registered message and keeps its type name', () => {
       const registry = new SerializationRegistry();
