@@ -36,7 +36,10 @@ interface ClaimRequest extends Pending<ClaimResult> {
 }
 
 interface ReleaseRequest extends Pending<void> {
+  /** The claim's epoch (create revision): the key is deleted only if it still carries it. */
   epoch: number;
+  /** A stray claim's lease: instead of the epoch, the key is deleted only if still on it. */
+  lease?: string | undefined;
   /** Hand-off: the member told of this release, and what it is told. */
   note?: { to: string; item: ReleasedItem } | undefined;
 }
@@ -103,6 +106,20 @@ export class EtcdClaimBatcher {
   release(key: Buffer, epoch: number, note?: ReleaseRequest['note']): Promise<void> {
     return new Promise((resolve, reject) => {
       this.releases.push({ key, epoch, note, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /**
+   * Deletes `key` if it is still on `lease`: a claim the audit found under this member's lease
+   * that the member does not know the epoch of (it fenced, then proved the same lease alive).
+   * Batched and windowed like every release: after a fence on a lone or large member the audit
+   * finds thousands at once, and one transaction each overran etcd (DEADLINE_EXCEEDED on most,
+   * their ranges held until the next audit, ~10 s later, while their new owner waited).
+   */
+  releaseStray(key: Buffer, lease: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.releases.push({ key, epoch: 0, lease, resolve, reject });
       this.schedule();
     });
   }
@@ -222,12 +239,16 @@ export class EtcdClaimBatcher {
     try {
       res = await this.kv().txn(
         {
-          compare: batch.map((r) => ({
-            key: r.key,
-            target: 'Create',
-            result: 'Equal',
-            create_revision: r.epoch,
-          })),
+          compare: batch.map((r) =>
+            r.lease !== undefined
+              ? { key: r.key, target: 'Lease' as const, result: 'Equal' as const, lease: r.lease }
+              : {
+                  key: r.key,
+                  target: 'Create' as const,
+                  result: 'Equal' as const,
+                  create_revision: r.epoch,
+                },
+          ),
           success: [
             ...batch.map((r) => ({ request_delete_range: { key: r.key } })),
             ...this.notePuts(batch),
@@ -272,9 +293,17 @@ export class EtcdClaimBatcher {
     }));
   }
 
-  /** A key that still carries the release's epoch is deleted again; otherwise the release is done. */
+  /**
+   * A key that still carries the release's epoch (a stray's: is still on its lease) is deleted
+   * again; otherwise the release is done.
+   */
   private settleRelease(r: ReleaseRequest, kv: IKeyValue | undefined): void {
-    if (kv && Number(kv.create_revision) === r.epoch) this.releases.push(r);
+    const still =
+      kv !== undefined &&
+      (r.lease !== undefined
+        ? String(kv.lease) === r.lease
+        : Number(kv.create_revision) === r.epoch);
+    if (still) this.releases.push(r);
     else r.resolve();
   }
 

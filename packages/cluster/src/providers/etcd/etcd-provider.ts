@@ -266,14 +266,7 @@ export class EtcdProvider implements ClusterProvider {
   async releaseStray(kind: string, shard: number): Promise<void> {
     const lease = this.registration.currentId();
     if (lease === undefined) throw new LeaseLostError(`releaseStray ${kind}/${shard}`);
-    const key = this.requireKeys('releaseStray').shard(kind, shard);
-    await this.kv().txn(
-      {
-        compare: [{ key, target: 'Lease', result: 'Equal', lease }],
-        success: [{ request_delete_range: { key } }],
-      },
-      { deadline: Date.now() + this.options.requestTimeoutMs },
-    );
+    await this.batcher.releaseStray(this.requireKeys('releaseStray').shard(kind, shard), lease);
   }
 
   askToLetGo(member: string): void {
