@@ -80,6 +80,25 @@ describe('granary-codegen on broken inputs', () => {
     expect(err).to.contain('ERR_PROTO_PARSE: dep/dep.proto:4: field p.D.m:').and.contain('Missing');
   });
 
+  it('a syntax protoc does not know is refused at its line; adjacent literals join', () => {
+    const proto4 = run({ 'm.proto': '// about\nsyntax = "proto4";\nmessage A {}\n' });
+    expect(proto4.code).to.equal(1);
+    expect(proto4.err).to.contain(
+      'ERR_PROTO_PARSE: m.proto:2: unrecognized syntax identifier "proto4"',
+    );
+    const joined = run({ 'j.proto': 'syntax = "proto" \'3\';\nmessage A { int32 x = 1; }\n' });
+    expect(joined.code, joined.err).to.equal(0);
+  });
+
+  it('an import listed twice is refused at the second one, as protoc does', () => {
+    const { code, err } = run({
+      'm.proto': 'syntax = "proto3";\nimport "d.proto";\nimport weak "d.proto";\n',
+      'd.proto': 'syntax = "proto3";\n',
+    });
+    expect(code).to.equal(1);
+    expect(err).to.contain('ERR_PROTO_PARSE: m.proto:3: import "d.proto" was listed twice');
+  });
+
   // Each refused by protoc (`protoc --descriptor_set_out=/dev/null` prints the same line).
   const refused: [what: string, body: string, message: string][] = [
     ['field number 0', 'message A {\n  string a = 0;\n}', 'p.A.a: field number 0'],

@@ -173,6 +173,36 @@ const REFUSED: [what: string, body: string, line: number, message: string][] = [
     5,
     'p.S.Go: "Pong" is not a message type (protoc finds rpc p.S.Pong first',
   ],
+  [
+    '[packed = true] on a list of messages',
+    'message M {\n  repeated M m = 1 [packed = true];\n}',
+    4,
+    'p.M.m: [packed = true] can only be specified for repeated primitive fields',
+  ],
+  [
+    '[lazy] or [unverified_lazy] on a scalar',
+    'message M {\n  optional M m = 1 [lazy = true];\n  optional int32 n = 2 [unverified_lazy = true];\n}',
+    5,
+    'p.M.n: [unverified_lazy = true] can only be specified for submessage fields',
+  ],
+  [
+    'a required extension',
+    'message M { extensions 10 to 20; }\nextend M {\n  required int32 r = 10;\n}',
+    5,
+    'p.r: the extension r cannot be required',
+  ],
+  [
+    '[json_name] on an extension',
+    'message M { extensions 10 to 20; }\nextend M {\n  optional int32 j = 10 [json_name = "jj"];\n}',
+    5,
+    'p.j: option json_name is not allowed on extension fields',
+  ],
+  [
+    'allow_alias on an enum without aliases',
+    'enum E {\n  option allow_alias = true;\n  A = 0;\n  B = 1;\n}',
+    3,
+    'p.E: declares support for enum aliases but no enum values share field numbers',
+  ],
 ];
 
 /** protoc's exit status and stderr on `dir`/x.proto. */

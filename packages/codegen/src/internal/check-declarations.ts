@@ -157,6 +157,10 @@ function enumProblem(e: Enum, proto3: boolean): string | undefined {
   if (proto3 && first !== 0) return 'the first value of a proto3 enum must be zero';
   const [name, value] = Object.entries(e.values).find(([, v]) => v !== (v | 0)) ?? [];
   if (name !== undefined) return `value ${name} = ${value} is out of range (enum values are int32)`;
+  const numbers = Object.values(e.values);
+  if (e.options?.['allow_alias'] === true && new Set(numbers).size === numbers.length) {
+    return "declares support for enum aliases but no enum values share field numbers: remove the unnecessary 'option allow_alias = true;'";
+  }
   return undefined;
 }
 

@@ -27,11 +27,25 @@ const PACKABLE: ReadonlySet<string> = new Set(
   SCALAR_TYPES.filter((t) => t !== 'string' && t !== 'bytes'),
 );
 
-/** What protoc refuses in the `[default]` and `[packed]` of field `f` (resolved), if anything. */
+/**
+ * What protoc refuses in the `[default]`, `[packed]`, `[lazy]` and `[json_name]` of field `f`
+ * (resolved), or in its label as an extension, if anything.
+ */
 export function fieldOptionProblem(f: Field): string | undefined {
   const options = (f.options ?? {}) as Record<string, unknown>;
-  if (options.packed === true && !(f.repeated && isPackable(f))) {
+  if (optionOf(f, 'packed') === true && !(f.repeated && isPackable(f))) {
     return '[packed = true] can only be specified for repeated primitive fields';
+  }
+  for (const lazy of ['lazy', 'unverified_lazy']) {
+    if (optionOf(f, lazy) === true && !(f.resolvedType instanceof Type)) {
+      return `[${lazy} = true] can only be specified for submessage fields`;
+    }
+  }
+  if (f.extend !== undefined) {
+    if (f.required) return `the extension ${f.name} cannot be required`;
+    if (optionOf(f, 'json_name') !== undefined) {
+      return 'option json_name is not allowed on extension fields';
+    }
   }
   if (!('default' in options)) return undefined;
   if (f.repeated) return "repeated fields can't have default values";
@@ -52,6 +66,17 @@ function rawDefaultProblem(f: Field, raw: string): string | undefined {
   return value < range[0] || value > range[1]
     ? `[default] ${raw} is out of range for ${f.type} (${range[0]} to ${range[1]})`
     : undefined;
+}
+
+/**
+ * Option `name` of `f` as written: protobufjs drops `options` of a message field once resolved
+ * (its features take over), and keeps what was written in `parsedOptions`.
+ */
+function optionOf(f: Field, name: string): unknown {
+  const options = (f.options ?? {}) as Record<string, unknown>;
+  if (name in options) return options[name];
+  const parsed = (f.parsedOptions ?? []) as Record<string, unknown>[];
+  return parsed.find((o) => name in o)?.[name];
 }
 
 function isPackable(f: Field): boolean {

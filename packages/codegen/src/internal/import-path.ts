@@ -1,5 +1,5 @@
 import { ProtoParseError } from '../errors';
-import { importLocation } from './source-location';
+import { importLocation, locationOf, quote } from './source-location';
 
 /*
  * An import names a file by its path below an include directory, and that path is also the
@@ -20,4 +20,24 @@ export function checkImportPath(name: string, importer: string, importerSource?:
   throw new ProtoParseError(
     `${where}: import "${name}": backslashes, consecutive slashes, "." or ".." are not allowed in an import path (name the file from its include directory, as protoc requires)`,
   );
+}
+
+/**
+ * Throws a ProtoParseError at the second `import` of a file `importer` lists twice (`imports`:
+ * its imports as parsed, weak ones included), as protoc refuses it.
+ */
+export function checkImportsListedOnce(
+  imports: readonly string[],
+  importer: string,
+  importerSource: string,
+): void {
+  const seen = new Set<string>();
+  for (const name of imports) {
+    if (seen.has(name)) {
+      const pattern = new RegExp(`\\bimport\\s+(?:public\\s+|weak\\s+)?["']${quote(name)}["']`);
+      const where = locationOf(importer, importerSource, pattern, 1);
+      throw new ProtoParseError(`${where}: import "${name}" was listed twice`);
+    }
+    seen.add(name);
+  }
 }

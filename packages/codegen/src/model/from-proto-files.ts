@@ -15,7 +15,7 @@ import {
   optionsDescriptor,
 } from '../internal/check-options';
 import type { DeclaredOptions } from '../internal/check-options';
-import { checkImportPath } from '../internal/import-path';
+import { checkImportPath, checkImportsListedOnce } from '../internal/import-path';
 import { locate, locateBelow, readSource } from '../internal/locate-proto';
 import { parseErrorMessage } from '../internal/parse-error';
 import { parseWithOneofGroups } from '../internal/oneof-groups';
@@ -118,7 +118,7 @@ export function loadProtoFiles(
     const source = captureRawOptionValues(
       normalizeAggregates(normalizeStringLiterals(escapeProtoSource(readSource(path, name), name))),
     );
-    syntaxes.set(name, syntaxOf(source));
+    syntaxes.set(name, syntaxOf(source, name));
     sources.set(name, source);
     let parsed: IParserResult;
     try {
@@ -134,6 +134,7 @@ export function loadProtoFiles(
     fileOptions.push(fileOptionsOf(root, parsed.package, name, optionsTaken));
     loading.push(name);
     imports.set(name, [...(parsed.imports ?? []), ...(parsed.weakImports ?? [])]);
+    checkImportsListedOnce(imports.get(name) ?? [], name, source);
     for (const dep of imports.get(name) ?? []) load(dep, name);
     loading.pop();
   };
@@ -280,9 +281,22 @@ function fileModel(
 }
 
 /** The `syntax` statement (comments stripped): proto2 (protoc's default), proto3 or editions. */
-function syntaxOf(source: string): string {
+/**
+ * The syntax `file` declares; a syntax protoc does not know (`"proto4"`) is refused at its line
+ * (protobufjs would read it as an edition and fail later, naming no line).
+ */
+function syntaxOf(source: string, file: string): string {
   const code = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
   if (/^\s*edition\s*=/m.test(code)) return 'editions';
-  const match = /^\s*syntax\s*=\s*["'](proto[23])["']/m.exec(code);
-  return match === null ? 'proto2' : match[1];
+  // Adjacent literals join, as everywhere in a .proto: `syntax = "proto" "3";`.
+  const match = /^\s*syntax\s*=\s*((?:"[^"\n]*"\s*|'[^'\n]*'\s*)+)/m.exec(code);
+  if (match === null) return 'proto2';
+  const syntax = [...match[1].matchAll(/"([^"]*)"|'([^']*)'/g)].map((m) => m[1] ?? m[2]).join('');
+  if (syntax !== 'proto2' && syntax !== 'proto3') {
+    const where = locationOf(file, source, /^\s*syntax\s*=/m);
+    throw new ProtoParseError(
+      `${where}: unrecognized syntax identifier "${syntax}" (protoc knows "proto2" and "proto3")`,
+    );
+  }
+  return syntax;
 }
