@@ -6,11 +6,14 @@ import {
   ThreadCrashedError,
   ThreadPoolClosedError,
   ThreadTaskAbortedError,
-  type GrainCallOptions,
   type GranaryClient,
+  type GrainCallOptions,
+  type GrainContext,
 } from '@granary/cluster';
 import { PoolClientOptionsError, PoolSaturatedError, PoolUnavailableError } from '../errors';
+import { GrainPoolClient } from './grain-pool-client';
 import { place } from './internal/placement';
+import { REQUEST_VIA, SEND_VIA, type PoolRouting, type WorkerCaller } from './internal/pool-call';
 import { observePool, type PoolCounters } from './pool-metrics';
 import {
   control,
@@ -85,7 +88,7 @@ const WORKER_LOST: ReadonlySet<string | undefined> = new Set([
  * const pool = PoolClient.get(cluster, 'resize');
  * const small = await pool.request({ image }, { timeoutMs: 2000 });
  */
-export class PoolClient implements PoolCounters {
+export class PoolClient implements PoolCounters, PoolRouting {
   private static readonly clients = new WeakMap<PoolCaller, Map<string, PoolClient>>();
   private slots: Slot[] = [];
   /** The topology version the slots were placed in: a newer one places them again. */
@@ -127,12 +130,34 @@ export class PoolClient implements PoolCounters {
   /**
    * The client of pool `name` through this member or GranaryClient: one per caller and pool
    * (placement, counters and metrics are shared), made with the options of the first call.
-   * A later call with no options, or the same values, returns it.
+   * A later call with no options, or the same values, returns it. Inside a grain, pass its
+   * context: `PoolClient.get(ctx, name)` uses the member's client, and each call goes through
+   * `ctx`, carrying the grain's deadline and call chain (a GrainPoolClient).
+   * @throws InvalidArgumentError when `caller` is none of these.
    * @throws PoolClientOptionsError when a later call gives an option a different value: it
    *   could not take effect on the existing client.
    */
-  static get(cluster: PoolCaller, name: string, options: PoolClientOptions = {}): PoolClient {
+  static get(ctx: GrainContext, name: string, options?: PoolClientOptions): GrainPoolClient;
+  static get(cluster: PoolCaller, name: string, options?: PoolClientOptions): PoolClient;
+  static get(
+    caller: PoolCaller | GrainContext,
+    name: string,
+    options: PoolClientOptions = {},
+  ): PoolClient | GrainPoolClient {
     rejectUnknownOptions('PoolClient.get', options, POOL_CLIENT_OPTION_KEYS);
+    if (!isGrainContext(caller)) return PoolClient.of(caller, name, options);
+    // A grain's context: its member's client places, the grain's context calls.
+    const member: unknown = caller.cluster;
+    if (!(member instanceof Cluster)) {
+      throw new InvalidArgumentError(
+        'ctx',
+        "a grain context's cluster must be the member hosting the grain (a Cluster)",
+      );
+    }
+    return new GrainPoolClient(PoolClient.of(member, name, options), caller);
+  }
+
+  private static of(cluster: PoolCaller, name: string, options: PoolClientOptions): PoolClient {
     let byName = PoolClient.clients.get(cluster);
     if (!byName) PoolClient.clients.set(cluster, (byName = new Map()));
     let client = byName.get(name);
@@ -156,7 +181,16 @@ export class PoolClient implements PoolCounters {
    * @throws PoolSaturatedError at once when every worker has `maxInFlight` calls outstanding;
    *   PoolUnavailableError when no member hosts the pool; the cluster's errors otherwise.
    */
-  async request<T = unknown>(message: unknown, options?: GrainCallOptions): Promise<T> {
+  request<T = unknown>(message: unknown, options?: GrainCallOptions): Promise<T> {
+    return this[REQUEST_VIA]<T>(this.cluster, message, options);
+  }
+
+  /** `request` through `via` (this client's caller, or a calling grain's context). */
+  async [REQUEST_VIA]<T>(
+    via: WorkerCaller,
+    message: unknown,
+    options?: GrainCallOptions,
+  ): Promise<T> {
     if (this.needsPlacing) await this.refresh();
     let slot: Slot;
     try {
@@ -168,7 +202,7 @@ export class PoolClient implements PoolCounters {
     }
     slot.inFlight++;
     try {
-      const reply = await this.cluster.request<T>(slot.kind, String(slot.index), message, options);
+      const reply = await via.request<T>(slot.kind, String(slot.index), message, options);
       this.ok++;
       return reply;
     } catch (err) {
@@ -184,10 +218,15 @@ export class PoolClient implements PoolCounters {
   }
 
   /** Sends `message` to the least busy worker without a reply. */
-  async send(message: unknown): Promise<void> {
+  send(message: unknown): Promise<void> {
+    return this[SEND_VIA](this.cluster, message);
+  }
+
+  /** `send` through `via` (this client's caller, or a calling grain's context). */
+  async [SEND_VIA](via: WorkerCaller, message: unknown): Promise<void> {
     if (this.needsPlacing) await this.refresh();
     const slot = this.pick();
-    this.cluster.send(slot.kind, String(slot.index), message);
+    via.send(slot.kind, String(slot.index), message);
   }
 
   /** Worker index → member id, as this client last placed them. */
@@ -327,4 +366,10 @@ export class PoolClient implements PoolCounters {
     this.cursor = (slots.indexOf(best) + 1) % n;
     return best;
   }
+}
+
+/** A grain's context (identity and member), not a member or a GranaryClient (which have ids). */
+function isGrainContext(caller: PoolCaller | GrainContext): caller is GrainContext {
+  const c = caller as Partial<GrainContext>;
+  return typeof c.identity === 'string' && typeof c.cluster === 'object' && c.cluster !== null;
 }
