@@ -99,6 +99,30 @@ describe('granary-codegen on broken inputs', () => {
     expect(err).to.contain('ERR_PROTO_PARSE: m.proto:3: import "d.proto" was listed twice');
   });
 
+  it('a oneof or a group named as a field of its message is refused at its line', () => {
+    const oneof = run({
+      'o.proto':
+        'syntax = "proto3";\nmessage A {\n  int32 k = 1;\n  oneof k {\n    int32 x = 2;\n  }\n}\n',
+    });
+    expect(oneof.err).to.contain('ERR_PROTO_PARSE: o.proto:4: "A.k" is already defined in o.proto');
+    const group = run({
+      'g.proto':
+        'syntax = "proto2";\nmessage A {\n  optional int32 foo = 1;\n  optional group Foo = 2 {}\n}\n',
+    });
+    expect(group.err).to.contain(
+      'ERR_PROTO_PARSE: g.proto:4: "A.foo" is already defined in g.proto',
+    );
+  });
+
+  it('an extension number used twice on an options message is refused at the second use', () => {
+    const { code, err } = run({
+      'x.proto':
+        'syntax = "proto3";\nimport "google/protobuf/descriptor.proto";\nextend google.protobuf.FieldOptions {\n  string a = 50000;\n  string b = 50000;\n}\n',
+    });
+    expect(code).to.equal(1);
+    expect(err).to.contain('ERR_PROTO_PARSE: x.proto:5: duplicate id 50000');
+  });
+
   // Each refused by protoc (`protoc --descriptor_set_out=/dev/null` prints the same line).
   const refused: [what: string, body: string, message: string][] = [
     ['field number 0', 'message A {\n  string a = 0;\n}', 'p.A.a: field number 0'],

@@ -18,10 +18,20 @@ const NUMBERED =
  * for a syntax error (protobufjs's line moved to the front, as protoc writes it), else
  * protobufjs's message after the file name.
  */
-export function parseErrorMessage(error: Error, file: string, source: string, root: Root): string {
+export function parseErrorMessage(
+  error: Error,
+  file: string,
+  source: string,
+  root: Root,
+  sources: ReadonlyMap<string, string> = new Map(),
+): string {
   const duplicate = DUPLICATE.exec(error.message);
   const numbered = NUMBERED.exec(error.message);
-  if (numbered !== null) return `${numberedLocation(numbered, file, source)}: ${error.message}`;
+  if (numbered !== null) {
+    const where = numberedLocation(numbered, file, source);
+    const elsewhere = where === file ? extensionLocation(numbered, file, source, sources) : where;
+    return `${elsewhere}: ${error.message}`;
+  }
   if (duplicate === null) {
     // protobufjs ends a syntax error with `(line 5)` or `(file.proto, line 5)`: put it first.
     const line = /^(.*) \((?:.*, )?line (\d+)\)$/s.exec(error.message);
@@ -32,8 +42,10 @@ export function parseErrorMessage(error: Error, file: string, source: string, ro
   const scopeName = scope.replace(/^\./, '');
   const fullName = scopeName === '' ? name : `${scopeName}.${name}`;
   const other = root.lookup(`.${fullName}`)?.filename ?? file;
+  // A group's field is its name in lower case (`group Foo` is field `foo`).
+  const group = `${name[0]?.toUpperCase() ?? ''}${name.slice(1)}`;
   const pattern = new RegExp(
-    `\\b(?:message|enum|service|group|rpc)\\s+${name}\\b|\\b${name}\\s*=\\s*\\d`,
+    `\\b(?:message|enum|service|group|rpc|oneof)\\s+${name}\\b|\\bgroup\\s+${group}\\b|\\b${name}\\s*=\\s*\\d`,
   );
   // The first declaration in this file is the duplicate, unless the other one is here too.
   const where = locationOf(file, source, pattern, other === file ? 1 : 0);
@@ -59,4 +71,28 @@ function numberedLocation(match: RegExpExecArray, file: string, source: string):
   if (after === file) return locationOf(file, source, declaration, nth);
   const offset = source.slice(0, start).split('\n').length - 1;
   return `${file}:${Number(after.slice(file.length + 1)) + offset}`;
+}
+
+/**
+ * Where a duplicate extension number is when `file` has not two of it: protobufjs attaches an
+ * extension when its extendee's file is parsed, so `duplicate id 50000 in Type
+ * .google.protobuf.FieldOptions` may be thrown while parsing descriptor.proto, or in the file of
+ * the second extension while the first is in another. The last use of the number in `file`,
+ * else in the most recently loaded other file that uses it; else `file` alone.
+ */
+function extensionLocation(
+  match: RegExpExecArray,
+  file: string,
+  source: string,
+  sources: ReadonlyMap<string, string>,
+): string {
+  const id = match[1];
+  if (id === undefined) return file;
+  const declaration = new RegExp(`=\\s*${id}\\s*[;\\[]`, 'g');
+  const candidates: [string, string][] = [[file, source], ...[...sources].reverse()];
+  for (const [name, text] of candidates) {
+    const count = [...text.matchAll(declaration)].length;
+    if (count > 0) return locationOf(name, text, declaration, count - 1);
+  }
+  return file;
 }

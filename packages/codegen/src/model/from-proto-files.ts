@@ -126,7 +126,7 @@ export function loadProtoFiles(
       (parse as typeof parse & { filename: string | null }).filename = name;
       parsed = parseWithOneofGroups(() => parse(source, root, { keepCase: true }));
     } catch (err) {
-      throw new ProtoParseError(parseErrorMessage(err as Error, name, source, root), {
+      throw new ProtoParseError(parseErrorMessage(err as Error, name, source, root, sources), {
         cause: err,
       });
     }
