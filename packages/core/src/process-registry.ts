@@ -1,4 +1,5 @@
 import { InvalidArgumentError, NameExistsError } from './errors';
+import { FutureTokens } from './internal/future-tokens';
 import { PID } from './pid';
 import type { LocalProcess, Process } from './process';
 
@@ -9,11 +10,12 @@ export type AddressResolver = (pid: PID) => Process | undefined;
 export const NONHOST = 'nonhost';
 
 /**
- * Request futures are registered under ids with this prefix and a sequence number. Short, so an
- * id stays under 13 characters for the first 10^10 requests: V8 then makes it a flat string,
- * not a rope that the remote's encoder must flatten for every request (~0.1 µs each).
+ * Request futures are registered under ids with this prefix, a sequence number and a random
+ * token: `f$<seq>.<token>` (see FutureTokens).
  */
 export const FUTURE_PREFIX = 'f$';
+/** Between a future id's sequence number and its token. */
+const FUTURE_TOKEN_SEPARATOR = '.';
 
 /**
  * Slots of the future table: more requests in flight than this share an overflow map.
@@ -25,6 +27,11 @@ const FUTURE_SLOTS = 4096;
 /** A process registered by sequence number (a request's future). */
 export interface SequencedProcess extends Process {
   readonly seq: number;
+  /**
+   * The id {@link ProcessRegistry.futurePid} gave it, once something read its PID; undefined
+   * before (nothing outside the process can name it yet).
+   */
+  readonly issuedId: string | undefined;
 }
 
 /**
@@ -45,6 +52,7 @@ export class ProcessRegistry {
   private readonly futures = new Array<SequencedProcess | undefined>(FUTURE_SLOTS);
   private readonly futureOverflow = new Map<number, SequencedProcess>();
   private futureCount = 0;
+  private readonly tokens = new FutureTokens();
 
   constructor(
     /** Where a PID that resolves to nothing goes. */
@@ -77,8 +85,9 @@ export class ProcessRegistry {
   }
 
   /**
-   * Registers a request's future as `f$<seq>` (a table slot, not a Map entry). Its PID is
-   * made by {@link futurePid} only when something reads it: a local reply does not need one.
+   * Registers a request's future by its sequence number (a table slot, not a Map entry). Its
+   * PID is made by {@link futurePid} only when something reads it: a local reply does not need
+   * one.
    */
   addFuture(process: SequencedProcess & LocalProcess): void {
     const slot = process.seq & (FUTURE_SLOTS - 1);
@@ -87,9 +96,13 @@ export class ProcessRegistry {
     this.futureCount++;
   }
 
-  /** The PID of a future added with addFuture (cached on it, so sends to it skip lookups). */
+  /**
+   * The PID of a future added with addFuture, `f$<seq>.<token>` (cached on it, so sends to it
+   * skip lookups); a lookup of its id finds it only with the token.
+   */
   futurePid(process: SequencedProcess & LocalProcess): PID {
-    const pid = new PID(this.address, FUTURE_PREFIX + process.seq);
+    const id = FUTURE_PREFIX + process.seq + FUTURE_TOKEN_SEPARATOR + this.tokens.take();
+    const pid = new PID(this.address, id);
     pid._p = process;
     return pid;
   }
@@ -102,12 +115,15 @@ export class ProcessRegistry {
     this.futureCount--;
   }
 
-  private getFuture(id: string): Process | undefined {
-    const seq = Number(id.slice(FUTURE_PREFIX.length));
+  /** The future whose PID has exactly this id (sequence number and token), if pending. */
+  private getFuture(id: string): SequencedProcess | undefined {
+    const separator = id.indexOf(FUTURE_TOKEN_SEPARATOR, FUTURE_PREFIX.length);
+    if (separator < 0) return undefined;
+    const seq = Number(id.slice(FUTURE_PREFIX.length, separator));
     if (!Number.isInteger(seq)) return undefined;
-    const p = this.futures[seq & (FUTURE_SLOTS - 1)];
-    if (p !== undefined && p.seq === seq) return p;
-    return this.futureOverflow.get(seq);
+    let p = this.futures[seq & (FUTURE_SLOTS - 1)];
+    if (p === undefined || p.seq !== seq) p = this.futureOverflow.get(seq);
+    return p !== undefined && p.issuedId === id ? p : undefined;
   }
 
   /**
@@ -140,7 +156,7 @@ export class ProcessRegistry {
   remove(pid: PID): void {
     if (!this.isLocal(pid)) return;
     if (pid.id.startsWith(FUTURE_PREFIX)) {
-      const p = this.getFuture(pid.id) as SequencedProcess | undefined;
+      const p = this.getFuture(pid.id);
       if (p !== undefined) this.removeFuture(p);
     } else this.local.delete(pid.id);
   }

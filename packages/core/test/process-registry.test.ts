@@ -134,12 +134,20 @@ describe('ProcessRegistry', () => {
     expect(remote.system[0]![1]).to.be.instanceOf(Watch);
   });
 
-  it('gives a request to a remote PID a future sender that a reply by id resolves', async () => {
+  it('gives a request to a remote PID a future sender that a reply by its whole id resolves', async () => {
     const remote = new RecordingProcess();
     system.registry.addAddressResolver(() => remote);
     const pending = system.root.request(new PID('h:2', 'x'), 'q');
     const sender = remote.user[0]![1].sender!;
-    expect(sender.id).to.match(/^f\$\d+$/);
+    expect(sender.id).to.match(/^f\$\d+\.[\w-]{12}$/);
+    // Its sequence number alone, or another token, names nothing: the id is a capability.
+    const seq = sender.id.slice(0, sender.id.indexOf('.'));
+    for (const guess of [seq, `${seq}.`, `${seq}.AAAAAAAAAAAA`, `${sender.id}x`]) {
+      expect(system.registry.get(new PID(sender.address, guess))).to.not.equal(
+        system.registry.getLocal(sender.id),
+      );
+      expect(system.registry.getLocal(guess)).to.equal(undefined);
+    }
     // A reply arriving from the network names the future by address and id only.
     const fromWire = new PID(sender.address, sender.id);
     system.registry.get(fromWire).post(fromWire, entryOf('answer'), false);
