@@ -1,3 +1,4 @@
+import { LogThrottle } from '@granary/core';
 import type { Cluster, Redis } from 'ioredis';
 import type { ClusterLogger } from '../../internal/logger';
 import { StateStoreError, StateUnavailableError, StateWriteRefusedError } from '../errors';
@@ -8,6 +9,8 @@ import { TRANSIENT_REPLIES, WRITE_REFUSED_REPLIES } from './transient-replies';
 type ScriptFn = (...args: (string | number | Uint8Array)[]) => Promise<(number | string)[]>;
 /** The client with the store's scripts defined on it (ioredis defineCommand). */
 export type ScriptClient = (Redis | Cluster) & Record<string, ScriptFn>;
+/** Losses of the connection (and returns) are logged once per this (ms), then counted. */
+const OUTAGE_LOG_INTERVAL_MS = 10_000;
 /** What a command was for, in error messages. */
 export type Operation = 'read' | 'write' | 'clear' | 'open';
 
@@ -23,6 +26,7 @@ export class RedisCommands {
   private everReady = false;
   /** Dials again when the connection stops answering (only for the store's own client). */
   private readonly silence: SilentConnection | undefined;
+  private readonly outageLog: LogThrottle;
 
   constructor(
     readonly client: ScriptClient,
@@ -37,11 +41,17 @@ export class RedisCommands {
     this.silence = ownsClient
       ? new SilentConnection(client, logger, { keyPrefix }, commandTimeoutMs)
       : undefined;
+    // A connection that flaps (a server that stays a replica is dialled again every few
+    // seconds) logs its first loss and return per window, then counts them.
+    const log = new LogThrottle(logger, OUTAGE_LOG_INTERVAL_MS);
+    this.outageLog = log;
     let down = false;
     const lost = (detail: string): void => {
       if (down) return;
       down = true;
-      logger.warn(
+      log.log(
+        'lost',
+        'warn',
         { detail, keyPrefix },
         'state store lost Redis; calls fail with StateUnavailableError until it is back',
       );
@@ -55,8 +65,13 @@ export class RedisCommands {
       this.everReady = true;
       if (!down) return;
       down = false;
-      logger.info({ keyPrefix }, 'state store reconnected to Redis');
+      log.log('back', 'info', { keyPrefix }, 'state store reconnected to Redis');
     });
+  }
+
+  /** Flushes the outage log's pending summaries (the store is closing). */
+  close(): void {
+    this.outageLog.close();
   }
 
   /** Grows every time the connection closes: equal generations mean the same connection. */
@@ -141,12 +156,10 @@ export class RedisCommands {
       const what = op === 'open' ? 'state store open' : `state ${op} of ${kind}/${id}`;
       return new StateStoreError(`${what}: Redis replied ${message}`, { cause: err });
     }
-    return new StateUnavailableError(
-      kind,
-      id,
-      op,
-      `Redis unavailable within ${this.commandTimeoutMs} ms (commandTimeoutMs): ${message}${outcome}`,
-      { cause: err },
-    );
+    // A transient reply (READONLY on a read, LOADING) came at once: no timeout was involved.
+    const detail = isReply
+      ? `Redis replied ${message} (not now; try again)${outcome}`
+      : `Redis unavailable within ${this.commandTimeoutMs} ms (commandTimeoutMs): ${message}${outcome}`;
+    return new StateUnavailableError(kind, id, op, detail, { cause: err });
   }
 }

@@ -1,4 +1,5 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { LogThrottle } from '@granary/core';
+import type { Redis } from 'ioredis';
 import { NOOP_LOGGER, lateLogger, type ClusterLogger } from '../../internal/logger';
 import { StateDurabilityError, StateUnavailableError } from '../errors';
 import { checkKey, checkWriteArguments } from '../internal/check-arguments';
@@ -14,12 +15,8 @@ import {
 } from './loss-guard';
 import { LossLedger, type StateLossCounts } from './loss-ledger';
 import { RedisCommands, type Operation, type ScriptClient } from './redis-commands';
-import {
-  LOADING_RECHECK_MS,
-  reconnectDelayMs,
-  resolveStoreOptions,
-  type RedisStateStoreOptions,
-} from './redis-state-store-options';
+import type { ReplicaRedial } from './replica-redial';
+import { resolveStoreOptions, type RedisStateStoreOptions } from './redis-state-store-options';
 import {
   ACCEPT_STORE_LOSS_SCRIPT,
   CLEAR_SCRIPT,
@@ -40,6 +37,7 @@ import { StateKeys } from './state-keys';
 import { StateSizeCap } from './state-size';
 import { storedInteger } from './stored-fields';
 import { StoreIdentity } from './store-identity';
+import { storeClient } from './store-client';
 import { WriteBatcher } from './write-batcher';
 import { expectedArg, writeOutcome } from './write-reply';
 
@@ -50,6 +48,8 @@ import { expectedArg, writeOutcome } from './write-reply';
 const WRITE_COMMAND = 'granaryStateWriteV3';
 const WRITE_MANY_COMMAND = 'granaryStateWriteManyV3';
 const CLEAR_COMMAND = 'granaryStateClearV3';
+/** A failing check after reconnect is logged once per this (ms), then counted. */
+const CHECK_LOG_INTERVAL_MS = 10_000;
 
 /**
  * The production {@link StateStore}: one Redis hash per grain; write and clear are each one Lua
@@ -96,6 +96,10 @@ export class RedisStateStore implements StateStore {
   private readonly identity: StoreIdentity;
   private readonly guard: LossGuard;
   private readonly size: StateSizeCap;
+  /** Follows a failover (the store's own client only; see storeClient). */
+  private readonly redial: ReplicaRedial | undefined;
+  /** A check after reconnect that keeps failing (a replica, for one) logs once per 10 s. */
+  private readonly checkLog: LogThrottle;
   private opening: Promise<void> | undefined;
   private opened = false;
   private closed = false;
@@ -109,21 +113,10 @@ export class RedisStateStore implements StateStore {
     // Without a logger of its own, the store logs to its first member's (useLogger).
     this.logger = options.logger ?? lateLogger(() => this.memberLogger ?? NOOP_LOGGER);
     this.ownsClient = options.client === undefined;
-    const client = (options.client ??
-      new Redis(o.url, {
-        retryStrategy: reconnectDelayMs,
-        maxLoadingRetryTime: LOADING_RECHECK_MS,
-        // Mid-failover the client may land on a replica: reconnect (Sentinel names the new
-        // primary), without resending the refused command.
-        reconnectOnError: (err: Error) => (/^READONLY/.test(err.message) ? 1 : false),
-        // ioredis types RedisOptions.replyMapping as `X | undefined` but its constructor as
-        // `X`, which exactOptionalPropertyTypes tells apart; the value passes through as given.
-        ...(o.redisOptions as Omit<RedisOptions, 'replyMapping'>),
-        enableOfflineQueue: false,
-        maxRetriesPerRequest: 0,
-        autoResendUnfulfilledCommands: false,
-        commandTimeout: o.commandTimeoutMs,
-      })) as ScriptClient;
+    this.checkLog = new LogThrottle(this.logger, CHECK_LOG_INTERVAL_MS);
+    const own = options.client ? undefined : storeClient(o, this.logger);
+    this.redial = own?.redial;
+    const client = (options.client ?? own!.client) as ScriptClient;
     this.client = client;
     this.isCluster = (client as { isCluster?: boolean }).isCluster === true;
     this.commands = new RedisCommands(
@@ -328,6 +321,9 @@ export class RedisStateStore implements StateStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.redial?.close();
+    this.checkLog.close();
+    this.commands.close();
     if (this.ownsClient) this.client.disconnect();
   }
 
@@ -389,7 +385,9 @@ export class RedisStateStore implements StateStore {
         await this.gate.reconnected();
       })
       .catch((err: unknown) =>
-        this.logger.warn(
+        this.checkLog.log(
+          'check',
+          'warn',
           { err, identity: this.keys.identity },
           'state store check after reconnect failed',
         ),
