@@ -13,6 +13,12 @@ import type { Topology } from '../../membership/topology';
 export class EtcdCompactor {
   private timer: NodeJS.Timeout | undefined;
   private previous = 0;
+  /**
+   * The revision history is known compacted to. An idle cluster's revision does not move (lease
+   * keep-alives write nothing), and compacting to the same revision again made etcd log a
+   * warning ("required revision has been compacted") every interval, for ever.
+   */
+  private compacted = 0;
 
   constructor(
     private readonly client: () => Etcd3,
@@ -48,17 +54,21 @@ export class EtcdCompactor {
         { deadline: Date.now() + this.timeoutMs },
       );
       const current = Number(res.header.revision);
-      if (this.previous > 0) {
+      if (this.previous > this.compacted) {
         await client.kv.compact(
           { revision: String(this.previous) },
           { deadline: Date.now() + this.timeoutMs },
         );
+        this.compacted = this.previous;
         this.logger.debug({ revision: this.previous, current }, 'etcd history compacted');
       }
       this.previous = current;
     } catch (err) {
       // Compacted further already (another member, or etcd's own auto-compaction): fine.
-      if (/compacted/.test(String(err))) return;
+      if (/compacted/.test(String(err))) {
+        this.compacted = Math.max(this.compacted, this.previous);
+        return;
+      }
       this.logger.warn({ err }, 'etcd compaction failed; the next interval retries');
     }
   }
