@@ -36,14 +36,14 @@ describe('errors', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('a syntax error is a ProtoParseError that starts with file:line, as protoc writes it', () => {
+  it('a syntax error is a ProtoParseError that starts with file:line:column, as protoc writes it', () => {
     writeFileSync(join(dir, 'bad.proto'), 'syntax = "proto3";\nmessage A { int32 x = ; }\n');
     const err = generateFrom(dir, 'bad.proto');
     expect(err).to.be.instanceOf(ProtoParseError);
-    expect((err as Error).message).to.match(/^bad\.proto:2: illegal id ';'$/);
+    expect((err as Error).message).to.match(/^bad\.proto:2:23: illegal id ';'$/);
     // The same with CRLF line ends and a byte order mark.
     writeFileSync(join(dir, 'crlf.proto'), '\ufeffsyntax = "proto3";\r\n\r\nmessage A {\r\n}}\r\n');
-    expect((generateFrom(dir, 'crlf.proto') as Error).message).to.match(/^crlf\.proto:4: /);
+    expect((generateFrom(dir, 'crlf.proto') as Error).message).to.match(/^crlf\.proto:4:\d+: /);
   });
 
   it('a missing import is a ProtoParseError naming the import and the importing file', () => {
@@ -86,7 +86,7 @@ describe('errors', () => {
     );
     const err = generateFrom(dir, 'ed.proto');
     expect(err).to.be.instanceOf(UnsupportedProtoError);
-    expect((err as Error).message).to.match(/^ed\.proto:2: ed\.proto uses editions/);
+    expect((err as Error).message).to.match(/^ed\.proto:2:1: ed\.proto uses editions/);
     expect(() =>
       modelFromDescriptors([{ name: 'ed.proto', syntax: 'editions', package: 'ed' }], ['ed.proto']),
     ).to.throw(UnsupportedProtoError, /ed.proto/);
@@ -118,7 +118,9 @@ describe('errors', () => {
     expect(protocPlugin(dir, 'd.proto').status).to.not.equal(0);
     const err = generateFrom(dir, 'd.proto');
     expect(err).to.be.instanceOf(ProtoParseError);
-    expect((err as Error).message).to.match(/^d\.proto:4: .*9223372036854775808 is out of range/);
+    expect((err as Error).message).to.match(
+      /^d\.proto:4:18: .*9223372036854775808 is out of range/,
+    );
   });
 
   it('a bytes [default] with bytes above 0x7f is refused the same way by both commands', () => {

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../src/cli/cli';
+import { linesOnly } from './helpers/locations';
 import { PROTOC, requireProtoc } from './helpers/paths';
 
 /*
@@ -104,7 +105,7 @@ describe('options protoc refuses and protobufjs reads', () => {
     const err: string[] = [];
     const io = { out: () => undefined, err: (t: string) => err.push(t) };
     const cli = runCli([...files, '-I', dir, '--out', join(dir, 'gen')], io);
-    return { protoc: protoc.status, cli, err: err.join('') };
+    return { protoc: protoc.status, cli, err: linesOnly(err.join('')) };
   }
 
   for (const [what, body, line, message] of REFUSED) {

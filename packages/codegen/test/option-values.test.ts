@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../src/cli/cli';
+import { linesOnly } from './helpers/locations';
 import { PROTOC, requireProtoc } from './helpers/paths';
 
 /*
@@ -82,7 +83,7 @@ describe('plain custom option values, as protoc reads their tokens', () => {
     const err: string[] = [];
     const io = { out: () => undefined, err: (t: string) => err.push(t) };
     const cli = runCli([join(dir, 'use.proto'), '-I', dir, '--out', join(dir, 'gen')], io);
-    return { protoc: protoc.status, cli, err: err.join('') };
+    return { protoc: protoc.status, cli, err: linesOnly(err.join('')) };
   }
 
   for (const [what, options, message] of REFUSED) {

@@ -2,7 +2,10 @@ import { expect } from 'chai';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { runCli } from '../src/cli/cli';
+import { PROTOC } from './helpers/paths';
+import { linesOnly } from './helpers/locations';
 
 /*
  * Broken inputs as users write them: granary-codegen answers each with one line naming the file
@@ -27,7 +30,7 @@ describe('granary-codegen on broken inputs', () => {
     const first = join(dir, Object.keys(files)[0]);
     const code = runCli([first, '-I', dir, '--out', join(dir, 'gen')], io);
     expect(err.join('')).to.not.match(/\n\s+at /);
-    return { code, err: err.join('') };
+    return { code, err: linesOnly(err.join('')) };
   }
 
   it('a missing import is an ERR_PROTO_PARSE at the line of the import', () => {
@@ -122,6 +125,34 @@ describe('granary-codegen on broken inputs', () => {
     expect(code).to.equal(1);
     expect(err).to.contain('ERR_PROTO_PARSE: x.proto:5: duplicate id 50000');
   });
+
+  // Inputs where granary-codegen points where protoc does: both name file:line:column.
+  const SAME_COLUMN: [what: string, source: string][] = [
+    ['a syntax error', 'syntax = "proto3";\nmessage A { int32 x = 1.0; }\n'],
+    ['a missing ;', 'syntax = "proto3";\nmessage A {}\nservice S { rpc M(A) returns (A) }\n'],
+    ['an unknown syntax', '\nsyntax = "proto4";\n'],
+    ['an import listed twice', 'syntax = "proto3";\nimport "d.proto";\nimport "d.proto";\n'],
+    ['an unknown option', 'syntax = "proto3";\n\n  option foo_bar = 1;\n'],
+    [
+      'a JSON name clash',
+      'syntax = "proto3";\nmessage A { int32 foo_bar = 1; int32 fooBar = 2; }\n',
+    ],
+  ];
+  for (const [what, source] of SAME_COLUMN) {
+    it(`${what}: at the line and column protoc names`, () => {
+      writeFileSync(join(dir, 'd.proto'), 'syntax = "proto3";\n');
+      writeFileSync(join(dir, 'c.proto'), source);
+      const protoc = spawnSync(PROTOC, [`-I${dir}`, '-o/dev/null', 'c.proto'], {
+        encoding: 'utf8',
+      });
+      const at = /^c\.proto:\d+:\d+: /m.exec(protoc.stderr)?.[0];
+      expect(at, protoc.stderr).to.be.a('string');
+      const err: string[] = [];
+      const io = { out: () => undefined, err: (t: string) => err.push(t) };
+      expect(runCli(['c.proto', '-I', dir, '--out', join(dir, 'gen')], io)).to.equal(1);
+      expect(err.join('')).to.contain(`ERR_PROTO_PARSE: ${at ?? ''}`);
+    });
+  }
 
   // Each refused by protoc (`protoc --descriptor_set_out=/dev/null` prints the same line).
   const refused: [what: string, body: string, message: string][] = [

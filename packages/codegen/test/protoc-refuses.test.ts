@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../src/cli/cli';
 import { PROTOC, requireProtoc } from './helpers/paths';
+import { linesOnly } from './helpers/locations';
 
 /*
  * Declarations protobufjs's parser reads without a word and protoc refuses: defaults that are
@@ -215,7 +216,7 @@ function granaryCodegen(dir: string): { code: number; err: string } {
   const err: string[] = [];
   const io = { out: () => undefined, err: (t: string) => err.push(t) };
   const code = runCli(['x.proto', '-I', dir, '--out', join(dir, 'gen')], io);
-  return { code, err: err.join('') };
+  return { code, err: linesOnly(err.join('')) };
 }
 
 describe('declarations protoc refuses and protobufjs reads', () => {

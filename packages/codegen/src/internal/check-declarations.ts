@@ -19,7 +19,7 @@ const MAX_FIELD_NUMBER = 536870911;
 /** Numbers protobuf keeps for its own implementation. */
 const [FIRST_RESERVED, LAST_RESERVED] = [19000, 19999];
 
-/** Throws a ProtoParseError (`file:line: ...`) at the first declaration protoc would refuse. */
+/** Throws a ProtoParseError (`file:line:column: ...`) at the first declaration protoc would refuse. */
 export function checkDeclarations(
   root: Root,
   syntaxes: ReadonlyMap<string, string>,

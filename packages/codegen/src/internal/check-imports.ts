@@ -13,7 +13,7 @@ import { declarationLocation, declarationsBelow } from './source-location';
  */
 
 /**
- * Throws a ProtoParseError (`file:line: ...`) at the first field or rpc that uses a type of a
+ * Throws a ProtoParseError (`file:line:column: ...`) at the first field or rpc that uses a type of a
  * file its own file does not import (directly, or through an import's `import public`), or a
  * proto2 (closed) enum in a proto3 message, as protoc does; an UnsupportedProtoError at one that
  * uses a type of an editions file. `imports`: every loaded file's imports; `sources`: their

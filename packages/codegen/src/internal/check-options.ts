@@ -39,7 +39,7 @@ export interface DeclaredOptions {
 }
 
 /**
- * Throws a ProtoParseError (`file:line: option ...`) at the first option protoc refuses.
+ * Throws a ProtoParseError (`file:line:column: option ...`) at the first option protoc refuses.
  * `visible(file)`: the files whose extensions `file` may use (itself, its imports, and what they
  * re-export); `sources`: the files' text, for the line.
  */

@@ -1,5 +1,5 @@
 import type { Root } from 'protobufjs';
-import { locationOf } from './source-location';
+import { locationAt, locationOf } from './source-location';
 
 /*
  * protobufjs reports a name declared twice as `duplicate name 'Money' in Namespace .acme.type`,
@@ -14,9 +14,9 @@ const NUMBERED =
 
 /**
  * The message of a ProtoParseError for `error`, thrown while parsing `file` (its `source`) into
- * `root`: `file:line: "x" is already defined in other.proto` for a duplicate, `file:line: ...`
- * for a syntax error (protobufjs's line moved to the front, as protoc writes it), else
- * protobufjs's message after the file name.
+ * `root`: `file:line:column: "x" is already defined in other.proto` for a duplicate,
+ * `file:line:column: ...` for a syntax error (protobufjs's line moved to the front, as protoc
+ * writes it), else protobufjs's message after the file name.
  */
 export function parseErrorMessage(
   error: Error,
@@ -36,7 +36,7 @@ export function parseErrorMessage(
     // protobufjs ends a syntax error with `(line 5)` or `(file.proto, line 5)`: put it first.
     const line = /^(.*) \((?:.*, )?line (\d+)\)$/s.exec(error.message);
     if (line === null) return `cannot parse ${file}: ${error.message}`;
-    return `${file}:${line[2]}: ${line[1]}`;
+    return `${syntaxErrorLocation(file, source, Number(line[2]), line[1])}: ${line[1]}`;
   }
   const [, name, scope] = duplicate;
   const scopeName = scope.replace(/^\./, '');
@@ -53,7 +53,7 @@ export function parseErrorMessage(
 }
 
 /**
- * `file:line` of the declaration a NUMBERED error is about: in the named message or enum, the
+ * `file:line:column` of the declaration a NUMBERED error is about: in the named message or enum, the
  * second declaration with that number (a duplicate) or the first (a reserved one), or the value
  * of that name. Falls back to the number's second use in the file (an extension declared
  * twice, in two `extend` blocks), then to the file alone.
@@ -67,10 +67,8 @@ function numberedLocation(match: RegExpExecArray, file: string, source: string):
   const declaration =
     id !== undefined ? new RegExp(`=\\s*${id}\\s*[;\\[]`) : new RegExp(`\\b${reservedName}\\s*=`);
   const nth = duplicateId !== undefined ? 1 : 0;
-  const after = locationOf(file, source.slice(start), declaration, nth);
-  if (after === file) return locationOf(file, source, declaration, nth);
-  const offset = source.slice(0, start).split('\n').length - 1;
-  return `${file}:${Number(after.slice(file.length + 1)) + offset}`;
+  const inBlock = locationOf(file, source, declaration, nth, start);
+  return inBlock === file ? locationOf(file, source, declaration, nth) : inBlock;
 }
 
 /**
@@ -95,4 +93,28 @@ function extensionLocation(
     if (count > 0) return locationOf(name, text, declaration, count - 1);
   }
   return file;
+}
+
+/**
+ * `file:line:column` of a protobufjs syntax error (it names the line and the token, `illegal
+ * token 'm', '=' expected`): the token's first stand-alone occurrence on that line, else the
+ * line's first non-blank character.
+ */
+function syntaxErrorLocation(file: string, source: string, line: number, message: string): string {
+  const lineStart =
+    source
+      .split('\n')
+      .slice(0, line - 1)
+      .join('\n').length + (line > 1 ? 1 : 0);
+  const text = source.slice(lineStart).split('\n')[0] ?? '';
+  const token = /'([^']*)'/.exec(message)?.[1];
+  const word = token !== undefined && /^\w+$/.test(token);
+  const at =
+    token === undefined || token === ''
+      ? -1
+      : word
+        ? text.search(new RegExp(`(?<!\\w)${token}(?!\\w)`))
+        : text.indexOf(token);
+  const column = at >= 0 ? at : text.length - text.trimStart().length;
+  return locationAt(file, source, lineStart + column);
 }

@@ -3,26 +3,36 @@ import { Enum, Field, Method, Namespace, Service, Type } from 'protobufjs';
 /*
  * protobufjs keeps no line numbers on what it parsed, so errors found after parsing (an
  * undefined type, an import cycle) would name only a file. These helpers find the line of the
- * declaration again in the source, so each such error reads `file:line: ...` as protoc's do.
+ * declaration again in the source, so each such error reads `file:line:column: ...` as protoc's do.
  */
 
 /**
- * `file:line` of the match of `pattern` in `source` (the first, or the one at index `nth`), or
- * `file` when there is no such match.
+ * `file:line:column` (both from 1) of the match of `pattern` in `source` (the first, or the one
+ * at index `nth`, searching from offset `from`), or `file` when there is no such match. Leading
+ * whitespace the pattern matched is skipped: the location is where the declaration starts.
  */
 export function locationOf(
   file: string,
   source: string | undefined,
   pattern: RegExp,
   nth = 0,
+  from = 0,
 ): string {
   const global = new RegExp(pattern.source, `${pattern.flags.replace('g', '')}g`);
-  const match = source === undefined ? undefined : [...source.matchAll(global)][nth];
+  const match = source === undefined ? undefined : [...source.slice(from).matchAll(global)][nth];
   if (match === undefined || source === undefined) return file;
-  return `${file}:${source.slice(0, match.index).split('\n').length}`;
+  const skipped = match[0].length - match[0].trimStart().length;
+  return locationAt(file, source, from + match.index + skipped);
 }
 
-/** `file:line` of the statement `import [public|weak] "name"` in `source`. */
+/** `file:line:column` (both from 1, as protoc writes them) of offset `index` in `source`. */
+export function locationAt(file: string, source: string, index: number): string {
+  const before = source.slice(0, index);
+  const line = before.split('\n').length;
+  return `${file}:${line}:${index - before.lastIndexOf('\n')}`;
+}
+
+/** `file:line:column` of the statement `import [public|weak] "name"` in `source`. */
 export function importLocation(file: string, source: string | undefined, name: string): string {
   return locationOf(
     file,
@@ -82,7 +92,7 @@ export function declarationPattern(obj: Field | Method | Enum | Type): RegExp {
   return new RegExp(`\\b${keyword}\\s+${quote(obj.name)}\\b`);
 }
 
-/** `file:line` of the declaration of `obj` (as far as it can be found in its file's source). */
+/** `file:line:column` of the declaration of `obj` (as far as it can be found in its file's source). */
 export function declarationLocation(
   obj: Field | Method | Enum | Type,
   sources: ReadonlyMap<string, string>,

@@ -293,7 +293,7 @@ function syntaxOf(source: string, file: string): string {
   if (match === null) return 'proto2';
   const syntax = [...match[1].matchAll(/"([^"]*)"|'([^']*)'/g)].map((m) => m[1] ?? m[2]).join('');
   if (syntax !== 'proto2' && syntax !== 'proto3') {
-    const where = locationOf(file, source, /^\s*syntax\s*=/m);
+    const where = locationOf(file, source, /(?<=^\s*syntax\s*=\s*)["']/m);
     throw new ProtoParseError(
       `${where}: unrecognized syntax identifier "${syntax}" (protoc knows "proto2" and "proto3")`,
     );
