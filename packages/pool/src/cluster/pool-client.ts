@@ -13,6 +13,7 @@ import {
 import { PoolClientOptionsError, PoolSaturatedError, PoolUnavailableError } from '../errors';
 import { GrainPoolClient } from './grain-pool-client';
 import { place } from './internal/placement';
+import { UnreachableHosts } from './internal/unreachable-hosts';
 import { REQUEST_VIA, SEND_VIA, type PoolRouting, type WorkerCaller } from './internal/pool-call';
 import { observePool, type PoolCounters } from './pool-metrics';
 import {
@@ -98,6 +99,8 @@ export class PoolClient implements PoolCounters, PoolRouting {
   private refreshing: Promise<void> | undefined;
   private cursor = 0;
   private readonly options: Required<PoolClientOptions>;
+  /** Members whose link is down (a member's pool client only: it sees its system's links). */
+  private readonly unreachable: UnreachableHosts;
   /** Calls answered by a worker (PoolCounters). */
   ok = 0;
   /** Calls that failed otherwise (PoolCounters). */
@@ -111,6 +114,9 @@ export class PoolClient implements PoolCounters, PoolRouting {
     options: PoolClientOptions,
   ) {
     this.options = { ...DEFAULT_POOL_CLIENT_OPTIONS, ...options };
+    this.unreachable = new UnreachableHosts(
+      cluster instanceof Cluster ? cluster.system : undefined,
+    );
     const meter = cluster instanceof Cluster ? cluster.meter : undefined;
     if (meter !== undefined) observePool(meter, this);
   }
@@ -286,10 +292,15 @@ export class PoolClient implements PoolCounters, PoolRouting {
   }
 
   private hosts(): string[] {
-    return this.cluster.topology.members
+    const topology = this.cluster.topology;
+    const hosts = topology.members
       .filter((m) => m.status === 'up' && m.kinds.includes(memberKind(this.name, m.id)))
       .map((m) => m.id)
       .sort();
+    // An unreachable member's inventory would hold the placement for controlTimeoutMs.
+    const down = this.unreachable.ids(topology);
+    const reachable = hosts.filter((h) => !down.has(h));
+    return reachable.length > 0 ? reachable : hosts;
   }
 
   private async place(): Promise<void> {
@@ -349,15 +360,16 @@ export class PoolClient implements PoolCounters, PoolRouting {
   private pick(): Slot {
     const slots = this.slots;
     const n = slots.length;
+    const down = this.unreachable.ids(this.cluster.topology);
     let best: Slot | undefined;
     for (let k = 0; k < n; k++) {
       const slot = slots[(this.cursor + k) % n]!;
       if (
         slot.inFlight < this.maxInFlight &&
-        (best === undefined || slot.inFlight < best.inFlight)
+        (best === undefined || rank(slot, down) < rank(best, down))
       ) {
         best = slot;
-        if (slot.inFlight === 0) break;
+        if (slot.inFlight === 0 && !down.has(slot.host)) break;
       }
     }
     if (best === undefined) {
@@ -372,4 +384,9 @@ export class PoolClient implements PoolCounters, PoolRouting {
 function isGrainContext(caller: PoolCaller | GrainContext): caller is GrainContext {
   const c = caller as Partial<GrainContext>;
   return typeof c.identity === 'string' && typeof c.cluster === 'object' && c.cluster !== null;
+}
+
+/** Least busy first; a worker on an unreachable member only when no other can take the call. */
+function rank(slot: Slot, down: ReadonlySet<string>): number {
+  return down.has(slot.host) ? Number.MAX_SAFE_INTEGER : slot.inFlight;
 }
