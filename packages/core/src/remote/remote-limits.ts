@@ -41,8 +41,10 @@ export interface RemoteLimits {
    */
   maxHeaderBytes?: number;
   /**
-   * Concurrent HTTP/2 streams on one inbound connection (`grpc.max_concurrent_streams`). A
-   * node opens one per link.
+   * Concurrent HTTP/2 streams on one inbound connection (`grpc.max_concurrent_streams`), and
+   * streams a connection may start that no handshake authenticates, at once or one after
+   * another (the next closes the connection). A node opens one per link, on a connection of
+   * its own.
    * @default 16
    */
   maxStreamsPerConnection?: number;

@@ -90,6 +90,11 @@ export class Acceptor {
   accept(call: grpc.ServerDuplexStream<Buffer, Buffer>): void {
     const host = this.host;
     const peer = call.getPeer();
+    // Closed with its connection (a peer starting stream after stream without authenticating).
+    if (host.guard !== undefined && !host.guard.streamStarted(peer)) {
+      call.on('error', () => undefined);
+      return;
+    }
     const limits = host.config.limits;
     const tooLarge = (limit: string) => (err: Error) => {
       host.events.report(

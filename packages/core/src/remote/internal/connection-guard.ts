@@ -18,6 +18,12 @@ export interface ConnectionLimits {
    * server that can tell a client from a flood only once it has made a call (the gateway).
    */
   evictUnprovenAtMax?: boolean;
+  /**
+   * Streams a connection may start that no handshake authenticates (refused, cancelled, still
+   * pending), at once or one after another; the next one closes the connection (see
+   * `streamStarted`). Undefined: no bound (a server without handshakes: the gateway).
+   */
+  maxStreamsPerConnection?: number;
 }
 
 /** Where the guard counts and logs (throttled) the connections it closes. */
@@ -46,6 +52,8 @@ interface Connection {
   readonly source: string;
   /** Authenticated links open on it. */
   links: number;
+  /** Streams started on it that no handshake authenticated (see `streamStarted`). */
+  unproven: number;
   idle: NodeJS.Timeout | undefined;
   /** An authenticated link opened on it, or (gateway) a whole call arrived: it was used. */
   used: boolean;
@@ -93,10 +101,38 @@ export class ConnectionGuard {
     });
   }
 
+  /**
+   * A stream started on the connection `peer`; false when the connection is closed, or was
+   * closed for it: it started more than `maxStreamsPerConnection` streams that no handshake
+   * authenticated (HTTP/2 hands over the streams of data read before the close, too). Each
+   * costs the node a call, a link and a handshake, and a stream a peer resets at once frees its
+   * place under HTTP/2's bound on concurrent streams: one connection opening and resetting
+   * streams (HTTP/2 "rapid reset") held the loop for a second at a time, thousands of streams a
+   * second, until its connection's idle close. A member authenticates the one stream it opens
+   * on a connection.
+   */
+  streamStarted(peer: string): boolean {
+    const bound = this.limits.maxStreamsPerConnection;
+    if (bound === undefined) return true;
+    const c = this.connections.get(peer);
+    if (c === undefined) return false;
+    if (++c.unproven <= bound) return true;
+    const limit = this.names.option('maxStreamsPerConnection');
+    this.events.report(
+      'limitExceeded',
+      'warn',
+      { peer, limit },
+      `${this.names.server} connection closed: it started more than ${bound} streams that no handshake authenticated (${limit})`,
+    );
+    this.drop(c);
+    return false;
+  }
+
   /** An authenticated link opened on the connection `peer` (`address:port`, as grpc-js names it). */
   linkOpened(peer: string): void {
     const c = this.connections.get(peer);
     if (c === undefined) return;
+    if (c.unproven > 0) c.unproven--;
     c.links++;
     c.used = true;
     this.unpend(c);
@@ -180,6 +216,7 @@ export class ConnectionGuard {
       key,
       source: socket.remoteAddress ?? '',
       links: 0,
+      unproven: 0,
       idle: undefined,
       used: false,
       dropped: false,
