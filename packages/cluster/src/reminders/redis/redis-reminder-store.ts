@@ -1,8 +1,9 @@
 import { LogThrottle } from '@granary/core';
-import { Redis, type Cluster, type RedisOptions } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { NOOP_LOGGER, lateLogger, type ClusterLogger } from '../../internal/logger';
 import { SilentConnection } from '../../state/redis/silent-connection';
-import { LOADING_RECHECK_MS, reconnectDelayMs } from '../../state/redis/redis-state-store-options';
+import type { ReplicaRedial } from '../../state/redis/replica-redial';
+import { storeClient } from '../../state/redis/store-client';
 import { ReminderCorruptError, ReminderFencedError } from '../errors';
 import type { JobOutcome } from '../reminder';
 import type {
@@ -68,6 +69,8 @@ export class RedisReminderStore implements ReminderStore {
   private readonly timeoutMs: number;
   /** Dials again when the connection stops answering (only for the store's own client). */
   private readonly silence: SilentConnection | undefined;
+  /** Follows a failover (the store's own client only; see storeClient). */
+  private readonly redial: ReplicaRedial | undefined;
   private readyWait: Promise<void> | undefined;
   private readonly durability: ReminderDurability;
   private memberLogger: ClusterLogger | undefined;
@@ -87,17 +90,14 @@ export class RedisReminderStore implements ReminderStore {
     this.prefix = o.keyPrefix;
     this.timeoutMs = o.commandTimeoutMs;
     this.ownsClient = options.client === undefined;
-    const client =
-      options.client ??
-      new Redis(o.url, {
-        retryStrategy: reconnectDelayMs,
-        maxLoadingRetryTime: LOADING_RECHECK_MS,
-        ...(o.redisOptions as Omit<RedisOptions, 'replyMapping'>),
-        enableOfflineQueue: false,
-        maxRetriesPerRequest: 0,
-        autoResendUnfulfilledCommands: false,
-        commandTimeout: o.commandTimeoutMs,
-      });
+    const logger = options.logger;
+    const log = (): ClusterLogger => logger ?? this.memberLogger ?? NOOP_LOGGER;
+    // As the state store's: a READONLY reply (a failover demoted the server it is on) dials
+    // again, so Sentinel names the new primary. Before, nothing did: writes failed READONLY for
+    // as long as that connection lasted.
+    const own = options.client ? undefined : storeClient(o, lateLogger(log));
+    this.redial = own?.redial;
+    const client: Redis | Cluster = options.client ?? own!.client;
     // Outages surface as ReminderStoreUnavailableError on each call; the owner retries.
     client.on('error', () => undefined);
     client.defineCommand(C.load, { numberOfKeys: 2, lua: LOAD_SCRIPT });
@@ -108,16 +108,14 @@ export class RedisReminderStore implements ReminderStore {
     client.defineCommand(C.claim, { numberOfKeys: 2, lua: CLAIM_SCRIPT });
     client.defineCommand(C.finish, { numberOfKeys: 3, lua: FINISH_SCRIPT });
     this.client = client as Client;
-    const logger = options.logger;
     this.silence = this.ownsClient
       ? new SilentConnection(
           client,
-          lateLogger(() => logger ?? this.memberLogger ?? NOOP_LOGGER),
+          lateLogger(log),
           { keyPrefix: o.keyPrefix },
           o.commandTimeoutMs,
         )
       : undefined;
-    const log = (): ClusterLogger => logger ?? this.memberLogger ?? NOOP_LOGGER;
     this.corruptLog = new LogThrottle(lateLogger(log), CORRUPT_LOG_INTERVAL_MS);
     this.loss = new ReminderStoreLoss(client, o.keyPrefix, (command) => this.run(command), log);
     this.durability = new ReminderDurability(
@@ -293,6 +291,7 @@ export class RedisReminderStore implements ReminderStore {
 
   async close(): Promise<void> {
     this.corruptLog.close();
+    this.redial?.close();
     if (this.ownsClient) this.client.disconnect();
   }
 

@@ -19,8 +19,15 @@ export function mappedStoreError(err: unknown, timeoutMs: number): Error {
       { cause: err },
     );
   }
-  if (err instanceof Error && err.name === 'ReplyError' && !TRANSIENT.test(message)) {
-    return new ReminderError(`reminder store: Redis replied ${message}`, { cause: err });
+  if (err instanceof Error && err.name === 'ReplyError') {
+    if (!TRANSIENT.test(message)) {
+      return new ReminderError(`reminder store: Redis replied ${message}`, { cause: err });
+    }
+    // Came at once (READONLY from a demoted primary, LOADING): no timeout was involved.
+    return new ReminderStoreUnavailableError(
+      `reminder store: Redis replied ${message} (not now; try again)`,
+      { cause: err },
+    );
   }
   return new ReminderStoreUnavailableError(
     `reminder store: Redis unavailable within ${timeoutMs} ms (commandTimeoutMs): ${message}`,
