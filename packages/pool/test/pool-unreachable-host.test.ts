@@ -8,6 +8,7 @@ import {
 } from '@granary/core';
 import {
   Cluster,
+  GranaryClient,
   MemoryClusterTable,
   MemoryProvider,
   type Grain,
@@ -29,10 +30,10 @@ const resize = poolKind('resize', () => new Where(), { size: 4 });
 
 describe('a cluster pool while a member that runs workers is dead but still listed', function () {
   this.timeout(60_000);
-  const table = new MemoryClusterTable();
   const members: Cluster[] = [];
+  let client: GranaryClient | undefined;
 
-  async function member(id: string): Promise<Cluster> {
+  async function member(id: string, table: MemoryClusterTable): Promise<Cluster> {
     const c = await Cluster.start({
       name: 'pool-dead',
       id,
@@ -49,38 +50,60 @@ describe('a cluster pool while a member that runs workers is dead but still list
   }
 
   after(async () => {
+    await client?.close();
     await Promise.all(members.map((m) => m.shutdown({ graceful: false }).catch(() => undefined)));
   });
 
   it("sends every call to the live member's workers once the dead member's link is down", async () => {
-    const m1 = await member('m1');
-    const m2 = await member('m2');
+    const table = new MemoryClusterTable();
+    const m1 = await member('m1', table);
+    const m2 = await member('m2', table);
     while (m1.topology.members.length < 2) await new Promise((r) => setTimeout(r, 20));
-    const pool = PoolClient.get(m1, 'resize');
+    await expectSkipped(m1, m2, m1);
+  });
+
+  it('does the same for a GranaryClient (not a member), which sees its own links', async () => {
+    const table = new MemoryClusterTable();
+    const m3 = await member('m3', table);
+    const m4 = await member('m4', table);
+    client = await GranaryClient.connect({
+      name: 'pool-dead',
+      gateways: [m3.address],
+      topologyRefreshMs: 100,
+      logger: silentLogger,
+    });
+    const c = client;
+    while (c.topology.members.length < 2) await new Promise((r) => setTimeout(r, 20));
+    await expectSkipped(c, m4, m3);
+  });
+
+  /** Calls from `caller` reach both members, then only `live` once `victim` died. */
+  async function expectSkipped(caller: Cluster | GranaryClient, victim: Cluster, live: Cluster) {
+    const pool = PoolClient.get(caller, 'resize');
     const before = new Set<string>();
     for (let i = 0; i < 8; i++) before.add(await pool.request<string>(i, { timeoutMs: 3000 }));
-    expect([...before].sort()).to.deep.equal(['m1', 'm2']);
+    expect([...before].sort()).to.deep.equal([live.id, victim.id].sort());
 
-    // m2 dies without leaving: its link breaks, the topology still lists it.
+    // The victim dies without leaving: its link breaks, the topology still lists it.
     const terminated = new Promise<void>((resolve) => {
-      const sub = m1.system.eventStream.subscribe(EndpointTerminatedEvent, (e) => {
-        if (e.address !== m2.address) return;
+      const sub = caller.system.eventStream.subscribe(EndpointTerminatedEvent, (e) => {
+        if (e.address !== victim.address) return;
         sub.unsubscribe();
         resolve();
       });
     });
-    (m2.provider as MemoryProvider).crash();
-    await m2.system.shutdown();
+    (victim.provider as MemoryProvider).crash();
+    await victim.system.shutdown();
     await terminated;
-    expect(m1.topology.members.map((m) => m.id)).to.deep.equal(['m1', 'm2']);
+    expect(caller.topology.members.map((m) => m.id)).to.include(victim.id);
 
     const answers = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
         pool.request<string>(i, { timeoutMs: 1500 }).catch((e: unknown) => String(e)),
       ),
     );
-    expect(answers).to.deep.equal(Array(8).fill('m1'));
-  });
+    expect(answers).to.deep.equal(Array(8).fill(live.id));
+  }
 });
 
 describe('UnreachableHosts', () => {

@@ -56,7 +56,11 @@ export class GranaryClient {
   private closed = false;
 
   private constructor(
-    private readonly system: ActorSystem,
+    /**
+     * The client's actor system: its links to the members (their events, e.g. core's
+     * EndpointTerminatedEvent, are on its event stream). Closed by `close()`.
+     */
+    readonly system: ActorSystem,
     private readonly source: TopologySource,
     options: GranaryClientOptions & {
       requestTimeoutMs: number;

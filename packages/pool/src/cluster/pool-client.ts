@@ -99,7 +99,7 @@ export class PoolClient implements PoolCounters, PoolRouting {
   private refreshing: Promise<void> | undefined;
   private cursor = 0;
   private readonly options: Required<PoolClientOptions>;
-  /** Members whose link is down (a member's pool client only: it sees its system's links). */
+  /** Members whose link this caller's actor system saw break. */
   private readonly unreachable: UnreachableHosts;
   /** Calls answered by a worker (PoolCounters). */
   ok = 0;
@@ -114,9 +114,7 @@ export class PoolClient implements PoolCounters, PoolRouting {
     options: PoolClientOptions,
   ) {
     this.options = { ...DEFAULT_POOL_CLIENT_OPTIONS, ...options };
-    this.unreachable = new UnreachableHosts(
-      cluster instanceof Cluster ? cluster.system : undefined,
-    );
+    this.unreachable = new UnreachableHosts(cluster.system);
     const meter = cluster instanceof Cluster ? cluster.meter : undefined;
     if (meter !== undefined) observePool(meter, this);
   }
