@@ -38,10 +38,32 @@ describe('LoadShedder', () => {
     await system.shutdown();
   });
 
-  /** An actor whose every message burns `ms`, sent `count` messages. */
-  const flood = (count: number, ms: number): void => {
-    const pid = system.root.spawn(Props.fromFunc(() => burn(ms)));
+  /**
+   * An actor whose every message burns `ms`, sent `count` messages; `ran()` counts those run.
+   * With `upTo`, each message run sends it one more until `stop()` (or `upTo` in all): a run
+   * queue that stays full (a dispatcher turn of `throughput` messages) as long as the test
+   * needs. A fixed flood is a fixed amount of work; on a loaded host, where a 5 ms burn costs a
+   * scheduling period (~35 ms), it outlasted the test's bound before the shedder's third tick
+   * (the shedder's timer runs between dispatcher turns only, once per turn).
+   */
+  const flood = (count: number, ms: number, upTo = count) => {
+    let ran = 0;
+    let stopped = false;
+    const pid = system.root.spawn(
+      Props.fromFunc((ctx) => {
+        if (typeof ctx.message !== 'number') return;
+        burn(ms);
+        ran++;
+        if (!stopped && ran + count <= upTo) ctx.send(ctx.self, ran);
+      }),
+    );
     for (let i = 0; i < count; i++) system.root.send(pid, i);
+    return {
+      ran: (): number => ran,
+      stop: (): void => {
+        stopped = true;
+      },
+    };
   };
 
   describe('admit', () => {
@@ -72,8 +94,10 @@ describe('LoadShedder', () => {
   describe('shedding', () => {
     it('starts once the run queue stays above targetMs for intervalMs; refuses new calls and activations, not chain calls', async () => {
       start({ loadShedding: { targetMs: 20, intervalMs: 60 } });
-      flood(200, 5); // a second of work in turns of 5 ms, 64 per dispatcher turn
-      await until(() => shedder.shedding, 5000);
+      // A message of 5 ms that sends itself another: dispatcher turns of 64 messages (320 ms)
+      // until stopped, at most 20 s of work; once stopped, it drains within a turn.
+      const load = flood(1, 5, 4000);
+      await until(() => shedder.shedding, 20_000);
       expect(shedder.episodes).to.equal(1);
       shedder.pending = 1000; // above the cap the completion rate allows
       expect(shedder.admit(false, false)).to.equal('loadShedding');
@@ -82,7 +106,8 @@ describe('LoadShedder', () => {
       expect(shedder.refused.loadShedding).to.equal(2);
       shedder.pending = 0;
       // The flood drains; an interval without a refusal and under the target ends it.
-      await until(() => !shedder.shedding, 5000);
+      load.stop();
+      await until(() => !shedder.shedding, 20_000);
       expect(shedder.takeMaxDelay('stats')).to.be.at.least(20);
       // The metrics' reader keeps its own maximum: the read above did not reset it.
       expect(shedder.takeMaxDelay('metrics')).to.be.at.least(20);
@@ -101,24 +126,27 @@ describe('LoadShedder', () => {
 
     it("tolerates a run queue that its calls' deadlines allow, and sheds once a call with a short deadline comes", async () => {
       start({ loadShedding: { targetMs: 20, intervalMs: 60 } });
-      // A call with 60 s left allows 3 s of run-queue delay (deadlineShare 0.05).
-      expect(shedder.admit(false, false, Date.now() + 60_000)).to.equal(undefined);
-      flood(200, 5); // the same second of work that sheds in the test above
-      await until(() => system.dispatcher.readyCount === 0, 10_000);
+      // A call with 120 s left allows 6 s of run-queue delay (deadlineShare 0.05): above a
+      // dispatcher turn of the flood (64 x 5 ms) on a host so loaded that each burn costs a
+      // scheduling period (~35 ms, 2.2 s a turn).
+      expect(shedder.admit(false, false, Date.now() + 120_000)).to.equal(undefined);
+      const held = flood(200, 5); // a second of work in turns of 5 ms, 64 per dispatcher turn
+      await until(() => held.ran() === 200, 20_000);
       expect(shedder.takeMaxDelay('stats'), 'the flood held the run queue').to.be.at.least(20);
-      expect(shedder.shedding, 'shed a queue well within 60 s deadlines').to.equal(false);
+      expect(shedder.shedding, 'shed a queue well within 120 s deadlines').to.equal(false);
       expect(shedder.episodes).to.equal(0);
-      // A call with 100 ms left allows only targetMs (20 ms): the same flood sheds.
+      // A call with 100 ms left allows only targetMs (20 ms): the same flood, kept up, sheds.
       expect(shedder.admit(false, false, Date.now() + 100)).to.equal(undefined);
-      flood(200, 5);
-      await until(() => shedder.shedding, 5000);
+      const load = flood(1, 5, 4000);
+      await until(() => shedder.shedding, 20_000);
+      load.stop();
       expect(shedder.episodes).to.equal(1);
     });
 
     it('never sheds with loadShedding.enabled false', async () => {
       start({ loadShedding: { enabled: false, targetMs: 5, intervalMs: 20 } });
-      flood(100, 5);
-      await until(() => system.dispatcher.readyCount === 0, 5000);
+      const held = flood(100, 5);
+      await until(() => held.ran() === 100, 20_000);
       expect(shedder.shedding).to.equal(false);
       expect(shedder.episodes).to.equal(0);
     });
