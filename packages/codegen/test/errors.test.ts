@@ -18,6 +18,19 @@ function protocPlugin(dir: string, name: string): { status: number | null; stder
   );
 }
 
+/**
+ * The module granary-codegen generates for `dir`/`name`, after checking that protoc with
+ * protoc-gen-granary writes the same bytes.
+ */
+function generatedByBoth(dir: string, name: string): string {
+  const [viaCli] = generate(loadProtoFiles([join(dir, name)], { includeDirs: [dir] }));
+  const viaProtoc = protocPlugin(dir, name);
+  expect(viaProtoc.status, viaProtoc.stderr).to.equal(0);
+  const written = readFileSync(join(dir, name.replace(/\.proto$/, '.granary.ts')), 'utf8');
+  expect(written).to.equal(viaCli?.content);
+  return written;
+}
+
 /** Runs both front ends' model + generate on one source, returning what it throws. */
 function generateFrom(dir: string, name: string): unknown {
   try {
@@ -100,14 +113,10 @@ describe('errors', () => {
       '  optional sfixed64 o = 3 [default = 0777777777777777777777];\n' +
       '  optional int32 default = 4;\n}\n';
     writeFileSync(join(dir, 'd.proto'), source);
-    const [viaCli] = generate(loadProtoFiles([join(dir, 'd.proto')], { includeDirs: [dir] }));
-    expect(viaCli?.content)
+    expect(generatedByBoth(dir, 'd.proto'))
       .to.contain('"default":"18446744073709551615"')
       .and.contain('"default":"-9223372036854775808"')
       .and.contain('"default":"9223372036854775807"');
-    const viaProtoc = protocPlugin(dir, 'd.proto');
-    expect(viaProtoc.status, viaProtoc.stderr).to.equal(0);
-    expect(readFileSync(join(dir, 'd.granary.ts'), 'utf8')).to.equal(viaCli?.content);
   });
 
   it('a 64-bit [default] past its range is refused at its line, as protoc refuses it', () => {
@@ -162,5 +171,17 @@ describe('errors', () => {
     expect((err as Error).message)
       .to.contain('p.proto')
       .and.contain('__granary_proto__');
+  });
+
+  it('hexadecimal numbers written 0X generate, the same by both commands, as protoc reads them', () => {
+    writeFileSync(
+      join(dir, 'h.proto'),
+      'syntax = "proto2";\npackage h;\nenum E { Z = 0; TOP = 0X7FFFFFFF; }\n' +
+        'message M {\n  optional int32 a = 0X10 [default = 0XfF];\n  extensions 0X20 to 0X30;\n}\n',
+    );
+    expect(generatedByBoth(dir, 'h.proto'))
+      .to.contain('"id":16')
+      .and.contain('"default":255')
+      .and.contain('2147483647');
   });
 });

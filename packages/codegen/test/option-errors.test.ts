@@ -39,6 +39,12 @@ extend google.protobuf.EnumValueOptions { optional string label = 61004; }
 const HEAD = 'syntax = "proto3";\npackage u;\nimport "defs.proto";\n';
 
 const REFUSED: [what: string, body: string, line: number, message: string][] = [
+  [
+    'one option set twice through two spellings of its name',
+    'enum E {\n  Z = 0 [(o.label) = "a", (.o.label) = "b"];\n}',
+    5,
+    'option "(.o.label)" was already set',
+  ],
   ['an unknown builtin option', 'option java_pakage = "x";', 4, 'option "java_pakage" unknown'],
   [
     'a builtin option of the wrong type',

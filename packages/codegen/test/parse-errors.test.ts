@@ -134,6 +134,12 @@ describe('granary-codegen on broken inputs', () => {
     ['an import listed twice', 'syntax = "proto3";\nimport "d.proto";\nimport "d.proto";\n'],
     ['an unknown option', 'syntax = "proto3";\n\n  option foo_bar = 1;\n'],
     [
+      'an unknown option after a value granary-codegen rewrites before parsing',
+      'syntax = "proto3";\npackage p;\nimport "google/protobuf/descriptor.proto";\n' +
+        'extend google.protobuf.FieldOptions { int32 o = 50001; }\n' +
+        'message M { int32 x = 1 [(o) = 123456789, (nope) = 2]; }\n',
+    ],
+    [
       'a JSON name clash',
       'syntax = "proto3";\nmessage A { int32 foo_bar = 1; int32 fooBar = 2; }\n',
     ],

@@ -56,11 +56,17 @@ export function checkOptions(
     for (const entry of options) {
       for (const [written, inner] of Object.entries(entry)) {
         const [name, value] = unflatten(written, inner);
+        const field = optionField(name, scope, optionsType);
+        // `(o)`, `(p.o)` and `(.p.o)` name one extension: keyed by its full name.
+        const key =
+          field !== undefined && written.startsWith('(')
+            ? `(${field.fullName})${written.slice(written.indexOf(')') + 1)}`
+            : written;
         const again =
-          set.has(written) &&
+          set.has(key) &&
           (typeof inner !== 'object' || inner === null) &&
-          optionField(name, scope, optionsType)?.repeated === false;
-        set.add(written);
+          field?.repeated === false;
+        set.add(key);
         const problem = again
           ? `option "${name}" was already set`
           : optionProblem(name, value, kind, scope, optionsType, visible(file));

@@ -95,3 +95,19 @@ export function skipEnd(source: string, i: number): number {
 export function unescapeIdentifier(name: string): string {
   return name === STAND_IN ? HOSTILE : name;
 }
+
+/**
+ * `source` with each hexadecimal number written `0X...` as `0x...`: protoc reads both, protobufjs
+ * only the lower-case prefix (`C = 0X7FFFFFFF;` was a syntax error).
+ */
+export function normalizeHexPrefix(source: string): string {
+  if (!/\b0X[0-9a-fA-F]/.test(source)) return source;
+  return rewriteCode(source, (i) =>
+    source[i] === '0' &&
+    source[i + 1] === 'X' &&
+    !/\w/.test(source[i - 1] ?? '') &&
+    /[0-9a-fA-F]/.test(source[i + 2] ?? '')
+      ? { text: '0x', end: i + 2 }
+      : undefined,
+  );
+}

@@ -3,7 +3,11 @@ import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { Enum, Field, Method, Namespace, Root, Service, Type, common, parse } from 'protobufjs';
 import type { IParserResult, ReflectionObject } from 'protobufjs';
 import { ProtoParseError, UnsupportedProtoError } from '../errors';
-import { escapeProtoSource, unescapeIdentifier } from '../internal/proto-source';
+import {
+  escapeProtoSource,
+  normalizeHexPrefix,
+  unescapeIdentifier,
+} from '../internal/proto-source';
 import { normalizeAggregates } from '../internal/aggregate-options';
 import { captureRawOptionValues } from '../internal/raw-option-values';
 import { checkDeclarations } from '../internal/check-declarations';
@@ -94,7 +98,7 @@ export function loadProtoFiles(
   const root = new Root();
   const loaded = new Map<string, string>(); // name → package
   const syntaxes = new Map<string, string>();
-  const sources = new Map<string, string>(); // name → source as parsed, for error locations
+  const sources = new Map<string, string>(); // name → source as written, for error locations
   const imports = new Map<string, string[]>(); // name → its imports, to check what it uses
   const loading: string[] = []; // the import chain being loaded, to refuse cycles as protoc does
   const fileOptions: DeclaredOptions[] = [];
@@ -115,18 +119,21 @@ export function loadProtoFiles(
       includeDirs,
       importer === undefined ? undefined : sources.get(importer),
     );
+    const written = escapeProtoSource(readSource(path, name), name);
     const source = captureRawOptionValues(
-      normalizeAggregates(normalizeStringLiterals(escapeProtoSource(readSource(path, name), name))),
+      normalizeAggregates(normalizeStringLiterals(normalizeHexPrefix(written))),
     );
     syntaxes.set(name, syntaxOf(source, name));
-    sources.set(name, source);
+    // Errors are located in the text as written: the rewrites above keep every line but not
+    // every column (an option's value becomes a longer stand-in).
+    sources.set(name, written);
     let parsed: IParserResult;
     try {
       // The parser stamps this on every declaration: the include-relative name, as protoc has it.
       (parse as typeof parse & { filename: string | null }).filename = name;
       parsed = parseWithOneofGroups(() => parse(source, root, { keepCase: true }));
     } catch (err) {
-      throw new ProtoParseError(parseErrorMessage(err as Error, name, source, root, sources), {
+      throw new ProtoParseError(parseErrorMessage(err as Error, name, written, root, sources), {
         cause: err,
       });
     }
