@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { expect } from 'chai';
+import type { Logger } from '@granary/core';
 import {
+  silentLogger,
   startEtcdCluster,
   TestCluster,
   type EtcdClusterHandle,
@@ -18,6 +20,17 @@ const CALLERS = 50;
 const CALL_TIMEOUT_MS = 5000;
 /** How long calls keep flowing after a fault: past the TTL, so a missed keep-alive would show. */
 const OBSERVE_MS = 7000;
+/** How long calls go on after the etcd member is back. */
+const RECOVER_MS = 3000;
+/** The cause a member's lease loss has when etcd answered that the lease is gone. */
+const ETCD_REVOKED = 'etcd reports the lease expired';
+
+/** A lease loss of a node or of the client: when, whose, and the provider's words. */
+interface Fence {
+  at: number;
+  who: string;
+  cause: string;
+}
 
 /** Calls per 1 s window (by completion time): ok and failed. */
 class Windows {
@@ -79,6 +92,17 @@ describe('riding out etcd trouble at default settings (3-member etcd)', function
   let etcd: EtcdClusterHandle;
   let tc: TestCluster | undefined;
   let client: Cluster | undefined;
+  /** The client's lease losses, as its provider logs them. */
+  const clientFences: Fence[] = [];
+  const clientLogger: Logger = {
+    ...silentLogger,
+    warn: (o: unknown, m?: string) => {
+      if (!/lease lost|not provably alive/.test(m ?? '')) return;
+      const cause = String((o as { cause?: unknown } | undefined)?.cause);
+      clientFences.push({ at: Date.now(), who: 'client', cause });
+    },
+  };
+  clientLogger.child = () => clientLogger;
 
   before(async () => {
     etcd = await startEtcdCluster({ size: 3 });
@@ -98,6 +122,7 @@ describe('riding out etcd trouble at default settings (3-member etcd)', function
       name: CLUSTER,
       endpoints: etcd.endpoints,
       prefix: '/granary-grains',
+      providerLogger: clientLogger,
     });
   });
   after(async () => {
@@ -106,40 +131,98 @@ describe('riding out etcd trouble at default settings (3-member etcd)', function
     await etcd.stop();
   });
 
-  function fences(): number {
-    return (tc?.nodes ?? [])
-      .flatMap((n) => n.process?.lines ?? [])
-      .filter((l) => l.data.type === 'lease' && l.data.state === 'lost').length;
+  /**
+   * The fences since `since`, each with the cause the provider logged with its 'lease lost'
+   * warning (the nodes print theirs as 'lease-log' lines; the client's logger records them).
+   */
+  function fencesSince(since: number): Fence[] {
+    const lines = (tc?.nodes ?? []).flatMap((n) => n.process?.lines ?? []);
+    const nodes = lines
+      .filter(
+        (l) =>
+          l.data.type === 'lease-log' && /lease lost|not provably alive/.test(String(l.data.msg)),
+      )
+      .map((l) => ({
+        at: Number(l.data.at),
+        who: String(l.data.node),
+        cause: String(l.data.cause),
+      }));
+    const fenced = lines.filter(
+      (l) => l.data.type === 'lease' && l.data.state === 'lost' && Number(l.data.at) >= since,
+    ).length;
+    const logged = nodes.filter((f) => f.at >= since);
+    // Every fence is logged with its cause; one that was not still counts, causeless.
+    const unexplained = Array.from({ length: Math.max(0, fenced - logged.length) }, () => ({
+      at: NaN,
+      who: 'a node',
+      cause: 'not logged',
+    }));
+    const client = clientFences.filter((f) => f.at >= since);
+    return [...logged, ...unexplained, ...client];
   }
 
+  function describeFences(fences: Fence[], since: number, faultAt: number): string {
+    const lines = fences.map((f) => `  ${f.at - since} ms ${f.who}: ${f.cause}`);
+    return `fault at ${faultAt - since} ms; fences:\n${lines.join('\n')}`;
+  }
+
+  /**
+   * Calls flow for 1 s, the fault, OBSERVE_MS, then the etcd member comes back while calls
+   * still flow for RECOVER_MS. No fence from the fault to its end, and no failed call at all.
+   *
+   * After the end, etcd itself may revoke every lease: an etcd leader that was paused past
+   * the TTL still believes it leads when it wakes and proposes the revocation of the leases it
+   * saw expire, which the new leader commits (etcd#15247; fixed in etcd 3.4.30 and 3.5.13,
+   * Debian ships 3.4.23). The members then fence, learn from etcd that their lease is gone,
+   * and register again; calls ride it out within their deadline. Those fences are allowed
+   * outside the fault (after it, or before the next test's fault), and only with the cause
+   * etcd's answer gives.
+   */
   async function ride(
     what: string,
     victim: () => Promise<EtcdMemberHandle>,
     fault: 'kill' | 'pause' = 'kill',
   ): Promise<void> {
     const windows = new Windows();
+    const started = Date.now();
+    let faultAt = 0;
+    let endedAt = 0;
     const calls = load(client!, windows);
-    let clientFenced = 0;
-    const off = client!.on('lease-lost', () => clientFenced++);
     try {
       await new Promise((r) => setTimeout(r, 1000)); // calls flowing before the fault
       const member = await victim();
+      faultAt = Date.now();
       if (fault === 'kill') await member.kill();
       else member.pause();
       await new Promise((r) => setTimeout(r, OBSERVE_MS));
-      await calls.stop();
+      endedAt = Date.now();
       if (fault === 'kill') await member.restart();
       else member.resume();
+      await new Promise((r) => setTimeout(r, RECOVER_MS));
     } finally {
-      off();
+      await calls.stop();
     }
     const { min, windows: count, calls: total } = windows.minAvailability();
+    const all = fencesSince(started);
+    // A fence logged with no time (NaN) counts as during the fault.
+    const during = all.filter((f) => !(f.at < faultAt || f.at >= endedAt));
+    const outside = all.filter((f) => f.at < faultAt || f.at >= endedAt);
     console.log(
       `      ${what}: ${total} calls in ${count} windows, min availability ${min.toFixed(4)}, ` +
-        `failed ${[...windows.failed.values()].reduce((a, b) => a + b, 0)}, fenced ${fences()}`,
+        `failed ${[...windows.failed.values()].reduce((a, b) => a + b, 0)}, ` +
+        `fenced ${during.length} during the fault, ${outside.length} outside it`,
     );
-    expect(fences(), 'nodes fenced').to.equal(0);
-    expect(clientFenced, 'client fenced').to.equal(0);
+    if (outside.length > 0) {
+      console.log(`      outside the fault: ${describeFences(outside, started, faultAt)}`);
+    }
+    expect(
+      during,
+      `fenced during the fault: ${describeFences(during, started, faultAt)}`,
+    ).to.deep.equal([]);
+    expect(
+      outside.filter((f) => f.cause !== ETCD_REVOKED),
+      `fenced outside the fault, not by etcd revoking the lease: ${describeFences(outside, started, faultAt)}`,
+    ).to.deep.equal([]);
     expect(windows.failures, 'failed calls').to.deep.equal([]);
     expect(min, 'lowest availability in a 1 s window').to.be.at.least(0.99);
   }
