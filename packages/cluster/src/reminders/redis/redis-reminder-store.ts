@@ -3,6 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { NOOP_LOGGER, lateLogger, type ClusterLogger } from '../../internal/logger';
 import { SilentConnection } from '../../state/redis/silent-connection';
 import type { ReplicaRedial } from '../../state/redis/replica-redial';
+import { NotConnected } from '../../state/redis/not-connected';
 import { storeClient } from '../../state/redis/store-client';
 import { ReminderCorruptError, ReminderFencedError } from '../errors';
 import type { JobOutcome } from '../reminder';
@@ -72,6 +73,7 @@ export class RedisReminderStore implements ReminderStore {
   /** Follows a failover (the store's own client only; see storeClient). */
   private readonly redial: ReplicaRedial | undefined;
   private readyWait: Promise<void> | undefined;
+  private readonly notConnected: NotConnected;
   private readonly durability: ReminderDurability;
   private memberLogger: ClusterLogger | undefined;
   /**
@@ -98,8 +100,10 @@ export class RedisReminderStore implements ReminderStore {
     const own = options.client ? undefined : storeClient(o, lateLogger(log));
     this.redial = own?.redial;
     const client: Redis | Cluster = options.client ?? own!.client;
-    // Outages surface as ReminderStoreUnavailableError on each call; the owner retries.
+    // Outages surface as ReminderStoreUnavailableError on each call (naming the last connection
+    // error); the owner retries.
     client.on('error', () => undefined);
+    this.notConnected = new NotConnected(client);
     client.defineCommand(C.load, { numberOfKeys: 2, lua: LOAD_SCRIPT });
     // Key count given per call: two keys per shard.
     client.defineCommand(C.loadMany, { lua: LOAD_MANY_SCRIPT });
@@ -355,7 +359,10 @@ export class RedisReminderStore implements ReminderStore {
     const mark = this.client.status === 'ready' && this.silence ? this.silence.mark : -1;
     try {
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error('command timed out')), this.timeoutMs);
+        timer = setTimeout(() => {
+          const ready = this.client.status === 'ready';
+          reject(new Error(ready ? 'command timed out' : this.notConnected.message()));
+        }, this.timeoutMs);
       });
       if (this.client.status !== 'ready') await Promise.race([this.ready(), timeout]);
       const result = await Promise.race([command(), timeout]);

@@ -3,6 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { ClusterLogger } from '../../internal/logger';
 import { StateStoreError, StateUnavailableError, StateWriteRefusedError } from '../errors';
 import { DurabilityShortfall } from './durable-ack';
+import { NotConnected } from './not-connected';
 import { SilentConnection } from './silent-connection';
 import { TRANSIENT_REPLIES, WRITE_REFUSED_REPLIES } from './transient-replies';
 
@@ -11,6 +12,8 @@ type ScriptFn = (...args: (string | number | Uint8Array)[]) => Promise<(number |
 export type ScriptClient = (Redis | Cluster) & Record<string, ScriptFn>;
 /** Losses of the connection (and returns) are logged once per this (ms), then counted. */
 const OUTAGE_LOG_INTERVAL_MS = 10_000;
+/** Errors of commands never sent (the client was not connected within commandTimeoutMs). */
+const NOT_SENT = new WeakSet<Error>();
 /** What a command was for, in error messages. */
 export type Operation = 'read' | 'write' | 'clear' | 'open';
 
@@ -27,6 +30,7 @@ export class RedisCommands {
   /** Dials again when the connection stops answering (only for the store's own client). */
   private readonly silence: SilentConnection | undefined;
   private readonly outageLog: LogThrottle;
+  private readonly notConnected: NotConnected;
 
   constructor(
     readonly client: ScriptClient,
@@ -45,6 +49,7 @@ export class RedisCommands {
     // seconds) logs its first loss and return per window, then counts them.
     const log = new LogThrottle(logger, OUTAGE_LOG_INTERVAL_MS);
     this.outageLog = log;
+    this.notConnected = new NotConnected(client);
     let down = false;
     const lost = (detail: string): void => {
       if (down) return;
@@ -58,7 +63,14 @@ export class RedisCommands {
     };
     // 'reconnecting' follows a closed connection; 'error' also covers a first connect that fails.
     client.on('reconnecting', () => lost('connection closed'));
-    client.on('error', (err: Error) => lost(err.message));
+    client.on('error', (err: Error) => {
+      lost(err.message);
+      // The reason it cannot connect, once per window per kind of reply (NOAUTH, WRONGPASS...).
+      if (client.status !== 'ready') {
+        const key = `why:${/^[A-Z]+\b/.exec(err.message)?.[0] ?? 'other'}`;
+        log.log(key, 'warn', { detail: err.message, keyPrefix }, 'state store cannot use Redis');
+      }
+    });
     client.on('close', () => void this.generation++);
     client.on('ready', () => {
       if (this.everReady) onReconnect();
@@ -113,7 +125,9 @@ export class RedisCommands {
       const timer = setTimeout(() => {
         this.client.off('ready', onReady);
         this.readyWait = undefined;
-        reject(new Error(`Redis not connected (status ${this.client.status})`));
+        const err = new Error(this.notConnected.message());
+        NOT_SENT.add(err);
+        reject(err);
       }, this.commandTimeoutMs);
       this.client.once('ready', onReady);
     });
@@ -131,7 +145,11 @@ export class RedisCommands {
 
   private mapError(kind: string, id: string, op: Operation, err: unknown): Error {
     const message = err instanceof Error ? err.message : String(err);
-    const outcome = op === 'read' || op === 'open' ? '' : '; the outcome is unknown';
+    // A command never sent (no connection) wrote nothing.
+    const outcome =
+      op === 'read' || op === 'open' || NOT_SENT.has(err as Error)
+        ? ''
+        : '; the outcome is unknown';
     // Before the StateStoreError pass-through: a shortfall is one, and must not reach callers.
     if (err instanceof DurabilityShortfall) {
       // A read's shortfall: what it found may be a write no replica has (not served).
