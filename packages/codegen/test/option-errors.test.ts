@@ -40,6 +40,18 @@ const HEAD = 'syntax = "proto3";\npackage u;\nimport "defs.proto";\n';
 
 const REFUSED: [what: string, body: string, line: number, message: string][] = [
   [
+    'a non-repeated field of an option set twice, by path or in an aggregate',
+    'message M {\n  string a = 1 [(o.field_spec).name = "x", (o.field_spec).name = "y"];\n}',
+    5,
+    'option "(o.field_spec)".name: non-repeated field is set more than once',
+  ],
+  [
+    'a non-repeated field set twice in an aggregate',
+    'message M {\n  option (o.specs) = { name: "x" level: 1 name: "y" };\n}',
+    5,
+    'option "(o.specs)".name: non-repeated field is set more than once',
+  ],
+  [
     'one option set twice through two spellings of its name',
     'enum E {\n  Z = 0 [(o.label) = "a", (.o.label) = "b"];\n}',
     5,

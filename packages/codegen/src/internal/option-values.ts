@@ -13,6 +13,10 @@ const FLOAT_WORDS = new Set(['inf', '-inf', 'nan', 'infinity', '-infinity']);
 /** What is wrong with `value` for `field` (a message field's value recursively), if anything. */
 export function valueProblem(field: Field, value: unknown, path: string): string | undefined {
   if (Array.isArray(value)) {
+    // protobufjs gathers `name: "x" name: "y"` (or `(o).name` set twice) into a list.
+    if (!field.repeated && !(field instanceof MapField)) {
+      return `${path}: non-repeated field is set more than once`;
+    }
     for (const item of value) {
       const problem = valueProblem(field, item, path);
       if (problem !== undefined) return problem;
