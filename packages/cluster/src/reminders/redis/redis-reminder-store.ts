@@ -40,7 +40,7 @@ export {
 const C = {
   load: 'granaryRemLoadV1',
   loadMany: 'granaryRemLoadManyV1',
-  put: 'granaryRemPutV3',
+  put: 'granaryRemPutV4',
   remove: 'granaryRemRemoveV1',
   claim: 'granaryRemClaimV3',
   finish: 'granaryRemFinishV1',

@@ -60,18 +60,21 @@ return out
  * first tick is the one after the last claimed, a previous job outcome goes. → {gen, t0, last}.
  * A schedule whose generation cannot be read is replaced as if there was none, and a last tick
  * that cannot be read is dropped (lastOf): `set` is how a user repairs a corrupt reminder.
+ * The HSET is the script's first write: Redis over maxmemory (noeviction) refuses a script at
+ * its first command that grows memory, but lets one that has already written (a delete) go on,
+ * so a delete first stored new reminders past the limit.
  */
 export const PUT_SCRIPT = `${LAST}
 local sf = 's' .. ARGV[1]
 local tf = 't' .. ARGV[1]
 local last = lastOf(redis.call('HGET', KEYS[1], tf))
-if last < 0 then redis.call('HDEL', KEYS[1], tf) end
 local old = redis.call('HGET', KEYS[1], sf)
 local gen = 1
 local oldGen = old and tonumber(string.match(old, '^(%d+) '))
 if oldGen then gen = oldGen + 1 end
 local t0 = last + 1
 redis.call('HSET', KEYS[1], sf, gen .. ' ' .. t0 .. ' ' .. ARGV[2])
+if last < 0 then redis.call('HDEL', KEYS[1], tf) end
 redis.call('HDEL', KEYS[2], ARGV[1])
 return {gen, t0, last}
 `;
