@@ -50,6 +50,16 @@ describe('GatewayTopologySource', function () {
       requestTimeoutMs,
     });
 
+  /** What connect() throws (undefined, after closing the client, if it connects). */
+  const connectError = (requestTimeoutMs?: number): Promise<unknown> =>
+    connect(requestTimeoutMs).then(
+      async (c) => {
+        await c.close();
+        return undefined;
+      },
+      (e: unknown) => e,
+    );
+
   it('takes a well-formed topology and the shard counts it states', async () => {
     answer = { version: 5, members: [member()], shardCounts: { echo: 8 } };
     const client = await connect();
@@ -99,13 +109,7 @@ describe('GatewayTopologySource', function () {
   for (const [what, snapshot, timeoutMs] of malformed) {
     it(`refuses a topology with ${what} (ConnectTimeoutError caused by MembershipRecordRejectedError)`, async () => {
       answer = snapshot();
-      const err = await connect(timeoutMs).then(
-        async (c) => {
-          await c.close();
-          return undefined;
-        },
-        (e: unknown) => e,
-      );
+      const err = await connectError(timeoutMs);
       expect(err).to.be.instanceOf(ConnectTimeoutError);
       expect((err as Error).cause).to.be.instanceOf(MembershipRecordRejectedError);
       expect(((err as Error).cause as Error).message).to.contain(
@@ -117,13 +121,7 @@ describe('GatewayTopologySource', function () {
   it('names the refusal, not the timeout of a later attempt, when a gateway then falls silent', async () => {
     answer = { version: 1, members: [member()], shardCounts: { echo: 0 } };
     silentAfter = 1;
-    const err = await connect().then(
-      async (c) => {
-        await c.close();
-        return undefined;
-      },
-      (e: unknown) => e,
-    );
+    const err = await connectError();
     expect(err).to.be.instanceOf(ConnectTimeoutError);
     expect((err as Error).cause).to.be.instanceOf(MembershipRecordRejectedError);
     expect((err as Error).message).to.contain('shardCounts of "echo"');
