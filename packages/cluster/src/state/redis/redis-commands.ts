@@ -65,10 +65,17 @@ export class RedisCommands {
     client.on('reconnecting', () => lost('connection closed'));
     client.on('error', (err: Error) => {
       lost(err.message);
-      // The reason it cannot connect, once per window per kind of reply (NOAUTH, WRONGPASS...).
-      if (client.status !== 'ready') {
-        const key = `why:${/^[A-Z]+\b/.exec(err.message)?.[0] ?? 'other'}`;
-        log.log(key, 'warn', { detail: err.message, keyPrefix }, 'state store cannot use Redis');
+      // Why Redis refuses the connection, once per window per kind of reply (NOAUTH,
+      // WRONGPASS...). A socket error (ECONNREFUSED while Redis is down) says no more than
+      // the 'lost' line already did.
+      const reply = /^[A-Z]+\b/.exec(err.message)?.[0];
+      if (client.status !== 'ready' && reply !== undefined) {
+        log.log(
+          `why:${reply}`,
+          'warn',
+          { detail: err.message, keyPrefix },
+          'state store cannot use Redis',
+        );
       }
     });
     client.on('close', () => void this.generation++);
