@@ -226,9 +226,11 @@ describe('Cluster on etcd, nodes as processes (acceptance)', function () {
       if (l.data.type === 'acquired') reacquired.add(l.data.shard as number);
       if (l.data.type === 'serving') {
         for (const s of l.data.shards as number[])
-          expect(reacquired.has(s), `served shard ${s} after wake-up before claiming it`).to.equal(
-            true,
-          );
+          expect(
+            reacquired.has(s),
+            `served shard ${s} after wake-up before claiming it; n3 after wake-up (resumed at ` +
+              `${resumedAt}):\n${after.map((a) => JSON.stringify(a.data)).join('\n')}`,
+          ).to.equal(true);
       }
     }
     expect(heldBefore.length).to.be.greaterThan(0);
