@@ -13,7 +13,15 @@ import { resolveToken, TokenCheck } from './admin-token';
 import { mountDashboard } from './dashboard-assets';
 import { AdminConfigError } from './errors';
 import { askAll, askMember } from './fanout';
-import { HttpError, queryOf, readJson, requireName, sendJson, startEvents } from './http-io';
+import {
+  API_CODES,
+  HttpError,
+  queryOf,
+  readJson,
+  requireName,
+  sendJson,
+  startEvents,
+} from './http-io';
 import { Sampler } from './sampler';
 import {
   activationsView,
@@ -309,11 +317,13 @@ export class Admin {
         res.end('{"error":"unauthorized"}');
         return;
       }
-      if (this.closed) return sendJson(res, 503, { error: 'the admin API is closed' });
+      if (this.closed) {
+        return sendJson(res, 503, { error: 'the admin API is closed', code: API_CODES.closed });
+      }
       try {
         await h(req, res);
       } catch (err) {
-        if (err instanceof HttpError) return sendJson(res, err.status, { error: err.message });
+        if (err instanceof HttpError) return sendJson(res, err.status, err.body());
         throw err;
       }
     };
@@ -322,7 +332,7 @@ export class Admin {
   private kindParam(kind: string | undefined): string | undefined {
     if (kind === undefined) return undefined;
     const known = this.cluster.topology.members.some((m) => m.kinds.includes(kind));
-    if (!known) throw new HttpError(404, `no member hosts kind ${kind}`);
+    if (!known) throw new HttpError(404, `no member hosts kind ${kind}`, API_CODES.unknownKind);
     return kind;
   }
 
@@ -352,11 +362,18 @@ export class Admin {
     return locateView(holder?.member, holder?.answer, kind, id, shard, all.notAnswering);
   }
 
+  /**
+   * Leaves gracefully, then closes the admin API: a member that left has no cluster to answer
+   * for, and its routes (on a server the cluster's shutdown leaves open: `mount`, or the process
+   * keeps running without `onDrained`) answered with its last topology, itself in it as
+   * `stopped`, so `granary drain` waited its whole 120 s for it to leave.
+   */
   private drainSelf(onDrained: (() => void) | undefined): void {
-    void this.cluster
-      .shutdown({ graceful: true })
-      .then(() => onDrained?.())
-      .catch(() => onDrained?.());
+    const done = (): void => {
+      this.close();
+      onDrained?.();
+    };
+    void this.cluster.shutdown({ graceful: true }).then(done, done);
   }
 }
 

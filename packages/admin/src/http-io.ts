@@ -11,7 +11,7 @@ const COMMON_HEADERS = {
   'referrer-policy': 'no-referrer',
 } as const;
 
-/** An error the API answers with its HTTP status and message. */
+/** An error the API answers with its HTTP status and message (and `apiCode` as `code`). */
 export class HttpError extends AdminError {
   static override readonly code = 'ERR_ADMIN_HTTP';
   override readonly name = 'HttpError';
@@ -19,10 +19,31 @@ export class HttpError extends AdminError {
   constructor(
     readonly status: number,
     message: string,
+    /** What a script branches on where one status has several causes (docs/admin-api.md). */
+    readonly apiCode?: string,
   ) {
     super(message);
   }
+
+  /** The answer's body. */
+  body(): { error: string; code?: string } {
+    return this.apiCode === undefined
+      ? { error: this.message }
+      : { error: this.message, code: this.apiCode };
+  }
 }
+
+/** `code` of the answers that say why a 404 or 503 came (docs/admin-api.md, "Errors"). */
+export const API_CODES = {
+  /** 503: the admin API was closed (`admin.close()`, or its member was drained). */
+  closed: 'ERR_ADMIN_CLOSED',
+  /** 404: no member of the topology hosts the kind. */
+  unknownKind: 'ERR_ADMIN_UNKNOWN_KIND',
+  /** 404: the grain has no reminder of that name. */
+  noSuchReminder: 'ERR_ADMIN_NO_SUCH_REMINDER',
+  /** 409: the member answering runs without `reminders: { store }`. */
+  remindersNotConfigured: 'ERR_REMINDERS_NOT_CONFIGURED',
+} as const;
 
 /**
  * Sends `body` as JSON with `status`. A 413 closes the connection: the rest of that body is

@@ -1,38 +1,11 @@
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { freePort, type TestCluster } from '@granary/testkit';
 import { adminUrlOf, startAdminCluster, TOKEN } from './fixtures/admin-cluster';
+import { granary } from './fixtures/granary-cli';
 
-const BIN = join(__dirname, '..', '..', 'bin', 'granary.cjs');
 const PROTO_DIR = join(__dirname, '..', '..', 'test', 'protos');
 const KIND = 'admintest.Counter';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI as a user would (node bin/granary.cjs), env GRANARY_ADMIN_URL/TOKEN set. */
-function granary(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 describe('granary CLI against a running cluster', function () {
   this.timeout(120_000);

@@ -47,15 +47,19 @@ export async function adminFetch<T>(target: Target, path: string, body?: unknown
   }
   if (res.status === 401)
     throw new CliExit(EXIT.unauthorized, 'the admin API refused the token (401)');
-  const error = (json as { error?: string }).error;
-  if (res.status === 404) throw new CliExit(EXIT.notFound, error ?? 'not found');
+  const { error, code } = json as { error?: string; code?: string };
+  if (res.status === 404) throw new CliExit(EXIT.notFound, error ?? 'not found', code);
   if (res.status === 400 || res.status === 413 || res.status === 415) {
-    throw new CliExit(EXIT.usage, error ?? `bad request (${res.status})`);
+    throw new CliExit(EXIT.usage, error ?? `bad request (${res.status})`, code);
   }
   if (!res.ok) {
-    const e = json as { name?: string; originalName?: string; code?: string };
+    const e = json as { name?: string; originalName?: string };
     const what = [e.name, e.originalName].filter(Boolean).join(' / ');
-    throw new CliExit(EXIT.failed, `${what ? what + ': ' : ''}${error ?? `HTTP ${res.status}`}`);
+    throw new CliExit(
+      EXIT.failed,
+      `${what ? what + ': ' : ''}${error ?? `HTTP ${res.status}`}`,
+      code,
+    );
   }
   return json as T;
 }

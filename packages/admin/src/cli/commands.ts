@@ -1,4 +1,5 @@
 import type { NotAnswering } from '../fanout';
+import { API_CODES } from '../http-io';
 import type { MemberRow, ShardRow } from '../views';
 import { adminFetch, type Target } from './admin-client';
 import { CliExit, EXIT } from './exit-codes';
@@ -194,11 +195,11 @@ export async function drain(
   const spin = ['|', '/', '-', '\\'];
   for (let i = 0; Date.now() < deadline; i++) {
     const m = await adminFetch<{ members: MemberRow[] }>(t, 'v1/members').catch((err: unknown) => {
-      if (err instanceof CliExit && err.exitCode === EXIT.unreachable) return undefined; // it was us
+      if (apiWentWithMember(err)) return undefined;
       throw err;
     });
     if (m === undefined) {
-      // The member answering the API was the one drained: its ops server went with it.
+      // The member answering the API was the one drained: its admin API went with it.
       return {
         json: { ...r, left: true },
         text: `${member} drained; its admin API closed with it\n`,
@@ -206,7 +207,8 @@ export async function drain(
       };
     }
     const row = m.members.find((x) => x.id === member);
-    if (row === undefined) {
+    // `stopped`: the member says it has left (a view that still lists it is out of date).
+    if (row === undefined || (row.answered && row.status === 'stopped')) {
       return {
         json: { ...r, left: true },
         text: `${member} drained and left the cluster\n`,
@@ -219,4 +221,14 @@ export async function drain(
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
   throw new CliExit(EXIT.failed, `${member} did not leave within the wait`);
+}
+
+/**
+ * True when a poll of a drain failed because the admin API asked went away with its member:
+ * unreachable (the ops server closed) or answering that it is closed (a server of the
+ * application's, which outlives the member).
+ */
+function apiWentWithMember(err: unknown): boolean {
+  if (!(err instanceof CliExit)) return false;
+  return err.exitCode === EXIT.unreachable || err.apiCode === API_CODES.closed;
 }

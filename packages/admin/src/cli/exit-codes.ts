@@ -26,6 +26,8 @@ export class CliExit extends AdminError {
   constructor(
     readonly exitCode: number,
     message: string,
+    /** The admin API's `code` for the error, when it gave one (e.g. `ERR_ADMIN_CLOSED`). */
+    readonly apiCode?: string,
   ) {
     super(message);
   }
