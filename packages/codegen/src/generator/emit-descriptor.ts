@@ -5,6 +5,7 @@ import type {
   FileModel,
   MessageModel,
 } from '../model/model';
+import { syntheticOneofNames } from '../model/synthetic-oneofs';
 import { LENGTH_PREFIXED_OPTION } from '../runtime/length-prefixed';
 import { extensionKeys, messageMembers } from './member-names';
 import { runtimeFullName, runtimeName } from './names';
@@ -69,8 +70,13 @@ function messageJson(
     const name = prop(members.fields, field.name);
     fields[name] = fieldJson(field, groups);
     if (field.oneof !== undefined) oneofs[prop(members.oneofs, field.oneof)].oneof.push(name);
-    // protobufjs models proto3 `optional` as a synthetic one-member oneof, like protoc does.
-    if (field.proto3Optional) oneofs[`_${name}`] = { oneof: [name] };
+  }
+  // protobufjs models proto3 `optional` as a synthetic one-member oneof, like protoc does, and
+  // by protoc's name; one more `X` if a property (a camelCased name) already has it.
+  for (const [field, synthetic] of syntheticOneofNames(message.fields, message.oneofs)) {
+    let key = synthetic;
+    while (Object.hasOwn(fields, key) || Object.hasOwn(oneofs, key)) key = `X${key}`;
+    oneofs[key] = { oneof: [prop(members.fields, field)] };
   }
   const json: JsonNamespace = { edition, fields };
   if (Object.keys(oneofs).length > 0) json.oneofs = oneofs;

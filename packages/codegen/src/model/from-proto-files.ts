@@ -23,6 +23,7 @@ import { checkImportPath, checkImportsListedOnce } from '../internal/import-path
 import { locate, locateBelow, readSource } from '../internal/locate-proto';
 import { parseErrorMessage } from '../internal/parse-error';
 import { parseWithOneofGroups } from '../internal/oneof-groups';
+import { parseWithSyntheticOneofs } from '../internal/synthetic-oneofs';
 import { checkRelativeNames } from '../internal/check-relative-names';
 import {
   declarationLocation,
@@ -131,8 +132,13 @@ export function loadProtoFiles(
     try {
       // The parser stamps this on every declaration: the include-relative name, as protoc has it.
       (parse as typeof parse & { filename: string | null }).filename = name;
-      parsed = parseWithOneofGroups(() => parse(source, root, { keepCase: true }));
+      parsed = parseWithSyntheticOneofs(
+        () => parseWithOneofGroups(() => parse(source, root, { keepCase: true })),
+        name,
+        written,
+      );
     } catch (err) {
+      if (err instanceof ProtoParseError) throw err;
       throw new ProtoParseError(parseErrorMessage(err as Error, name, written, root, sources), {
         cause: err,
       });
