@@ -9,6 +9,7 @@ import {
   unescapeIdentifier,
 } from '../internal/proto-source';
 import { normalizeAggregates } from '../internal/aggregate-options';
+import { normalizeDottedNames } from '../internal/dotted-names';
 import { captureRawOptionValues } from '../internal/raw-option-values';
 import { checkDeclarations } from '../internal/check-declarations';
 import { checkImports, visibleFiles } from '../internal/check-imports';
@@ -122,7 +123,9 @@ export function loadProtoFiles(
     );
     const written = escapeProtoSource(readSource(path, name), name);
     const source = captureRawOptionValues(
-      normalizeAggregates(normalizeStringLiterals(normalizeHexPrefix(written))),
+      normalizeAggregates(
+        normalizeStringLiterals(normalizeHexPrefix(normalizeDottedNames(written))),
+      ),
     );
     syntaxes.set(name, syntaxOf(source, name));
     // Errors are located in the text as written: the rewrites above keep every line but not

@@ -1,0 +1,103 @@
+import { skipEnd } from './proto-source';
+
+/*
+ * protoc's tokenizer makes `.` a token of its own, so a dotted name may have whitespace and
+ * comments around its dots (`package a . b;`, `(a . b).c`, `extend . google.protobuf.X`,
+ * `map<string, a . B>`, `rpc R(stream . a.B)`); protobufjs reads most names as one token and
+ * refuses them. Before it parses, each dotted name is written as one token: whitespace and
+ * comments around its dots go, their line breaks move after the name, so every line keeps its
+ * number. A label glued to a type (`optional.a.B`), which protoc reads as the label and `.a.B`,
+ * gets its space back.
+ */
+
+type Kind = 'gap' | 'word' | 'number' | 'dot' | 'punct';
+
+interface Token {
+  readonly kind: Kind;
+  readonly text: string;
+}
+
+/** protoc's number tokens (`1.5`, `.5`, `1.e5`, `0x1F`), with any letters glued after them. */
+const NUMBER = /^(?:0[xX][0-9a-fA-F]+|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)\w*/;
+/** Words that, where they start a statement (or `stream` after `(`), come before a type. */
+const LABELS = new Set(['optional', 'required', 'repeated', 'extend']);
+/** Tokens a pending line break may go before: a name ends there. */
+const NAME_END = /^[;{}[\]=,<>:]$/;
+
+/** `source` with every dotted name written as one token (see above). */
+export function normalizeDottedNames(source: string): string {
+  if (!/[\s/]\.|\.[\s/]|\b(?:optional|required|repeated|stream|extend)\./.test(source)) {
+    return source;
+  }
+  const tokens = tokenize(source);
+  const dropped = new Set<number>(); // gaps inside a name
+  const spaced = new Set<number>(); // labels glued to a leading dot
+  for (let i = 0; i < tokens.length; i++) {
+    if (tokens[i].kind !== 'dot') continue;
+    const next = significant(tokens, i, 1);
+    if (tokens[next]?.kind === 'word') for (let g = i + 1; g < next; g++) dropped.add(g);
+    const previous = significant(tokens, i, -1);
+    const before = tokens[previous];
+    if (before === undefined) continue;
+    if (before.kind === 'word' && isLabel(tokens, previous)) {
+      if (previous === i - 1) spaced.add(previous);
+    } else if (before.kind === 'word' || before.text === ')') {
+      for (let g = previous + 1; g < i; g++) dropped.add(g);
+    }
+  }
+  let out = '';
+  let breaks = '';
+  tokens.forEach((token, i) => {
+    if (dropped.has(i)) {
+      breaks += token.text.replace(/[^\n]/g, '');
+      return;
+    }
+    if (breaks !== '' && (token.kind === 'gap' || NAME_END.test(token.text))) {
+      out += breaks;
+      breaks = '';
+    }
+    out += spaced.has(i) ? `${token.text} ` : token.text;
+  });
+  return out + breaks;
+}
+
+/** Whether the word at `i` is a label (or `extend`, `stream`) in front of a type. */
+function isLabel(tokens: readonly Token[], i: number): boolean {
+  const word = tokens[i].text;
+  const before = tokens[significant(tokens, i, -1)]?.text;
+  if (word === 'stream') return before === '(';
+  return LABELS.has(word) && (before === undefined || /^[;{}]$/.test(before));
+}
+
+/** The index of the first token from `i` in direction `step` that is not a gap. */
+function significant(tokens: readonly Token[], i: number, step: 1 | -1): number {
+  let j = i + step;
+  while (tokens[j]?.kind === 'gap') j += step;
+  return j;
+}
+
+function tokenize(source: string): Token[] {
+  const tokens: Token[] = [];
+  let i = 0;
+  while (i < source.length) {
+    const rest = source.slice(i, i + 200);
+    const skipped = skipEnd(source, i);
+    const quoted = source[i] === '"' || source[i] === "'";
+    let kind: Kind;
+    let end: number;
+    if (skipped > i) {
+      [kind, end] = [quoted ? 'punct' : 'gap', skipped];
+    } else if (/\s/.test(source[i])) {
+      [kind, end] = ['gap', i + (/^\s+/.exec(rest)?.[0].length ?? 1)];
+    } else if (NUMBER.test(rest)) {
+      [kind, end] = ['number', i + (NUMBER.exec(rest)?.[0].length ?? 1)];
+    } else if (/[A-Za-z_]/.test(source[i])) {
+      [kind, end] = ['word', i + (/^\w+/.exec(rest)?.[0].length ?? 1)];
+    } else {
+      [kind, end] = [source[i] === '.' ? 'dot' : 'punct', i + 1];
+    }
+    tokens.push({ kind, text: source.slice(i, end) });
+    i = end;
+  }
+  return tokens;
+}
