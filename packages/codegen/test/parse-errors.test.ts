@@ -123,7 +123,9 @@ describe('granary-codegen on broken inputs', () => {
         'syntax = "proto3";\nimport "google/protobuf/descriptor.proto";\nextend google.protobuf.FieldOptions {\n  string a = 50000;\n  string b = 50000;\n}\n',
     });
     expect(code).to.equal(1);
-    expect(err).to.contain('ERR_PROTO_PARSE: x.proto:5: duplicate id 50000');
+    expect(err).to.contain(
+      'ERR_PROTO_PARSE: x.proto:5: extension b: extension number 50000 has already been used in "google.protobuf.FieldOptions" by extension "a"',
+    );
   });
 
   // Inputs where granary-codegen points where protoc does: both name file:line:column.

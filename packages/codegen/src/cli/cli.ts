@@ -71,7 +71,9 @@ export function runCli(argv: readonly string[], output: CliOutput): number {
     const { files, warnings } = generateModules(request, {
       importExtension: args.importExtension,
     });
-    for (const warning of warnings) output.err(warningLine(warning));
+    for (const warning of [...(request.warnings ?? []), ...warnings]) {
+      output.err(warningLine(warning));
+    }
     for (const file of files) {
       const path = join(args.outDir, file.name);
       mkdirSync(dirname(path), { recursive: true });

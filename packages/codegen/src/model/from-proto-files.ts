@@ -25,6 +25,12 @@ import { locate, locateBelow, readSource } from '../internal/locate-proto';
 import { parseErrorMessage } from '../internal/parse-error';
 import { parseWithOneofGroups } from '../internal/oneof-groups';
 import { parseWithSyntheticOneofs } from '../internal/synthetic-oneofs';
+import {
+  buildOrder,
+  extensionNumberWarnings,
+  parseWithExtensionNumbers,
+} from '../internal/extension-numbers';
+import type { ExtensionNumberClash } from '../internal/extension-numbers';
 import { checkRelativeNames } from '../internal/check-relative-names';
 import {
   declarationLocation,
@@ -105,6 +111,7 @@ export function loadProtoFiles(
   const loading: string[] = []; // the import chain being loaded, to refuse cycles as protoc does
   const fileOptions: DeclaredOptions[] = [];
   const optionsTaken = new Map<Namespace, number>(); // package → its file options seen so far
+  const clashes: ExtensionNumberClash[] = []; // extension numbers reused across files
   const load = (name: string, importer: string | undefined): void => {
     if (importer !== undefined) checkImportPath(name, importer, sources.get(importer));
     if (loading.includes(name)) throw importCycle([...loading, name], sources);
@@ -135,8 +142,9 @@ export function loadProtoFiles(
     try {
       // The parser stamps this on every declaration: the include-relative name, as protoc has it.
       (parse as typeof parse & { filename: string | null }).filename = name;
+      const parseOne = () => parse(source, root, { keepCase: true });
       parsed = parseWithSyntheticOneofs(
-        () => parseWithOneofGroups(() => parse(source, root, { keepCase: true })),
+        () => parseWithOneofGroups(() => parseWithExtensionNumbers(parseOne, clashes, sources)),
         name,
         written,
       );
@@ -175,6 +183,7 @@ export function loadProtoFiles(
   collect(root, '', decls, types);
   return {
     types,
+    warnings: extensionNumberWarnings(clashes, buildOrder(names, imports), sources),
     files: names.map((name) =>
       fileModel(
         // Where an editions file says so, for its error.

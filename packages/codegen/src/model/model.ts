@@ -156,6 +156,11 @@ export interface CodegenRequest {
   readonly files: readonly FileModel[];
   /** Every message and enum of every loaded file (dependencies included), by full name. */
   readonly types: ReadonlyMap<string, TypeLocation>;
+  /**
+   * What granary-codegen warns about as protoc does (an extension number reused in another
+   * file); protoc prints its own, so requests from protoc have none.
+   */
+  readonly warnings?: readonly string[];
 }
 
 /** One output file. */
