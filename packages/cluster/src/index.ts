@@ -18,6 +18,7 @@ export type {
   ClusterProvider,
   JoinRequest,
   LeaseHealth,
+  ReleaseRequest,
 } from './providers/cluster-provider';
 export {
   MemoryProvider,

@@ -305,10 +305,14 @@ export class Activator implements ActivationHost {
     for (const m of held) this.post(next, m.entry, m.ack);
   }
 
-  /** Drains a shard before its release: no new activations, every activation ends. */
-  async drain(shard: number, reason: DeactivationReason): Promise<void> {
+  /**
+   * Drains a shard before its release: no new activations, every activation ends. Undefined
+   * when the shard has none (most of a member's 16,384 per kind): its release need not wait a turn.
+   */
+  drain(shard: number, reason: DeactivationReason): Promise<void> | undefined {
     this.draining[shard] = 1;
-    await Promise.all(this.end(shard, reason));
+    const ends = this.end(shard, reason);
+    return ends.length === 0 ? undefined : Promise.all(ends).then(() => undefined);
   }
 
   /**

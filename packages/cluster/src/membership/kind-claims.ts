@@ -34,6 +34,13 @@ export class KindClaims {
   readonly desired: Uint8Array;
   /** Ranges this member should own but another member still holds, with whom it waits on. */
   readonly waiting = new Map<number, Holder>();
+  /**
+   * Ranges whose claim reconcile decided on in this turn, not sent yet: they go to the store
+   * together at the end of the turn (ShardClaims.flush), marked busy meanwhile.
+   */
+  toClaim: number[] = [];
+  /** Releases decided on in this turn, not started yet: range, epoch, reason (a ReleaseCode). */
+  toRelease: number[] = [];
   /** Claim outcomes so far (one per range claimed). */
   readonly stats: ClaimStats = { acquired: 0, conflicts: 0, failed: 0 };
 

@@ -5,6 +5,7 @@ import { placementOf } from '../placement/owner-of';
 import type { ClaimReleased, ClusterProvider } from '../providers/cluster-provider';
 import { ClusterTelemetry } from '../telemetry/telemetry';
 import { auditClaims } from './claim-audit';
+import { releaseClaims } from './claim-calls';
 import { ClaimGate, type FencedMember, type ShardGate } from './fencing';
 import type { ClaimStats, Holder, KindClaims } from './kind-claims';
 import { PassScheduler } from './pass-scheduler';
@@ -142,7 +143,7 @@ export class ShardOwnership extends ShardClaims implements FencedMember {
     });
     const answered = (async () => {
       await this.queue.idle();
-      while (this.inflight.size > 0 && !this.stopped) await Promise.allSettled([...this.inflight]);
+      await this.settled(() => this.stopped);
     })();
     try {
       await Promise.race([answered, timeout]);
@@ -188,6 +189,7 @@ export class ShardOwnership extends ShardClaims implements FencedMember {
 
   /** Fence: every claim is treated as gone at once; nothing is claimed until leaseRestored(). */
   leaseLost(): void {
+    this.flush(); // decided under the lease just lost: their answers are dropped as stale
     this.fenced = true;
     this.generation++;
     this.queue.clear();
@@ -218,7 +220,7 @@ export class ShardOwnership extends ShardClaims implements FencedMember {
     this.queue.pushAll();
     await this.queue.idle();
     await this.releases.idle();
-    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    await this.settled(() => false);
     for (const k of this.list) {
       for (let r = 0; r < k.ranges; r++) if (k.epochs[r] > 0) this.drop(k, r, 'shutdown');
     }
@@ -226,6 +228,7 @@ export class ShardOwnership extends ShardClaims implements FencedMember {
 
   /** Stops timers and drops every claim locally (the provider's leave deletes them). */
   stop(): void {
+    this.flush();
     this.stopped = true;
     this.fenced = true;
     this.clock.clearTimer(this.retryTimer);
@@ -335,8 +338,12 @@ export class ShardOwnership extends ShardClaims implements FencedMember {
     if (this.stopped || this.fenced) return;
     for (const o of [...this.orphans.values()]) {
       const k = this.kinds.get(o.kind);
-      if (k && k.epochs[o.range] === 0 && !k.busy[o.range])
-        void this.releaseInStore(o.kind, o.range, o.epoch);
+      if (k && k.epochs[o.range] === 0 && !k.busy[o.range]) {
+        const request = [{ shard: o.range, epoch: o.epoch }];
+        void releaseClaims(this.provider, o.kind, request, (_, err) =>
+          this.releasedInStore(o.kind, o.range, o.epoch, err),
+        );
+      }
     }
     const askLetGo = new Set<string>();
     for (const k of this.list) {

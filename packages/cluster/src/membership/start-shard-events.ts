@@ -6,15 +6,20 @@ import type { ClusterEvents } from './cluster-events';
  * so their events would otherwise fire before the caller of start could subscribe.
  */
 export class StartShardEvents {
-  /** Shard events held while start runs; undefined once delivered. */
-  private held: Array<() => void> | undefined = [];
+  /** Shard events held while start runs (names and payloads); undefined once delivered. */
+  private held: Array<'shard-acquired' | 'shard-released'> | undefined = [];
+  private payloads: Array<ClusterEvents['shard-acquired' | 'shard-released']> = [];
 
   constructor(private readonly events: TypedEvents<ClusterEvents>) {}
 
   /** Emits a shard event, or holds it while start is still running. */
   emit<K extends 'shard-acquired' | 'shard-released'>(event: K, payload: ClusterEvents[K]): void {
     if (this.held === undefined) this.events.emit(event, payload);
-    else this.held.push(() => this.events.emit(event, payload));
+    else {
+      // No closure per event: a member starting alone holds one per shard (16,384 per kind).
+      this.held.push(event);
+      this.payloads.push(payload);
+    }
   }
 
   /**
@@ -26,8 +31,18 @@ export class StartShardEvents {
   deliverLater(): void {
     setImmediate(() => {
       const held = this.held ?? [];
+      const payloads = this.payloads;
       this.held = undefined;
-      for (const emit of held) emit();
+      this.payloads = [];
+      for (let i = 0; i < held.length; i++) this.emitHeld(held[i], payloads[i]);
     });
+  }
+
+  private emitHeld(
+    event: 'shard-acquired' | 'shard-released',
+    payload: ClusterEvents['shard-acquired' | 'shard-released'],
+  ): void {
+    if (event === 'shard-acquired') this.events.emit(event, payload as ClusterEvents[typeof event]);
+    else this.events.emit(event, payload as ClusterEvents[typeof event]);
   }
 }

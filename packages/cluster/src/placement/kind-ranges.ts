@@ -1,5 +1,5 @@
 import { mix32, radixSortPairs } from './ring';
-import { fnv1a32 } from './shard-of';
+import { fnv1a32, fnv1a32WithNumber } from './shard-of';
 
 /**
  * The most shards a kind may have: shard * ranges stays an exact integer in a double, and a
@@ -52,7 +52,8 @@ export function rangePositions(kind: string, ranges: number): RangePositions {
   let p = POSITIONS.get(key);
   if (!p) {
     const byRange = new Uint32Array(ranges);
-    for (let r = 0; r < ranges; r++) byRange[r] = mix32(fnv1a32(`${kind}/${r}`));
+    const prefix = fnv1a32(`${kind}/`);
+    for (let r = 0; r < ranges; r++) byRange[r] = mix32(fnv1a32WithNumber(prefix, r));
     const sorted = byRange.slice();
     const rangeAt = new Int32Array(ranges);
     for (let r = 0; r < ranges; r++) rangeAt[r] = r;

@@ -53,3 +53,16 @@ export function shardOf(identity: string, shardCount: number): number {
   }
   return fnv1a32(identity) % shardCount;
 }
+
+/**
+ * fnv1a32(`${prefix}${n}`) for a non-negative integer n, given fnv1a32(prefix), without
+ * building the string (FNV-1a goes byte by byte, so the prefix's hash is the state to go on
+ * from): the ring positions of a kind's 16,384 ranges hash `<kind>/<range>` each.
+ */
+export function fnv1a32WithNumber(prefixHash: number, n: number): number {
+  let h = prefixHash;
+  let p = 1;
+  while (p * 10 <= n) p *= 10;
+  for (; p >= 1; p /= 10) h = Math.imul(h ^ (0x30 + (Math.floor(n / p) % 10)), FNV_PRIME);
+  return h >>> 0;
+}

@@ -40,6 +40,14 @@ export interface JoinRequest {
 export type ClaimResult =
   { epoch: number } | { heldBy: string; holderEpoch?: number } | { abandoned: true };
 
+/** One release of a batch (ClusterProvider.releaseMany): the arguments of `release`. */
+export interface ReleaseRequest {
+  shard: number;
+  epoch: number;
+  /** The member the releaser believes is the shard's desired owner, if another one. */
+  to?: string | undefined;
+}
+
 /** The claims a store holds under this member's current registration, read at `revision`. */
 export interface HeldClaims {
   /**
@@ -99,6 +107,24 @@ export interface ClusterProvider {
    * the releaser believes is the shard's desired owner (a provider may tell it directly).
    */
   release(kind: string, shard: number, epoch: number, to?: string): Promise<void>;
+  /**
+   * Optional: claims several shards of one kind at once, as `claim` would each (the result of
+   * `shards[i]` at index i; `wanted` is asked per shard). A member claims every range it wants
+   * in batches, so a provider whose store takes a batch answers thousands of claims (a member
+   * starting alone: 16,384 per kind by default) with one call. A rejection fails every claim of
+   * the batch (each is retried).
+   */
+  claimMany?(
+    kind: string,
+    shards: readonly number[],
+    wanted?: (shard: number) => boolean,
+  ): Promise<ClaimResult[]>;
+  /**
+   * Optional: `release` of several claims of one kind at once. A rejection counts every release
+   * of the batch as failed: each is retried (a release whose epoch is no longer current is a
+   * no-op, so one that was applied is harmless to repeat).
+   */
+  releaseMany?(kind: string, releases: readonly ReleaseRequest[]): Promise<void>;
   /** Called whenever any claim disappears, so a waiting owner can claim at once. */
   onClaimReleased(listener: (e: ClaimReleased) => void): () => void;
   /** Lease health changes; returns an unsubscribe function. */

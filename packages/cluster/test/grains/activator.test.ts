@@ -153,7 +153,9 @@ describe('Activator', () => {
       const shard = shardOf('d-1', shardCount);
       const inShard = ids.filter((id) => shardOf(id, shardCount) === shard);
       let drained = false;
-      const drain = host.activator.drain(shard, 'rebalance').then(() => (drained = true));
+      const drain = Promise.resolve(host.activator.drain(shard, 'rebalance')).then(
+        () => (drained = true),
+      );
       await Slow.until(inShard.length);
       expect(drained).to.equal(false);
       for (const release of Slow.releases) release();

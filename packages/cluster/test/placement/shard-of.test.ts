@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { InvalidArgumentError } from '@granary/core';
-import { fnv1a32, shardOf } from '../../src/placement/shard-of';
+import { fnv1a32, fnv1a32WithNumber, shardOf } from '../../src/placement/shard-of';
 
 describe('shardOf', () => {
   it('hashes the UTF-8 bytes with FNV-1a (known vectors)', () => {
@@ -17,6 +17,20 @@ describe('shardOf', () => {
     };
     for (const text of ['é', 'grüße', '日本語', '🎉 party', 'a\ud800b', 'x'.repeat(300)]) {
       expect(fnv1a32(text), text).to.equal(byteWise(text));
+    }
+  });
+
+  it('fnv1a32WithNumber continues a prefix hash with the decimal digits of a number', () => {
+    for (const prefix of ['K/', 'Cart/', 'grüße/', '']) {
+      const h = fnv1a32(prefix);
+      for (let n = 0; n <= 20_000; n++) {
+        if (fnv1a32WithNumber(h, n) !== fnv1a32(`${prefix}${n}`)) {
+          expect.fail(`${prefix}${n}: ${fnv1a32WithNumber(h, n)} != ${fnv1a32(`${prefix}${n}`)}`);
+        }
+      }
+      for (const n of [99_999, 100_000, 1_048_575, 1 << 20]) {
+        expect(fnv1a32WithNumber(h, n), `${prefix}${n}`).to.equal(fnv1a32(`${prefix}${n}`));
+      }
     }
   });
 

@@ -9,6 +9,7 @@ import type {
   ClusterProvider,
   JoinRequest,
   LeaseHealth,
+  ReleaseRequest,
 } from '../cluster-provider';
 import type { MemoryClusterTable } from './memory-table';
 
@@ -138,6 +139,26 @@ export class MemoryProvider implements ClusterProvider {
   async release(kind: string, shard: number, epoch: number): Promise<void> {
     this.requireSelf('release');
     this.table.release(kind, shard, epoch);
+  }
+
+  /** `claim` of each shard, in one call (a member starting alone claims every range). */
+  async claimMany(kind: string, shards: readonly number[]): Promise<ClaimResult[]> {
+    const self = this.requireSelf('claim');
+    const lost = (): LeaseLostError => new LeaseLostError(`claim ${shards.length} of ${kind}`);
+    if (!this.leaseValid()) throw lost();
+    const results: ClaimResult[] = [];
+    for (const shard of shards) {
+      const result = this.table.claim(kind, shard, self.id, this.leaseId);
+      if (!result) throw lost(); // the lease is gone from the table, and every claim with it
+      results.push(result);
+    }
+    return results;
+  }
+
+  /** `release` of each claim, in one call. */
+  async releaseMany(kind: string, releases: readonly ReleaseRequest[]): Promise<void> {
+    this.requireSelf('release');
+    for (const r of releases) this.table.release(kind, r.shard, r.epoch);
   }
 
   onClaimReleased(listener: (e: ClaimReleased) => void): () => void {

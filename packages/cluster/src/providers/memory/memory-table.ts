@@ -27,7 +27,13 @@ export class MemoryClusterTable {
   private revision: number;
   private readonly leases = new Map<number, Lease>();
   private readonly members = new Map<string, { member: Member; leaseId: number }>();
-  private readonly claims = new Map<string, Claim>();
+  /** Claims by kind, then shard (no key string per claim: a member holds 16,384 per kind). */
+  private readonly claims = new Map<string, Map<number, Claim>>();
+  /**
+   * Claim disappearances not yet told to the listeners: those of one turn go out in one
+   * microtask (in order with topology snapshots: a snapshot starts a new batch).
+   */
+  private released: ClaimReleased[] | undefined;
   private snapshot: Topology = EMPTY_TOPOLOGY;
   private readonly topologyListeners = new Listeners<Topology>();
   private readonly releaseListeners = new Listeners<ClaimReleased>();
@@ -92,8 +98,10 @@ export class MemoryClusterTable {
     if (!lease) return;
     this.clock.clearTimer(lease.timer);
     this.leases.delete(leaseId);
-    for (const [key, claim] of this.claims) {
-      if (claim.leaseId === leaseId) this.dropClaim(key, claim);
+    for (const [kind, byShard] of this.claims) {
+      for (const [shard, claim] of byShard) {
+        if (claim.leaseId === leaseId) this.dropClaim(kind, shard, claim);
+      }
     }
     const entry = this.members.get(lease.memberId);
     if (entry && entry.leaseId === leaseId) {
@@ -131,24 +139,24 @@ export class MemoryClusterTable {
     leaseId: number,
   ): Exclude<ClaimResult, { abandoned: true }> | undefined {
     if (!this.leases.has(leaseId)) return undefined;
-    const key = `${kind}/${shard}`;
-    const held = this.claims.get(key);
+    let byShard = this.claims.get(kind);
+    if (byShard === undefined) this.claims.set(kind, (byShard = new Map()));
+    const held = byShard.get(shard);
     if (held) return held.leaseId === leaseId ? { epoch: held.epoch } : { heldBy: held.memberId };
     const epoch = ++this.revision;
-    this.claims.set(key, { memberId, leaseId, epoch });
+    byShard.set(shard, { memberId, leaseId, epoch });
     return { epoch };
   }
 
   /** Deletes the claim only if `epoch` is its current epoch. */
   release(kind: string, shard: number, epoch: number): void {
-    const key = `${kind}/${shard}`;
-    const claim = this.claims.get(key);
-    if (claim && claim.epoch === epoch) this.dropClaim(key, claim);
+    const claim = this.claims.get(kind)?.get(shard);
+    if (claim && claim.epoch === epoch) this.dropClaim(kind, shard, claim);
   }
 
   /** The holder and epoch of a shard's claim, if any (tests and tooling). */
   claimOf(kind: string, shard: number): { memberId: string; epoch: number } | undefined {
-    const claim = this.claims.get(`${kind}/${shard}`);
+    const claim = this.claims.get(kind)?.get(shard);
     return claim && { memberId: claim.memberId, epoch: claim.epoch };
   }
 
@@ -162,16 +170,17 @@ export class MemoryClusterTable {
     return this.releaseListeners.add(listener);
   }
 
-  private dropClaim(key: string, claim: Claim): void {
-    this.claims.delete(key);
+  private dropClaim(kind: string, shard: number, claim: Claim): void {
+    this.claims.get(kind)?.delete(shard);
     this.revision++;
-    const slash = key.lastIndexOf('/');
-    const event = {
-      kind: key.slice(0, slash),
-      shard: Number(key.slice(slash + 1)),
-      epoch: claim.epoch,
-    };
-    queueMicrotask(() => this.releaseListeners.emit(event));
+    if (this.released === undefined) {
+      const batch: ClaimReleased[] = (this.released = []);
+      queueMicrotask(() => {
+        if (this.released === batch) this.released = undefined;
+        for (const e of batch) this.releaseListeners.emit(e);
+      });
+    }
+    this.released.push({ kind, shard, epoch: claim.epoch });
   }
 
   private publishTopology(): void {
@@ -180,6 +189,7 @@ export class MemoryClusterTable {
       members: Object.freeze(sortMembers([...this.members.values()].map((e) => e.member))),
     });
     this.snapshot = snapshot;
+    this.released = undefined; // later drops are told after this snapshot, as they happened
     queueMicrotask(() => this.topologyListeners.emit(snapshot));
   }
 }
