@@ -56,7 +56,7 @@ class FutureExtras {
 }
 
 /**
- * The temporary process a request's reply goes to (`f$<n>.<token>` in the registry). The first
+ * The temporary process a request's reply goes to (`f$<slot><token>` in the registry). The first
  * reply settles the promise (an Error reply rejects it); the process is then removed, so a
  * later reply is a dead letter (reason `late-reply`).
  *
@@ -107,7 +107,7 @@ export class FutureProcess<T = unknown>
 
   /**
    * This future's PID, made on first read: a reply through `ctx.respond` completes the future
-   * directly, so a local round trip never builds the `f$<n>.<token>` string (~10% of its cost).
+   * directly, so a local round trip never builds the `f$<slot><token>` string (~10% of its cost).
    */
   override get sender(): PID {
     return (this.from ??= this.runtime.registry.futurePid(this));

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, NameExistsError } from './errors';
-import { FutureTokens } from './internal/future-tokens';
+import { FUTURE_PREFIX, FUTURE_SLOTS, FutureIds, futureSlotOf } from './internal/future-ids';
 import { PID } from './pid';
 import type { LocalProcess, Process } from './process';
 
@@ -10,19 +10,10 @@ export type AddressResolver = (pid: PID) => Process | undefined;
 export const NONHOST = 'nonhost';
 
 /**
- * Request futures are registered under ids with this prefix, a sequence number and a random
- * token: `f$<seq>.<token>` (see FutureTokens).
+ * Request futures are registered under ids with this prefix, a table slot and a random token:
+ * `f$<slot><token>`, 12 characters (see FutureIds).
  */
-export const FUTURE_PREFIX = 'f$';
-/** Between a future id's sequence number and its token. */
-const FUTURE_TOKEN_SEPARATOR = '.';
-
-/**
- * Slots of the future table: more requests in flight than this share an overflow map.
- * A request is the hottest registration, and a string-keyed Map set+delete costs ~150-250 ns
- * here, more than the rest of a local round trip; a slot write costs ~1 ns.
- */
-const FUTURE_SLOTS = 4096;
+export { FUTURE_PREFIX };
 
 /** A process registered by sequence number (a request's future). */
 export interface SequencedProcess extends Process {
@@ -49,10 +40,17 @@ export class ProcessRegistry {
   private readonly prefixed: Array<{ prefix: string; process: Process }> = [];
   private sequence = 0;
   private futureSeq = 0;
+  /**
+   * Futures by sequence number, in FUTURE_SLOTS slots: more requests in flight than that share
+   * an overflow map. A request is the hottest registration, and a string-keyed Map set+delete
+   * costs ~150-250 ns here, more than the rest of a local round trip; a slot write ~1 ns.
+   */
   private readonly futures = new Array<SequencedProcess | undefined>(FUTURE_SLOTS);
   private readonly futureOverflow = new Map<number, SequencedProcess>();
+  /** Overflowed futures whose PID was made, by its id (the id names a slot they are not in). */
+  private readonly futureOverflowIds = new Map<string, SequencedProcess>();
   private futureCount = 0;
-  private readonly tokens = new FutureTokens();
+  private readonly ids = new FutureIds();
 
   constructor(
     /** Where a PID that resolves to nothing goes. */
@@ -97,13 +95,17 @@ export class ProcessRegistry {
   }
 
   /**
-   * The PID of a future added with addFuture, `f$<seq>.<token>` (cached on it, so sends to it
+   * The PID of a future added with addFuture, `f$<slot><token>` (cached on it, so sends to it
    * skip lookups); a lookup of its id finds it only with the token.
    */
   futurePid(process: SequencedProcess & LocalProcess): PID {
-    const id = FUTURE_PREFIX + process.seq + FUTURE_TOKEN_SEPARATOR + this.tokens.take();
+    const slot = process.seq & (FUTURE_SLOTS - 1);
+    const id = this.ids.make(slot);
     const pid = new PID(this.address, id);
     pid._p = process;
+    if (this.futures[slot] !== process && this.futureOverflow.get(process.seq) === process) {
+      this.futureOverflowIds.set(id, process);
+    }
     return pid;
   }
 
@@ -111,19 +113,20 @@ export class ProcessRegistry {
   removeFuture(process: SequencedProcess): void {
     const slot = process.seq & (FUTURE_SLOTS - 1);
     if (this.futures[slot] === process) this.futures[slot] = undefined;
-    else if (!this.futureOverflow.delete(process.seq)) return;
+    else if (this.futureOverflow.delete(process.seq)) {
+      const id = process.issuedId;
+      if (id !== undefined) this.futureOverflowIds.delete(id);
+    } else return;
     this.futureCount--;
   }
 
-  /** The future whose PID has exactly this id (sequence number and token), if pending. */
+  /** The future whose PID has exactly this id (slot and token), if pending. */
   private getFuture(id: string): SequencedProcess | undefined {
-    const separator = id.indexOf(FUTURE_TOKEN_SEPARATOR, FUTURE_PREFIX.length);
-    if (separator < 0) return undefined;
-    const seq = Number(id.slice(FUTURE_PREFIX.length, separator));
-    if (!Number.isInteger(seq)) return undefined;
-    let p = this.futures[seq & (FUTURE_SLOTS - 1)];
-    if (p === undefined || p.seq !== seq) p = this.futureOverflow.get(seq);
-    return p !== undefined && p.issuedId === id ? p : undefined;
+    const slot = futureSlotOf(id);
+    if (slot < 0) return undefined;
+    const p = this.futures[slot];
+    if (p !== undefined && p.issuedId === id) return p;
+    return this.futureOverflowIds.size === 0 ? undefined : this.futureOverflowIds.get(id);
   }
 
   /**

@@ -139,10 +139,12 @@ describe('ProcessRegistry', () => {
     system.registry.addAddressResolver(() => remote);
     const pending = system.root.request(new PID('h:2', 'x'), 'q');
     const sender = remote.user[0]![1].sender!;
-    expect(sender.id).to.match(/^f\$\d+\.[\w-]{12}$/);
-    // Its sequence number alone, or another token, names nothing: the id is a capability.
-    const seq = sender.id.slice(0, sender.id.indexOf('.'));
-    for (const guess of [seq, `${seq}.`, `${seq}.AAAAAAAAAAAA`, `${sender.id}x`]) {
+    expect(sender.id).to.match(/^f\$[\w-]{10}$/);
+    // Its slot alone, another token, or a near miss names nothing: the id is a capability.
+    const slot = sender.id.slice(0, 4);
+    const guesses = [slot, `${slot}AAAAAAAA`, `${sender.id}x`, sender.id.slice(0, -1)];
+    guesses.push(`${sender.id.slice(0, -1)}${sender.id.endsWith('A') ? 'B' : 'A'}`);
+    for (const guess of guesses) {
       expect(system.registry.get(new PID(sender.address, guess))).to.not.equal(
         system.registry.getLocal(sender.id),
       );
@@ -152,6 +154,29 @@ describe('ProcessRegistry', () => {
     const fromWire = new PID(sender.address, sender.id);
     system.registry.get(fromWire).post(fromWire, entryOf('answer'), false);
     expect(await pending).to.equal('answer');
+  });
+
+  it('finds futures past the slot table by their whole id, and forgets them when settled', async () => {
+    const remote = new RecordingProcess();
+    system.registry.addAddressResolver(() => remote);
+    const before = system.registry.size;
+    // Over 4,096 pending: later requests share slots with earlier ones (the overflow map).
+    const pending = Array.from({ length: 5000 }, (_, i) =>
+      system.root.request(new PID('h:2', 'x'), i),
+    );
+    const senders = remote.user.map(([, p]) => p.sender!);
+    expect(new Set(senders.map((s) => s.id)).size).to.equal(5000);
+    expect(senders[4096]!.id.slice(0, 4)).to.equal(senders[0]!.id.slice(0, 4));
+    // Answer from the wire in reverse, so overflowed ones settle while their slot is taken.
+    for (let i = senders.length - 1; i >= 0; i--) {
+      const fromWire = new PID(senders[i]!.address, senders[i]!.id);
+      const target = system.registry.get(fromWire);
+      expect(target, `future ${i}`).to.not.equal(system.registry.get(new PID('nonhost', 'none')));
+      target.post(fromWire, entryOf(`answer ${i}`), false);
+    }
+    expect(await Promise.all(pending)).to.deep.equal(senders.map((_, i) => `answer ${i}`));
+    expect(system.registry.size).to.equal(before);
+    expect(system.registry.getLocal(senders[4500]!.id)).to.equal(undefined);
   });
 
   it('treats its own address and nonhost as local', () => {

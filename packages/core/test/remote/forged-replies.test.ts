@@ -31,6 +31,10 @@ function replies(targetIds: string[]): Buffer {
   return b.take();
 }
 
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+/** The two characters a future id names table slot `slot` with. */
+const slotChars = (slot: number): string => BASE64URL[slot >> 6]! + BASE64URL[slot & 63]!;
+
 /** The outcome of a request: its reply, or its error's message. */
 const outcome = (p: Promise<unknown>): Promise<unknown> =>
   p.then(
@@ -91,7 +95,10 @@ describe('Remote request futures: replies from a peer that was not asked', funct
   it('settles no pending request: guessed sequence numbers are dead letters', async () => {
     const calls = pendingAtB();
     const r = await attacker();
-    const guesses = Array.from({ length: GUESSES }, (_, i) => `f$${i + 1}`);
+    // The old form (f$<n>) and ids of the current shape with a made-up token, slot by slot.
+    const guesses = Array.from({ length: GUESSES }, (_, i) =>
+      i % 2 === 0 ? `f$${i + 1}` : `f$${slotChars(i)}AAAAAAAA`,
+    );
     r.send(replies(guesses));
     // One frame is delivered in one turn: once some are dead letters, all were handled.
     await until(() => notFound.length > 0, 10_000, 'the forged replies to arrive');
@@ -112,15 +119,20 @@ describe('Remote request futures: replies from a peer that was not asked', funct
     const env = frame.batch!.envelopes[0]!;
     const id = env.senderId;
     expect(id.startsWith('f$')).to.equal(true);
-    // The others differ in their sequence number: the attacker tries its neighbours with the
-    // token it saw, and plain sequence numbers.
-    const seq = Number(id.slice(2, id.indexOf('.')));
-    const token = id.slice(id.indexOf('.') + 1);
+    // The others are in other slots: the attacker tries every slot with the token it saw,
+    // and its own slot with that token one character off.
+    expect(id).to.have.length(12);
+    const token = id.slice(4);
     const guesses: string[] = [];
-    for (let n = Math.max(1, seq - 100); n <= seq + 100; n++) {
-      if (n !== seq) guesses.push(`f$${n}.${token}`, `f$${n}`);
+    for (let slot = 0; slot < 4096; slot++) {
+      if (slotChars(slot) !== id.slice(2, 4)) guesses.push(`f$${slotChars(slot)}${token}`);
     }
-    r.send(replies([...guesses, id]));
+    for (let i = 4; i < 12; i++) {
+      guesses.push(id.slice(0, i) + (id[i] === 'A' ? 'B' : 'A') + id.slice(i + 1));
+    }
+    // In frames under the link's envelope limit, the real id last.
+    const all = [...guesses, id];
+    for (let i = 0; i < all.length; i += GUESSES) r.send(replies(all.slice(i, i + GUESSES)));
     expect(await asked).to.equal('forged');
     release();
     const answers = await Promise.all(calls);
