@@ -22,6 +22,34 @@ const OPTIONS_OF = new Map<string, string>([
   ['enum value', 'EnumValueOptions'],
   ['service', 'ServiceOptions'],
   ['rpc', 'MethodOptions'],
+  ['extension range', 'ExtensionRangeOptions'],
+]);
+
+/**
+ * Fields of the bundled descriptor.proto that protoc 3.21's has not (added from protoc 22 on):
+ * protoc 3.21 refuses them as unknown options (`[retention = RETENTION_SOURCE]`,
+ * `extensions 1 to 9 [verification = UNVERIFIED]`), and so does granary-codegen.
+ */
+const NEWER_THAN_PROTOC_3_21 = new Map<string, ReadonlySet<string>>([
+  ['FileOptions', new Set(['features'])],
+  ['MessageOptions', new Set(['deprecated_legacy_json_field_conflicts', 'features'])],
+  [
+    'FieldOptions',
+    new Set([
+      'debug_redact',
+      'retention',
+      'targets',
+      'edition_defaults',
+      'features',
+      'feature_support',
+    ]),
+  ],
+  ['OneofOptions', new Set(['features'])],
+  ['EnumOptions', new Set(['deprecated_legacy_json_field_conflicts', 'features'])],
+  ['EnumValueOptions', new Set(['debug_redact', 'features', 'feature_support'])],
+  ['ServiceOptions', new Set(['features'])],
+  ['MethodOptions', new Set(['features'])],
+  ['ExtensionRangeOptions', new Set(['declaration', 'features', 'verification'])],
 ]);
 
 /** Options protobufjs records that are no options message's fields (field syntax it keeps there). */
@@ -36,6 +64,8 @@ export interface DeclaredOptions {
   readonly scope: Namespace;
   readonly file: string;
   readonly options: readonly Record<string, unknown>[];
+  /** The line (from 1) where the declaration is, when known: its error is found from there. */
+  readonly line?: number;
 }
 
 /**
@@ -49,7 +79,7 @@ export function checkOptions(
   visible: (file: string) => ReadonlySet<string>,
   sources: ReadonlyMap<string, string>,
 ): void {
-  for (const { kind, scope, file, options } of declared) {
+  for (const { kind, scope, file, options, line } of declared) {
     const optionsType = descriptor.lookupType(`google.protobuf.${OPTIONS_OF.get(kind) ?? ''}`);
     // protoc refuses a non-repeated option set twice on one declaration (`[(x) = 1, (x) = 2]`).
     const set = new Set<string>();
@@ -69,17 +99,26 @@ export function checkOptions(
         set.add(key);
         const problem = again
           ? `option "${name}" was already set`
-          : optionProblem(name, value, kind, scope, optionsType, visible(file));
+          : optionProblem(name, value, kind, scope, optionsType, visible(file), file);
         if (problem === undefined) continue;
         const custom = /^\(([^)]*)\)/.exec(name)?.[1];
         const at =
           custom === undefined
-            ? new RegExp(`\\b${quote(name)}\\s*=`)
+            ? new RegExp(`\\b${quote(name)}(?:\\s*\\.\\s*\\w+)*\\s*=`)
             : new RegExp(`\\(\\s*\\.?${quote(custom.replace(/^\./, ''))}\\s*\\)`);
-        throw new ProtoParseError(`${locationOf(file, sources.get(file), at)}: ${problem}`);
+        const source = sources.get(file);
+        const from = line === undefined ? 0 : lineStart(source ?? '', line);
+        throw new ProtoParseError(`${locationOf(file, source, at, 0, from)}: ${problem}`);
       }
     }
   }
+}
+
+/** The offset where line `line` (from 1) of `source` starts. */
+function lineStart(source: string, line: number): number {
+  let at = 0;
+  for (let n = 1; n < line && at >= 0; n++) at = source.indexOf('\n', at) + 1 || -1;
+  return Math.max(at, 0);
 }
 
 /**
@@ -100,6 +139,7 @@ function optionProblem(
   scope: Namespace,
   optionsType: Type,
   visible: ReadonlySet<string>,
+  file: string,
 ): string | undefined {
   if (kind === 'field' && PARSER_OPTIONS.has(name)) return undefined;
   const custom = /^\(([^)]*)\)$/.exec(name)?.[1];
@@ -108,6 +148,12 @@ function optionProblem(
     const field = optionsType.fields[name] as Field | undefined;
     if (field === undefined) {
       return `option "${name}" unknown: google.protobuf.${optionsType.name} has no such field`;
+    }
+    // The descriptor.proto protobufjs ships, read for options, uses some itself.
+    const newer =
+      !file.startsWith('google/protobuf/') && NEWER_THAN_PROTOC_3_21.get(optionsType.name);
+    if (newer !== false && newer?.has(name) === true) {
+      return `option "${name}" unknown: google.protobuf.${optionsType.name} has no such field in protoc 3.21 (later versions added it)`;
     }
     return valueProblem(field, value, `option "${name}"`);
   }

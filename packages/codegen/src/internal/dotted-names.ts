@@ -1,4 +1,5 @@
-import { skipEnd } from './proto-source';
+import { tokenize } from './proto-tokens';
+import type { Token } from './proto-tokens';
 
 /*
  * protoc's tokenizer makes `.` a token of its own, so a dotted name may have whitespace and
@@ -10,15 +11,6 @@ import { skipEnd } from './proto-source';
  * gets its space back.
  */
 
-type Kind = 'gap' | 'word' | 'number' | 'dot' | 'punct';
-
-interface Token {
-  readonly kind: Kind;
-  readonly text: string;
-}
-
-/** protoc's number tokens (`1.5`, `.5`, `1.e5`, `0x1F`), with any letters glued after them. */
-const NUMBER = /^(?:0[xX][0-9a-fA-F]+|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)\w*/;
 /** Words that, where they start a statement (or `stream` after `(`), come before a type. */
 const LABELS = new Set(['optional', 'required', 'repeated', 'extend']);
 /** Tokens a pending line break may go before: a name ends there. */
@@ -74,30 +66,4 @@ function significant(tokens: readonly Token[], i: number, step: 1 | -1): number 
   let j = i + step;
   while (tokens[j]?.kind === 'gap') j += step;
   return j;
-}
-
-function tokenize(source: string): Token[] {
-  const tokens: Token[] = [];
-  let i = 0;
-  while (i < source.length) {
-    const rest = source.slice(i, i + 200);
-    const skipped = skipEnd(source, i);
-    const quoted = source[i] === '"' || source[i] === "'";
-    let kind: Kind;
-    let end: number;
-    if (skipped > i) {
-      [kind, end] = [quoted ? 'punct' : 'gap', skipped];
-    } else if (/\s/.test(source[i])) {
-      [kind, end] = ['gap', i + (/^\s+/.exec(rest)?.[0].length ?? 1)];
-    } else if (NUMBER.test(rest)) {
-      [kind, end] = ['number', i + (NUMBER.exec(rest)?.[0].length ?? 1)];
-    } else if (/[A-Za-z_]/.test(source[i])) {
-      [kind, end] = ['word', i + (/^\w+/.exec(rest)?.[0].length ?? 1)];
-    } else {
-      [kind, end] = [source[i] === '.' ? 'dot' : 'punct', i + 1];
-    }
-    tokens.push({ kind, text: source.slice(i, end) });
-    i = end;
-  }
-  return tokens;
 }

@@ -10,6 +10,7 @@ import {
 } from '../internal/proto-source';
 import { normalizeAggregates } from '../internal/aggregate-options';
 import { normalizeDottedNames } from '../internal/dotted-names';
+import { extensionRangeOptions } from '../internal/range-options';
 import { captureRawOptionValues } from '../internal/raw-option-values';
 import { checkDeclarations } from '../internal/check-declarations';
 import { checkImports, visibleFiles } from '../internal/check-imports';
@@ -156,6 +157,7 @@ export function loadProtoFiles(
     }
     loaded.set(name, parsed.package ?? '');
     fileOptions.push(fileOptionsOf(root, parsed.package, name, optionsTaken));
+    fileOptions.push(...extensionRangeOptions(root, name, parsed.package ?? '', source));
     loading.push(name);
     imports.set(name, [...(parsed.imports ?? []), ...(parsed.weakImports ?? [])]);
     checkImportsListedOnce(imports.get(name) ?? [], name, source);
