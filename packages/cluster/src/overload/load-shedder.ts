@@ -13,7 +13,11 @@ const RATE_WEIGHT = 0.2;
 /**
  * Pending calls below which nothing is shed, whatever the delay: a member with so short a queue
  * is not what holds its grains back (a host starved of CPU, a test's own busy loop, a long
- * synchronous turn), and refusing its few callers would only turn their calls into errors.
+ * synchronous turn), and refusing its few callers would only turn their calls into errors. Below
+ * it the member does not start shedding either, and stops once an interval passed without a
+ * refusal: the delay alone cannot tell offered load from a starved host, and on a host whose
+ * other processes took the CPU it stayed above the allowance with no call pending, so the member
+ * shed (not ready, `/readyz` 503) with nothing to shed, for as long as the starvation lasted.
  */
 const MIN_SHED_PENDING = 64;
 
@@ -79,9 +83,11 @@ class RunQueueProbe implements Schedulable {
  * for calls with 1 s or less.
  *
  * ```
- *  normal ──delay >= allowance for a whole intervalMs──▶ shedding
- *    ▲                                                       │ new calls and activations are
- *    └──intervalMs without refusing a call, delay < allowance┘ refused while pending >= cap
+ *  normal ──delay >= allowance and pending >= 64, for a whole intervalMs──▶ shedding
+ *    ▲                                                                        │ new calls and
+ *    └──intervalMs without refusing a call, and delay < allowance or ─────────┘ activations are
+ *       pending < 64 (no offered load: a starved host)                          refused while
+ *                                                                               pending >= cap
  * ```
  *
  * While shedding, a new call is accepted only while the pending calls are fewer than the member
@@ -238,7 +244,8 @@ export class LoadShedder {
     const max = this.maxDelay;
     if (delay > max.stats) max.stats = delay;
     if (delay > max.metrics) max.metrics = delay;
-    const above = delay >= this.allowedMs;
+    // Without a queue of its own calls, a long delay is the host's (starved of CPU), not load.
+    const above = delay >= this.allowedMs && this.pending >= MIN_SHED_PENDING;
     if (!this.shedding) {
       if (!above) this.aboveSince = 0;
       else if (this.aboveSince === 0) this.aboveSince = now;

@@ -66,6 +66,22 @@ describe('LoadShedder', () => {
     };
   };
 
+  /**
+   * Holds the event loop `ms` at a time, over and over, until stopped: to the shedder's probe and
+   * tick, what a host whose other processes take the CPU looks like (the process does not run
+   * for a while), with no call of the member pending.
+   */
+  const starve = (ms: number) => {
+    let timer: NodeJS.Timeout | undefined = setTimeout(function hold() {
+      burn(ms);
+      timer = setTimeout(hold, 1);
+    }, 1);
+    return { stop: () => clearTimeout(timer) };
+  };
+
+  /** Calls a member would hold queued under real overload (above the shedding floor of 64). */
+  const QUEUED = 1000;
+
   describe('admit', () => {
     it('refuses every call beyond maxPendingCalls, shedding or not', () => {
       start({ maxPendingCalls: 3 });
@@ -94,12 +110,13 @@ describe('LoadShedder', () => {
   describe('shedding', () => {
     it('starts once the run queue stays above targetMs for intervalMs; refuses new calls and activations, not chain calls', async () => {
       start({ loadShedding: { targetMs: 20, intervalMs: 60 } });
+      shedder.pending = QUEUED; // the calls the flood stands for
       // A message of 5 ms that sends itself another: dispatcher turns of 64 messages (320 ms)
       // until stopped, at most 20 s of work; once stopped, it drains within a turn.
       const load = flood(1, 5, 4000);
       await until(() => shedder.shedding, 20_000);
       expect(shedder.episodes).to.equal(1);
-      shedder.pending = 1000; // above the cap the completion rate allows
+      // above the cap the completion rate allows
       expect(shedder.admit(false, false)).to.equal('loadShedding');
       expect(shedder.admit(true, false)).to.equal(undefined);
       expect(shedder.admit(true, true)).to.equal('loadShedding');
@@ -115,6 +132,7 @@ describe('LoadShedder', () => {
 
     it('absorbs a burst shorter than intervalMs', async () => {
       start({ loadShedding: { targetMs: 20, intervalMs: 300 } });
+      shedder.pending = QUEUED;
       // Let the probe tick first: a tick measures how late it is against the previous one.
       await new Promise((resolve) => setTimeout(resolve, 100));
       flood(1, 60);
@@ -126,6 +144,7 @@ describe('LoadShedder', () => {
 
     it("tolerates a run queue that its calls' deadlines allow, and sheds once a call with a short deadline comes", async () => {
       start({ loadShedding: { targetMs: 20, intervalMs: 60 } });
+      shedder.pending = QUEUED;
       // A call with 120 s left allows 6 s of run-queue delay (deadlineShare 0.05): above a
       // dispatcher turn of the flood (64 x 5 ms) on a host so loaded that each burn costs a
       // scheduling period (~35 ms, 2.2 s a turn).
@@ -143,8 +162,51 @@ describe('LoadShedder', () => {
       expect(shedder.episodes).to.equal(1);
     });
 
+    it('stops once the offered load is gone while the host stays starved of CPU, and does not start again', async () => {
+      start({ loadShedding: { targetMs: 20, intervalMs: 60 } });
+      shedder.pending = QUEUED;
+      const load = flood(1, 5, 4000);
+      await until(() => shedder.shedding, 20_000);
+      load.stop();
+      shedder.pending = 0; // the callers went away
+      // Every tick and probe now waits ~40 ms for the loop: above targetMs (20) for good.
+      const starved = starve(40);
+      try {
+        await until(() => !shedder.shedding, 20_000).catch(() => {
+          throw new Error('still shedding with no call pending, 20 s after the load was gone');
+        });
+        const held = Date.now() + 1000;
+        await until(() => Date.now() > held, 20_000);
+        expect(shedder.takeMaxDelay('stats'), 'the loop was held').to.be.at.least(20);
+        expect(shedder.shedding).to.equal(false);
+        expect(shedder.episodes, 'started again with nothing pending').to.equal(1);
+        // Load offered again on the starved host is shed again.
+        shedder.pending = QUEUED;
+        await until(() => shedder.shedding, 20_000);
+        expect(shedder.episodes).to.equal(2);
+      } finally {
+        starved.stop();
+      }
+    });
+
+    it('does not shed on a host starved of CPU while it has fewer than 64 calls pending', async () => {
+      start({ loadShedding: { targetMs: 20, intervalMs: 60 } });
+      shedder.pending = 10;
+      const starved = starve(40);
+      try {
+        const end = Date.now() + 1500;
+        await until(() => shedder.shedding || Date.now() > end, 20_000);
+        expect(shedder.takeMaxDelay('stats'), 'the loop was held').to.be.at.least(20);
+        expect(shedder.shedding).to.equal(false);
+        expect(shedder.episodes).to.equal(0);
+      } finally {
+        starved.stop();
+      }
+    });
+
     it('never sheds with loadShedding.enabled false', async () => {
       start({ loadShedding: { enabled: false, targetMs: 5, intervalMs: 20 } });
+      shedder.pending = QUEUED;
       const held = flood(100, 5);
       await until(() => held.ran() === 100, 20_000);
       expect(shedder.shedding).to.equal(false);
