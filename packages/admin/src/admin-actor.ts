@@ -5,6 +5,7 @@ import {
   ADMIN_ACTOR,
   parseAsk,
   type AdminAsk,
+  type MemberLoadedReminders,
   type MemberPool,
   type MemberStats,
 } from './admin-protocol';
@@ -72,6 +73,11 @@ export class AdminActor {
         return this.pools();
       case 'admin.reminders':
         return { member: this.cluster.id, ...(i.reminders() ?? { kinds: [], stats: undefined }) };
+      case 'admin.reminders.loaded':
+        return {
+          member: this.cluster.id,
+          loaded: i.loadedReminders(ask.kind, ask.limit) ?? null,
+        } satisfies MemberLoadedReminders;
       case 'admin.drain':
         setImmediate(this.drain);
         return { draining: this.cluster.id };

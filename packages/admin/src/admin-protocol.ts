@@ -1,4 +1,4 @@
-import type { GrainStatsSnapshot, MemberReport } from '@granary/cluster';
+import type { GrainStatsSnapshot, LoadedReminders, MemberReport } from '@granary/cluster';
 
 /** The name of the admin actor every admin-enabled member runs. */
 export const ADMIN_ACTOR = '$granary-admin';
@@ -14,7 +14,18 @@ export type AdminAsk =
   | { t: 'admin.deactivate'; kind: string; id: string }
   | { t: 'admin.pools' }
   | { t: 'admin.reminders' }
+  | { t: 'admin.reminders.loaded'; kind: string; limit: number }
   | { t: 'admin.drain' };
+
+/** Most reminders one member lists for `GET /v1/reminders/list?kind=` (`limit`). */
+export const MAX_REMINDERS_LISTED = 10_000;
+
+/** A member's answer to `admin.reminders.loaded`: what it has loaded of the kind. */
+export interface MemberLoadedReminders {
+  member: string;
+  /** Null when the member runs without `reminders`. */
+  loaded: LoadedReminders | null;
+}
 
 /** A member's answer to `admin.stats`: its served-turn statistics and dead letters. */
 export interface MemberStats {
@@ -55,6 +66,13 @@ export function parseAsk(m: unknown): AdminAsk | undefined {
         return undefined;
       if (a.by !== 'calls' && a.by !== 'time') return undefined;
       return { t: a.t, top: top as number, by: a.by };
+    }
+    case 'admin.reminders.loaded': {
+      const limit = a.limit;
+      if (!isName(a.kind)) return undefined;
+      if (!(Number.isInteger(limit) && (limit as number) >= 1)) return undefined;
+      if ((limit as number) > MAX_REMINDERS_LISTED) return undefined;
+      return { t: a.t, kind: a.kind, limit: limit as number };
     }
     case 'admin.locate':
     case 'admin.deactivate':

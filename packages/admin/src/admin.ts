@@ -16,12 +16,14 @@ import { askAll, askMember } from './fanout';
 import {
   API_CODES,
   HttpError,
+  intParam,
   queryOf,
   readJson,
   requireName,
   sendJson,
   startEvents,
 } from './http-io';
+import { mountReminderRoutes } from './reminder-routes';
 import { Sampler } from './sampler';
 import {
   activationsView,
@@ -134,6 +136,8 @@ export class Admin {
           'locate',
           'pools',
           'reminders',
+          'reminders/list',
+          'reminders/remove',
           'events',
           'call',
           'drain',
@@ -282,6 +286,12 @@ export class Admin {
         });
       }
     });
+    mountReminderRoutes(get, post, {
+      cluster: this.cluster,
+      actor: this.actor,
+      timeoutMs: this.timeoutMs,
+      kindParam: (kind) => this.kindParam(kind)!,
+    });
     post('/v1/deactivate', async (req, res) => {
       const body = await readJson(req);
       const kind = this.kindParam(requireName(body.kind, 'kind'))!;
@@ -375,13 +385,4 @@ export class Admin {
     };
     void this.cluster.shutdown({ graceful: true }).then(done, done);
   }
-}
-
-function intParam(v: string | null, dflt: number, min: number, max: number, name: string): number {
-  if (v === null) return dflt;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    throw new HttpError(400, `${name} must be an integer in [${min}, ${max}]`);
-  }
-  return n;
 }

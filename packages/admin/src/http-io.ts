@@ -127,3 +127,19 @@ export function requireName(value: unknown, name: string): string {
   }
   return value;
 }
+
+/** An integer parameter in [min, max] (`dflt` when absent); 400 naming it otherwise. */
+export function intParam(
+  v: string | null,
+  dflt: number,
+  min: number,
+  max: number,
+  name: string,
+): number {
+  if (v === null) return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new HttpError(400, `${name} must be an integer in [${min}, ${max}]`);
+  }
+  return n;
+}

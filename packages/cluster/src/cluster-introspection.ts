@@ -1,7 +1,7 @@
 import type { GrainStatsSnapshot } from './grains/grain-stats';
 import type { HostedGrains, LocalActivation } from './grains/hosted-grains';
 import type { Member, MemberStatus, Topology } from './membership/topology';
-import type { ReminderSummary } from './reminders/reminder-service';
+import type { LoadedReminders, ReminderSummary } from './reminders/reminder-service';
 import type { ReminderStats } from './reminders/reminder-stats';
 
 /** What one member says about itself (the admin API's per-member answer). */
@@ -54,6 +54,8 @@ export interface IntrospectedCluster {
   now(): number;
   /** The member's reminders per kind and its counters (undefined without `reminders`). */
   reminders(): { kinds: ReminderSummary[]; stats: ReminderStats } | undefined;
+  /** Up to `limit` reminders of `kind` loaded here (undefined without `reminders`). */
+  loadedReminders(kind: string, limit: number): LoadedReminders | undefined;
 }
 
 /**
@@ -140,6 +142,16 @@ export class ClusterIntrospection {
    */
   reminders(): { kinds: ReminderSummary[]; stats: ReminderStats } | undefined {
     return this.cluster.reminders();
+  }
+
+  /**
+   * Up to `limit` of the reminders and jobs of `kind` this member has loaded (the shards of it
+   * it owns), by identity then name, with the number of those shards; undefined when started
+   * without `reminders`. From memory: listing a kind's reminders asks every member for this, as
+   * no store call enumerates a kind (the store is keyed by shard; loading a shard fences it).
+   */
+  loadedReminders(kind: string, limit: number): LoadedReminders | undefined {
+    return this.cluster.loadedReminders(kind, limit);
   }
 
   /** Starts counting served turns (totals, errors, latency, hot grains) per hosted kind. */

@@ -159,7 +159,11 @@ export type {
   TickClaim,
 } from './reminders/reminder-store';
 export type { ReminderStats } from './reminders/reminder-stats';
-export type { ReminderSummary } from './reminders/reminder-service';
+export type {
+  LoadedReminder,
+  LoadedReminders,
+  ReminderSummary,
+} from './reminders/reminder-service';
 export type { RemindersOptions } from './reminders/reminders-options';
 export {
   DEFAULT_REMINDERS_OPTIONS,

@@ -13,6 +13,11 @@ Commands:
   pools                        cluster pools: workers per member, in flight, saturation
   call <kind> <id> <Method> --json '{...}' --proto <file>
                                call a generated grain with only its .proto
+  reminders                    reminders and jobs per kind, loaded by their owners
+  reminders list <kind> [<id>] [--limit N]
+                               a grain's reminders, or a kind's (the first N, default 1000)
+  reminders remove <kind> <id> <name>
+                               unregister a grain's reminder or job
   drain <member> [--no-wait]   graceful leave of a member (waits until it left)
   watch [--count N]            live tail: activations, deactivations, calls per second
   help [command]               this text, or a command's
@@ -58,6 +63,21 @@ saturation (the share of workers with work).
 Calls rpc <Method> of generated grain <kind>/<id> (the kind is the service's full name, e.g.
 messages.Ponger). The request is built from --json with the .proto files only; the reply is
 printed as JSON (64-bit integers as strings, bytes as base64). -I adds an import directory.
+`,
+  reminders: `granary reminders [--json]
+granary reminders list <kind> <id> [--json]
+granary reminders list <kind> [--limit N] [--json]
+granary reminders remove <kind> <id> <name> [--json]
+
+Durable reminders and jobs (ClusterOptions.reminders). Without a subcommand: per kind, how many
+the owners of its shards have loaded, and the next due. \`list <kind> <id>\`: the grain's stored
+reminders and pending jobs (name, period or "job", first due, catch-up, last tick claimed), read
+from the store. \`list <kind>\`: the kind's reminders as the owners of its shards have loaded
+them, by grain then name, the first N (default 1000, at most 10000), with the shards they come
+from: a shard without an owner that answered is not listed (the store has no call that lists a
+kind). \`remove <kind> <id> <name>\`: unregisters one; exit 5 when the grain has none of that name
+(or no member hosts the kind), 1 when the member asked runs without reminders or the store
+failed.
 `,
   drain: `granary drain <member> [--no-wait]
 

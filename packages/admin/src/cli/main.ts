@@ -4,6 +4,7 @@ import { call } from './call';
 import * as commands from './commands';
 import { CliExit, EXIT } from './exit-codes';
 import { HELP } from './help';
+import * as reminders from './reminders';
 import { printable } from './table';
 import { watch } from './watch';
 
@@ -60,6 +61,7 @@ async function run(original: string[], io: CliIo): Promise<number> {
         idempotent: { type: 'boolean' },
         'no-wait': { type: 'boolean' },
         count: { type: 'string' },
+        limit: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -136,6 +138,9 @@ async function run(original: string[], io: CliIo): Promise<number> {
         io.progress ?? (() => undefined),
       );
       break;
+    case 'reminders':
+      output = await reminderCommand(target, args, v.limit);
+      break;
     case 'watch':
       need(0, 'granary watch [--count N]');
       await watch(target, positiveInt(v.count, Infinity, '--count'), v.json === true, (l) =>
@@ -152,6 +157,29 @@ async function run(original: string[], io: CliIo): Promise<number> {
     return EXIT.incomplete;
   }
   return EXIT.ok;
+}
+
+/** `granary reminders [list <kind> [<id>] [--limit N] | remove <kind> <id> <name>]`. */
+function reminderCommand(
+  target: Target,
+  args: string[],
+  limit: string | undefined,
+): Promise<commands.Output> {
+  const [sub, ...rest] = args;
+  if (sub === undefined) return reminders.summary(target);
+  if (sub === 'list' && rest.length === 2 && limit === undefined) {
+    return reminders.ofGrain(target, rest[0]!, rest[1]!);
+  }
+  if (sub === 'list' && rest.length === 1) {
+    return reminders.ofKind(target, rest[0]!, positiveInt(limit, 1000, '--limit'));
+  }
+  if (sub === 'remove' && rest.length === 3) {
+    return reminders.remove(target, rest[0]!, rest[1]!, rest[2]!);
+  }
+  throw new CliExit(
+    EXIT.usage,
+    'usage: granary reminders [list <kind> [<id>] [--limit N] | remove <kind> <id> <name>]',
+  );
 }
 
 function positiveInt(v: string | undefined, dflt: number, name: string): number {

@@ -14,7 +14,13 @@ import { queueClaim } from './internal/claim-batch';
 import { StoreClock } from './internal/store-clock';
 import { FireDelivery } from './internal/fire-delivery';
 import { REMINDERS_ACTOR, spawnRefreshActor, type RefreshMessage } from './internal/refresh-actor';
-import { loadedByKind, summarize, type ReminderSummary } from './internal/loaded-summary';
+import {
+  listLoaded,
+  loadedByKind,
+  summarize,
+  type LoadedReminders,
+  type ReminderSummary,
+} from './internal/loaded-summary';
 import { loadBatches, loadFromStore, type ShardReminders } from './internal/shard-loads';
 import { ReminderCounters, type ReminderStats } from './reminder-stats';
 import type { RemindersOptions } from './reminders-options';
@@ -39,6 +45,7 @@ export interface ReminderServiceDeps {
   request(kind: string, id: string, message: unknown, options: GrainCallOptions): Promise<unknown>;
 }
 
+export type { LoadedReminder, LoadedReminders } from './internal/loaded-summary';
 export type { ReminderSummary };
 
 const keyOf = (kind: string, shard: number): string => `${kind}/${shard}`;
@@ -120,6 +127,14 @@ export class ReminderService implements ReminderHost, RemindersBackend {
   /** Per kind: the reminders and jobs loaded here and the earliest next due (epoch ms). */
   summary(): ReminderSummary[] {
     return summarize(this.shards.values(), this.now());
+  }
+
+  /**
+   * Up to `limit` of the reminders and jobs of `kind` loaded here (the shards this member owns),
+   * by identity then name, and how many shards they come from. Read from memory: no store call.
+   */
+  loadedOf(kind: string, limit: number): LoadedReminders {
+    return listLoaded(this.shards.values(), kind, limit, this.now());
   }
 
   // ── shard ownership ──────────────────────────────────────────────────────────────────

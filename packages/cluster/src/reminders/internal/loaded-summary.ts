@@ -43,3 +43,68 @@ export function summarize(shards: Iterable<ShardReminders>, now: number): Remind
   }
   return [...byKind.values()];
 }
+
+/** One reminder or job a member has loaded (ReminderService.loaded). */
+export interface LoadedReminder {
+  identity: string;
+  name: string;
+  shard: number;
+  /** 0 for a job. */
+  periodMs: number;
+  /** Epoch ms of its next fire or attempt (the store's clock). */
+  nextDueAt: number;
+  /** The last tick claimed (-1: none yet). */
+  lastTick: number;
+}
+
+/** What a member has loaded of one kind: up to `limit` reminders, and of how many shards. */
+export interface LoadedReminders {
+  kind: string;
+  /** The shards of the kind this member owns and has loaded (their reminders are all here). */
+  shards: number[];
+  /** Reminders and jobs loaded in them. */
+  total: number;
+  /** The first `limit` of them, by identity, then name. */
+  reminders: LoadedReminder[];
+}
+
+/**
+ * The reminders of `kind` loaded in `shards` (a shard still loading counts as not loaded): a
+ * walk of what the member holds in memory, no store call. Sorted so that successive answers
+ * (and members' answers merged) list the same first `limit`.
+ */
+export function listLoaded(
+  shards: Iterable<ShardReminders>,
+  kind: string,
+  limit: number,
+  now: number,
+): LoadedReminders {
+  const out: LoadedReminders = { kind, shards: [], total: 0, reminders: [] };
+  for (const s of shards) {
+    if (s.kind !== kind || s.loading) continue;
+    out.shards.push(s.shard);
+    for (const r of s.live.values()) {
+      out.total++;
+      out.reminders.push({
+        identity: r.id,
+        name: r.name,
+        shard: s.shard,
+        periodMs: r.stored.spec.periodMs,
+        nextDueAt: r.nextDueAt(now),
+        lastTick: r.stored.last,
+      });
+    }
+  }
+  out.reminders.sort(byGrainThenName);
+  if (out.reminders.length > limit) out.reminders.length = limit;
+  return out;
+}
+
+/** Orders reminders by identity, then name (code units: the same order on every member). */
+function byGrainThenName(
+  a: { identity: string; name: string },
+  b: { identity: string; name: string },
+): number {
+  if (a.identity !== b.identity) return a.identity < b.identity ? -1 : 1;
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
