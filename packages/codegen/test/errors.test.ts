@@ -147,15 +147,17 @@ describe('errors', () => {
     expect(viaProtoc.stderr).to.contain((err as Error).message);
   });
 
-  it('a MessageSet (message_set_wire_format) is refused the same way by both commands', () => {
+  it('a MessageSet (message_set_wire_format) is refused the same way by both commands, at its option', () => {
     writeFileSync(
       join(dir, 'ms.proto'),
-      'syntax = "proto2";\npackage ms;\nmessage Set {\n  option message_set_wire_format = true;\n' +
-        '  extensions 4 to max;\n}\n',
+      'syntax = "proto2";\npackage ms;\nmessage Set {\n  extensions 4 to max;\n}\nmessage Outer {\n' +
+        '  message Set {\n    extensions 4 to max;\n    option message_set_wire_format = true;\n  }\n}\n',
     );
     const err = generateFrom(dir, 'ms.proto');
     expect(err).to.be.instanceOf(UnsupportedProtoError);
-    expect((err as Error).message).to.contain('ms.Set in ms.proto uses message_set_wire_format');
+    expect((err as Error).message).to.equal(
+      'ms.proto:9:5: message ms.Outer.Set uses message_set_wire_format, which granary-codegen does not support',
+    );
     const viaProtoc = protocPlugin(dir, 'ms.proto');
     expect(viaProtoc.status).to.not.equal(0);
     expect(viaProtoc.stderr).to.contain((err as Error).message);

@@ -27,6 +27,8 @@ export interface FileDescriptorObject {
   enumType?: EnumDescriptorObject[];
   service?: ServiceDescriptorObject[];
   extension?: FieldDescriptorObject[];
+  /** Where each declaration is (protoc sends it for the files to generate). */
+  sourceCodeInfo?: { location?: { path?: number[]; span?: number[] }[] };
 }
 
 /** DescriptorProto (a message type). */
@@ -129,6 +131,7 @@ function fileModel(file: FileDescriptorObject, maps: MapEntries): FileModel {
     );
   }
   const pkg = file.package ?? '';
+  refuseMessageSets(file, pkg);
   const ctx: Ctx = { fileName: name, maps };
   const groups = groupTypes(file.extension ?? []);
   return {
@@ -142,6 +145,28 @@ function fileModel(file: FileDescriptorObject, maps: MapEntries): FileModel {
     services: (file.service ?? []).map((s) => serviceModel(s, pkg)),
     extensions: extensionModels(file.extension, pkg, ctx),
   };
+}
+
+/**
+ * Refuses a MessageSet of `file` at its `option message_set_wire_format` (source path
+ * message_type / nested_type ..., options = 7, message_set_wire_format = 1), as granary-codegen
+ * names it.
+ */
+function refuseMessageSets(file: FileDescriptorObject, pkg: string): void {
+  const spans = new Map(
+    (file.sourceCodeInfo?.location ?? []).map((l) => [(l.path ?? []).join(','), l.span ?? []]),
+  );
+  const walk = (messages: readonly DescriptorObject[], scope: string, path: number[]): void => {
+    messages.forEach((m, i) => {
+      const at = [...path, i];
+      const span = spans.get([...at, 7, 1].join(',')) ?? spans.get(at.join(','));
+      const name = file.name ?? '';
+      const where = span === undefined ? name : `${name}:${span[0] + 1}:${span[1] + 1}`;
+      refuseMessageSet(join(scope, m.name), where, m.options?.messageSetWireFormat);
+      walk(m.nestedType ?? [], join(scope, m.name), [...at, 3]);
+    });
+  };
+  walk(file.messageType ?? [], pkg, [4]);
 }
 
 /** What every field of one file needs to know. */

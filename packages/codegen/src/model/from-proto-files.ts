@@ -11,6 +11,7 @@ import {
 import { normalizeAggregates } from '../internal/aggregate-options';
 import { normalizeDottedNames } from '../internal/dotted-names';
 import { extensionRangeOptions } from '../internal/range-options';
+import { refuseMessageSets } from '../internal/message-sets';
 import { captureRawOptionValues } from '../internal/raw-option-values';
 import { checkDeclarations } from '../internal/check-declarations';
 import { checkImports, visibleFiles } from '../internal/check-imports';
@@ -186,16 +187,13 @@ export function loadProtoFiles(
   return {
     types,
     warnings: extensionNumberWarnings(clashes, buildOrder(names, imports), sources),
-    files: names.map((name) =>
-      fileModel(
-        // Where an editions file says so, for its error.
-        locationOf(name, sources.get(name), /^\s*edition\s*=/m),
-        name,
-        loaded.get(name) ?? '',
-        syntaxes.get(name) ?? 'proto2',
-        decls.get(name) ?? [],
-      ),
-    ),
+    files: names.map((name) => {
+      // Where an editions file says so, for its error.
+      const editions = locationOf(name, sources.get(name), /^\s*edition\s*=/m);
+      const syntax = syntaxes.get(name) ?? 'proto2';
+      if (syntax !== 'editions') refuseMessageSets(decls.get(name) ?? [], name, sources.get(name));
+      return fileModel(editions, name, loaded.get(name) ?? '', syntax, decls.get(name) ?? []);
+    }),
   };
 }
 

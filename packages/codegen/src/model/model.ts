@@ -182,11 +182,12 @@ export function isOptionExtendee(fullName: string): boolean {
 /**
  * Refuses a MessageSet (`option message_set_wire_format = true;`): protoc's generators encode its
  * extensions as MessageSet items, protobufjs as plain fields, so a generated codec would not be
- * understood by other protobuf implementations. Both commands call this, with the same words.
+ * understood by other protobuf implementations. Both commands call this, with the same words;
+ * `where` is `file:line:column` of the option when known, else the file.
  */
-export function refuseMessageSet(fullName: string, fileName: string, messageSet: unknown): void {
+export function refuseMessageSet(fullName: string, where: string, messageSet: unknown): void {
   if (messageSet !== true) return;
   throw new UnsupportedProtoError(
-    `message ${fullName} in ${fileName} uses message_set_wire_format, which granary-codegen does not support`,
+    `${where}: message ${fullName} uses message_set_wire_format, which granary-codegen does not support`,
   );
 }
