@@ -70,6 +70,24 @@ describe('cluster pool (poolKind + PoolClient)', function () {
     }
   });
 
+  it('calls made while a placement runs wait for it: none goes to a crashed member', async () => {
+    const resize = poolKind('resize', () => new Where(), { size: 6 });
+    nodes = new ClusterNodes((id) => [resize.on(id)]);
+    for (const id of ['m1', 'm2']) await nodes.add(id);
+    const client = PoolClient.get(nodes.nodes[0]!, 'resize');
+    await client.request('hello', { timeoutMs: 5000 });
+    expect(counts(client.placement())).to.deep.equal([3, 3]);
+
+    await nodes.crash('m2');
+    // The first call places the workers again; the others, made meanwhile, must not be sent
+    // through the placement it replaces (half of it on m2): they failed with NoHostError.
+    const replies = await Promise.all(
+      [1, 2, 3, 4].map(() => client.request<Reply>('hello', { timeoutMs: 5000 })),
+    );
+    expect(replies.map((r) => r.member)).to.deep.equal(['m1', 'm1', 'm1', 'm1']);
+    expect((await client.stats()).perMember).to.deep.equal({ m1: 6 });
+  });
+
   it('a member that leaves gracefully hands only its workers to the others', async () => {
     const resize = poolKind('resize', () => new Where(), { size: 12 });
     nodes = new ClusterNodes((id) => [resize.on(id)]);

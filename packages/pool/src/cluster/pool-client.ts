@@ -119,9 +119,18 @@ export class PoolClient implements PoolCounters, PoolRouting {
     if (meter !== undefined) observePool(meter, this);
   }
 
-  /** True when the slots must be placed (again): none yet, a failure, or a topology change. */
+  /**
+   * True when the slots must be placed (again): none yet, a failure, or a topology change; or
+   * while a placement runs (it marks the topology placed when it starts, and the slots it
+   * replaces may name a member that is gone).
+   */
   private get needsPlacing(): boolean {
-    return this.stale || this.slots.length === 0 || this.cluster.topology.version !== this.placedIn;
+    return (
+      this.refreshing !== undefined ||
+      this.stale ||
+      this.slots.length === 0 ||
+      this.cluster.topology.version !== this.placedIn
+    );
   }
 
   /** Calls outstanding now (PoolCounters). */
