@@ -22,6 +22,7 @@ import type { StreamLink } from './internal/stream-link';
 import type { WireFrame } from './internal/wire';
 import { encodeFrame } from './internal/wire';
 import { RemoteTraffic } from './internal/remote-traffic';
+import { AssemblyBudget } from './internal/assembly-budget';
 import type { TransportEvents } from './transport-events';
 
 export type { TransportEvents, TransportStats } from './transport-events';
@@ -41,6 +42,8 @@ export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHo
   readonly linkHandlers: StreamLinkHandlers;
   /** Frames and bytes of every link, in and out (the traffic metrics). */
   readonly traffic = new RemoteTraffic();
+  /** The memory of incomplete large messages, shared by every link of the node. */
+  private readonly assembly: AssemblyBudget;
   readonly clusterName: string;
   readonly secret: string | undefined;
   readonly verifyCertificates: boolean;
@@ -72,6 +75,11 @@ export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHo
     this.verifyCertificates = config.tls?.requireClientCert === true;
     this.credentials = channelCredentials(config.tls);
     this.channelOptions = channelOptions(config.limits, config.tls?.serverNameOverride);
+    this.assembly = new AssemblyBudget(
+      config.limits.maxIncompleteMessageBytes,
+      config.limits.incompleteMessageTimeoutMs,
+      this.traffic,
+    );
     this.linkConfig = {
       ...config.limits,
       maxMessageBytes: config.maxMessageBytes,
@@ -80,6 +88,7 @@ export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHo
       linkProbeMs: config.linkProbeMs,
       clock,
       traffic: this.traffic,
+      assembly: this.assembly,
     };
     this.linkHandlers = {
       onFrame: (link, frame, receivedAt) => this.onFrame(link, frame, receivedAt),
@@ -272,6 +281,7 @@ export class EndpointManager implements EndpointHost, AcceptorHost, LinkSenderHo
       link.end();
     }
     this.events.close();
+    this.assembly.stop();
     const server = this.server;
     if (!server) return;
     await closeServer(server, this.guard);

@@ -71,6 +71,22 @@ export interface RemoteLimits {
    * @default 30000
    */
   idleConnectionTimeoutMs?: number;
+  /**
+   * Bytes that large messages still arriving in chunks may hold, over all of this node's links
+   * (a link joins one at a time, in a buffer of the size its first chunk states, at most
+   * `maxMessageBytes` and 64 KiB of envelope). A first chunk that finds no room closes the
+   * links whose messages went longest without a chunk until it fits (RemoteLimitError; their
+   * peers' calls fail with EndpointUnavailableError). Not below `maxMessageBytes` + 64 KiB;
+   * left unset, raised to that when `maxMessageBytes` needs it.
+   * @default 67108864 (64 MiB)
+   */
+  maxIncompleteMessageBytes?: number;
+  /**
+   * A large message that gets no chunk for this long (while this node reads its link) is
+   * dropped and its link closed, as for `maxIncompleteMessageBytes`.
+   * @default 30000
+   */
+  incompleteMessageTimeoutMs?: number;
 }
 
 /** Defaults of {@link RemoteLimits}. */
@@ -86,6 +102,8 @@ export const DEFAULT_REMOTE_LIMITS = {
   maxConnections: 1024,
   maxPendingConnections: 128,
   idleConnectionTimeoutMs: 30_000,
+  maxIncompleteMessageBytes: 64 * 1024 * 1024,
+  incompleteMessageTimeoutMs: 30_000,
 } as const satisfies Required<RemoteLimits>;
 
 /** Limits with every field set. */

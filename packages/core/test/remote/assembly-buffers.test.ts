@@ -34,7 +34,7 @@ describe('AssemblyBuffers: memory that chunked frames are joined in, reused', ()
     const buffers = new AssemblyBuffers();
     const spare = Buffer.allocUnsafeSlow(128 * 1024);
     buffers.give(spare);
-    const assembler = new ChunkAssembler(1024 * 1024, buffers);
+    const assembler = new ChunkAssembler(1024 * 1024, { buffers });
     const frame = Buffer.alloc(100_000);
     for (let i = 0; i < frame.length; i++) frame[i] = (i * 7) % 253;
     let joined: Buffer | undefined;

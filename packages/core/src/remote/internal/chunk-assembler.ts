@@ -1,4 +1,5 @@
 import { RemoteLimitError } from '../../errors';
+import type { AssemblyBudget, AssemblyHolder } from './assembly-budget';
 import type { Chunk } from './link-frames';
 
 /**
@@ -69,15 +70,37 @@ export const ASSEMBLY_BUFFERS = new AssemblyBuffers();
  * time, so one frame per link at a time). The first chunk states the whole size, which must
  * be within `maxBytes`; the frame's memory comes from `buffers` and is filled in place. The
  * frame returned is the caller's; it gives it back to `buffers` once nothing needs it.
+ *
+ * With a `budget` (its node's) and a `holder` (its link), the frame's memory is counted there
+ * from its first chunk to its last: a frame the budget has no room for drops the frames stalled
+ * longest, and a frame the budget drops (see AssemblyBudget) is forgotten here.
  */
 export class ChunkAssembler {
   private frame: Buffer | undefined = undefined;
   private filled = 0;
 
+  private readonly buffers: AssemblyBuffers;
+  private readonly budget: AssemblyBudget | undefined;
+  private readonly holder: AssemblyHolder | undefined;
+
   constructor(
     private readonly maxBytes: number,
-    private readonly buffers: AssemblyBuffers = ASSEMBLY_BUFFERS,
-  ) {}
+    options: {
+      buffers?: AssemblyBuffers;
+      budget?: AssemblyBudget | undefined;
+      holder?: AssemblyHolder;
+    } = {},
+  ) {
+    this.buffers = options.buffers ?? ASSEMBLY_BUFFERS;
+    this.budget = options.budget;
+    this.holder = options.holder;
+  }
+
+  /** Forgets the frame being joined (its link closed): its memory leaves the budget. */
+  drop(): void {
+    this.frame = undefined;
+    if (this.holder !== undefined) this.budget?.release(this.holder);
+  }
 
   /** Bytes held for a frame still incomplete. */
   get pendingBytes(): number {
@@ -97,10 +120,13 @@ export class ChunkAssembler {
           `a chunked frame of ${chunk.total} bytes is over ${this.maxBytes} bytes`,
         );
       }
+      if (this.holder !== undefined) this.budget?.reserve(this.holder, chunk.total);
       this.frame = this.buffers.take(chunk.total);
       this.filled = 0;
     } else if (chunk.total !== 0) {
       throw new Error('a chunk starts a frame before the previous one is complete');
+    } else if (this.holder !== undefined) {
+      this.budget?.progress(this.holder);
     }
     const frame = this.frame;
     if (this.filled + chunk.data.byteLength > frame.byteLength) {
@@ -109,7 +135,7 @@ export class ChunkAssembler {
     frame.set(chunk.data, this.filled);
     this.filled += chunk.data.byteLength;
     if (this.filled < frame.byteLength) return undefined;
-    this.frame = undefined;
+    this.drop();
     return frame;
   }
 }

@@ -40,7 +40,6 @@ const WAIT_SWEEP_MS = 50;
  * thirds of their MB/s beside busy small calls.)
  */
 const MAX_CHUNK_BYTES_IN_FLIGHT = 64 * 1024;
-
 /** Most bytes a chunk's frame adds to its data (tags, the frame's and the chunk's lengths). */
 const CHUNK_HEADER_BYTES = 32;
 
@@ -200,7 +199,7 @@ export class LinkSender implements LinkListener {
 
   /**
    * The link is gone (or given up): every envelope not yet written is rejected, with `error`
-   * if it is an EndpointUnavailableError, else one caused by it.
+   * if it is an EndpointUnavailableError, else one caused by it (naming it if typed).
    */
   close(cause: Error): void {
     if (this.closed) return;
@@ -388,8 +387,9 @@ export class LinkSender implements LinkListener {
   }
 
   private gone(cause?: Error): EndpointUnavailableError {
-    const address = this.link.peerAddress;
-    return new EndpointUnavailableError(address, `connection to ${address} was lost`, { cause });
+    const lost = `connection to ${this.link.peerAddress} was lost`;
+    const why = cause && 'code' in cause ? `: ${cause.message}` : '';
+    return new EndpointUnavailableError(this.link.peerAddress, lost + why, { cause });
   }
 }
 

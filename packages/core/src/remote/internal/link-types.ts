@@ -1,4 +1,9 @@
 import type * as grpc from '@grpc/grpc-js';
+import { SYSTEM_CLOCK, type Clock } from '../../clock';
+import type { AssemblyBudget } from './assembly-budget';
+import { NO_FRAME_LIMITS, type FrameLimits } from './batch-decoder';
+import type { WriterLimits } from './link-writer';
+import type { RemoteTraffic } from './remote-traffic';
 
 /** Either end of the Connect stream; both carry raw frame bytes. */
 export type FrameStream =
@@ -11,3 +16,28 @@ export interface LinkListener {
   /** The link ended (`error`: why); called once. */
   linkClosed(error: Error): void;
 }
+
+/** What a link may receive and hold (RemoteLimits and the outbound bounds), and its clock. */
+export interface LinkConfig extends FrameLimits, WriterLimits {
+  /** Stamps each frame's arrival (deadlines count from it): the system's clock. */
+  clock: Clock;
+  /** Largest frame once the peer is authenticated. */
+  maxFrameBytes: number;
+  /** Largest frame before that. */
+  maxHandshakeBytes: number;
+  /** Where the link counts its frames and bytes (its node's; none for a link made alone). */
+  traffic?: RemoteTraffic | undefined;
+  /** What bounds its node's incomplete large messages (none for a link made alone). */
+  assembly?: AssemblyBudget | undefined;
+}
+
+/** No limits: for tests of the receive path. */
+export const UNLIMITED_LINK: LinkConfig = {
+  ...NO_FRAME_LIMITS,
+  clock: SYSTEM_CLOCK,
+  maxFrameBytes: Infinity,
+  maxHandshakeBytes: Infinity,
+  maxOutboundBytes: Infinity,
+  writeStallTimeoutMs: 2 ** 31 - 1,
+  linkProbeMs: 0,
+};

@@ -100,6 +100,12 @@ export function resolveRemoteOptions(options: RemoteOptions): ResolvedRemoteOpti
     );
   }
   atLeast(o.maxLargeBytesInFlight, 'maxLargeBytesInFlight', o.maxMessageBytes);
+  // One largest message must fit the budget of incomplete ones, or it could never be joined.
+  const oneMessage = o.maxMessageBytes + FRAME_OVERHEAD_BYTES;
+  if (options.limits?.maxIncompleteMessageBytes === undefined) {
+    o.limits.maxIncompleteMessageBytes = Math.max(o.limits.maxIncompleteMessageBytes, oneMessage);
+  }
+  atLeast(o.limits.maxIncompleteMessageBytes, 'limits.maxIncompleteMessageBytes', oneMessage);
   return o;
 }
 

@@ -1,20 +1,18 @@
 import * as grpc from '@grpc/grpc-js';
-import { SYSTEM_CLOCK, type Clock } from '../../clock';
 import { LinkLostError, type PeerNotReadingError, RemoteLimitError } from '../../errors';
-import { NO_FRAME_LIMITS, type FrameLimits } from './batch-decoder';
 import { ASSEMBLY_BUFFERS, ChunkAssembler } from './chunk-assembler';
 import { RECEIVE_BUFFERS } from './grpc-decoder';
 import type { FastPaths } from './grpc-fast-path';
 import { decodeChunk, decodeCredit } from './link-frames';
-import type { FrameStream, LinkListener } from './link-types';
-import { LinkWriter, type WriterLimits } from './link-writer';
+import { UNLIMITED_LINK, type FrameStream, type LinkConfig, type LinkListener } from './link-types';
+import { LinkWriter } from './link-writer';
 import { watchSilence, type PeerSilence } from './peer-silence';
 import { PathProbe } from './path-probe';
+import { FRAME_OVERHEAD_BYTES } from './resolve-options';
 import type { WireFrame } from './wire';
 import { decodeFrame, decodesToCopies } from './wire';
-import type { RemoteTraffic } from './remote-traffic';
 
-export type { FrameStream } from './link-types';
+export type { FrameStream, LinkConfig } from './link-types';
 
 /** What a link reports to its owner. */
 export interface StreamLinkHandlers {
@@ -30,32 +28,6 @@ export interface StreamLinkHandlers {
 
 /** Why a link was closed on the peer's account. */
 export type LinkViolation = RemoteLimitError | PeerNotReadingError | LinkLostError;
-
-/** What a link may receive and hold (RemoteLimits and the outbound bounds), and its clock. */
-export interface LinkConfig extends FrameLimits, WriterLimits {
-  /** Stamps each frame's arrival (deadlines count from it): the system's clock. */
-  clock: Clock;
-  /** Largest frame once the peer is authenticated. */
-  maxFrameBytes: number;
-  /** Largest frame before that. */
-  maxHandshakeBytes: number;
-  /** Where the link counts its frames and bytes (its node's; none for a link made alone). */
-  traffic?: RemoteTraffic | undefined;
-}
-
-/** No limits: for tests of the receive path. */
-export const UNLIMITED_LINK: LinkConfig = {
-  ...NO_FRAME_LIMITS,
-  clock: SYSTEM_CLOCK,
-  maxFrameBytes: Infinity,
-  maxHandshakeBytes: Infinity,
-  maxOutboundBytes: Infinity,
-  writeStallTimeoutMs: 2 ** 31 - 1,
-  linkProbeMs: 0,
-};
-
-/** Room for ids, type name and headers around a chunked message's payload. */
-const ASSEMBLY_OVERHEAD_BYTES = 64 * 1024;
 
 /**
  * Frames received while one is being handled wait in the link; above this many the stream is
@@ -117,7 +89,14 @@ export class StreamLink {
     readonly config: LinkConfig = UNLIMITED_LINK,
   ) {
     this.peerAddress = peerAddress;
-    this.assembler = new ChunkAssembler(config.maxMessageBytes + ASSEMBLY_OVERHEAD_BYTES);
+    this.assembler = new ChunkAssembler(config.maxMessageBytes + FRAME_OVERHEAD_BYTES, {
+      budget: config.assembly,
+      holder: {
+        peer: () => this.peerAddress,
+        paused: () => this.paused,
+        drop: (e) => this.violated(e),
+      },
+    });
     // Probes take the connect timeout from the probe period: one probe at a time per link.
     this.probe =
       config.linkProbeMs > 0
@@ -228,8 +207,9 @@ export class StreamLink {
   }
 
   /**
-   * One frame per event-loop turn (all that wait once the link is behind, see `next`). Several frames that arrive together (one socket read) would
-   * otherwise be handled in one turn, and so would everything they cause: the replies and the
+   * One frame per event-loop turn (all that wait once the link is behind, see `next`). Several
+   * frames that arrive together (one socket read) would otherwise be handled in one turn, and so
+   * would everything they cause: the replies and the
    * requests they release leave only at the end of it, in one wave. Two peers then take turns
    * (lockstep) instead of working at once. A frame that finds the link idle is handled at once
    * (no added latency); the next waits for `next`, after the loop has flushed and read.
@@ -378,6 +358,7 @@ export class StreamLink {
     this.drain();
     if (this.closed) return;
     this.closed = true;
+    this.assembler.drop();
     this.writer.stop();
     this.probe?.stop();
     if (this.creditTimer) clearTimeout(this.creditTimer);
