@@ -12,6 +12,7 @@ import { normalizeAggregates } from '../internal/aggregate-options';
 import { normalizeDottedNames } from '../internal/dotted-names';
 import { extensionRangeOptions } from '../internal/range-options';
 import { refuseMessageSets } from '../internal/message-sets';
+import { checkRangeStatements } from '../internal/check-range-statements';
 import { captureRawOptionValues } from '../internal/raw-option-values';
 import { checkDeclarations } from '../internal/check-declarations';
 import { checkImports, visibleFiles } from '../internal/check-imports';
@@ -157,6 +158,7 @@ export function loadProtoFiles(
       });
     }
     loaded.set(name, parsed.package ?? '');
+    checkRangeStatements(name, source);
     fileOptions.push(fileOptionsOf(root, parsed.package, name, optionsTaken));
     fileOptions.push(...extensionRangeOptions(root, name, parsed.package ?? '', source));
     loading.push(name);
