@@ -17,8 +17,13 @@ export type AdminAsk =
   | { t: 'admin.reminders.loaded'; kind: string; limit: number }
   | { t: 'admin.drain' };
 
-/** Most reminders one member lists for `GET /v1/reminders/list?kind=` (`limit`). */
-export const MAX_REMINDERS_LISTED = 10_000;
+/**
+ * Most reminders one member lists for `GET /v1/reminders/list?kind=` (`limit`). A member's answer
+ * travels as one message, bounded by the remote's `maxMessageBytes` (4 MiB by default); an
+ * identity and a name may each be 1 KiB, so 1,000 is ~2 MiB at worst. At 10,000 a kind of long
+ * identities made every member's answer too large: all of them 'not answering'.
+ */
+export const MAX_REMINDERS_LISTED = 1000;
 
 /** A member's answer to `admin.reminders.loaded`: what it has loaded of the kind. */
 export interface MemberLoadedReminders {

@@ -176,6 +176,7 @@ describe('granary reminders against a running cluster', function () {
       ['reminders', 'remove', KIND, 'r1'],
       ['reminders', 'list', KIND, 'r1', '--limit', '5'],
       ['reminders', 'list', KIND, '--limit', '0'],
+      ['reminders', 'list', KIND, '--limit', '1001'],
     ]) {
       expect((await run(bad)).code, bad.join(' ')).to.equal(2);
     }

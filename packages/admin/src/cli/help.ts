@@ -73,7 +73,7 @@ Durable reminders and jobs (ClusterOptions.reminders). Without a subcommand: per
 the owners of its shards have loaded, and the next due. \`list <kind> <id>\`: the grain's stored
 reminders and pending jobs (name, period or "job", first due, catch-up, last tick claimed), read
 from the store. \`list <kind>\`: the kind's reminders as the owners of its shards have loaded
-them, by grain then name, the first N (default 1000, at most 10000), with the shards they come
+them, by grain then name, the first N (default and most 1000), with the shards they come
 from: a shard without an owner that answered is not listed (the store has no call that lists a
 kind). \`remove <kind> <id> <name>\`: unregisters one; exit 5 when the grain has none of that name
 (or no member hosts the kind), 1 when the member asked runs without reminders or the store
