@@ -22,9 +22,11 @@ export {
 export type { PoolStrategy, PoolStrategyName, WorkerLoad } from './pool-strategy';
 export { poolKind, DEFAULT_POOL_KIND_OPTIONS } from './cluster/pool-kind';
 export type { PoolKind, PoolKindOptions } from './cluster/pool-kind';
-export { PoolClient, DEFAULT_POOL_CLIENT_OPTIONS } from './cluster/pool-client';
+export { PoolClient } from './cluster/pool-client';
+export { DEFAULT_POOL_CLIENT_OPTIONS } from './cluster/pool-client-options';
 export { GrainPoolClient } from './cluster/grain-pool-client';
-export type { ClusterPoolStats, PoolCaller, PoolClientOptions } from './cluster/pool-client';
+export type { PoolCaller } from './cluster/pool-client';
+export type { ClusterPoolStats, PoolClientOptions } from './cluster/pool-client-options';
 export type { WorkerStats } from './cluster/internal/pool-protocol';
 export { InspectPool, POOL_PRIORITY_HEADER, inspectPool, requestUrgent } from './urgent-requests';
 export {

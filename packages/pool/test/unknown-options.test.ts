@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { InvalidOptionError } from '@granary/core';
 import type { Cluster } from '@granary/cluster';
 import { AsyncPool, type AsyncPoolOptions } from '../src/async-pool';
-import { PoolClient, type PoolClientOptions } from '../src/cluster/pool-client';
+import { PoolClient } from '../src/cluster/pool-client';
+import type { PoolClientOptions } from '../src/cluster/pool-client-options';
 import { poolKind, type PoolKindOptions } from '../src/cluster/pool-kind';
 
 /**

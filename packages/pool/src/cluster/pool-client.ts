@@ -17,39 +17,18 @@ import { UnreachableHosts } from './internal/unreachable-hosts';
 import { REQUEST_VIA, SEND_VIA, type PoolRouting, type WorkerCaller } from './internal/pool-call';
 import { observePool, type PoolCounters } from './pool-metrics';
 import {
+  POOL_CLIENT_OPTION_KEYS,
+  resolvePoolClientOptions,
+  type ClusterPoolStats,
+  type PoolClientOptions,
+} from './pool-client-options';
+import {
   control,
   INVENTORY_ID,
   memberKind,
   type Inventory,
   type WorkerStats,
 } from './internal/pool-protocol';
-
-/** Options of {@link PoolClient.get}. */
-export interface PoolClientOptions {
-  /**
-   * Deadline of the client's own calls (inventories, activations, stats), in ms.
-   * @default 5000
-   */
-  controlTimeoutMs?: number;
-}
-
-/** Defaults of {@link PoolClientOptions}. */
-export const DEFAULT_POOL_CLIENT_OPTIONS = { controlTimeoutMs: 5000 } as const;
-
-/** Every option PoolClient.get knows (the compiler keeps it in step with PoolClientOptions). */
-const POOL_CLIENT_OPTION_KEYS = {
-  controlTimeoutMs: true,
-} as const satisfies Record<keyof PoolClientOptions, true>;
-
-/** Per worker and total statistics of a cluster pool. */
-export interface ClusterPoolStats {
-  workers: WorkerStats[];
-  /** Calls handled by all current activations. */
-  calls: number;
-  errors: number;
-  /** Members running workers → how many. */
-  perMember: Record<string, number>;
-}
 
 /**
  * What a PoolClient calls the workers through: a member (`Cluster`) or a `GranaryClient` (a web
@@ -97,6 +76,10 @@ export class PoolClient implements PoolCounters, PoolRouting {
   private maxInFlight = 1;
   private stale = true;
   private refreshing: Promise<void> | undefined;
+  /** The placement in flight is an audit (auditIfDue): calls go on through the current one. */
+  private auditing = false;
+  /** When the last placement started (performance.now()). */
+  private placedAt = -Infinity;
   private cursor = 0;
   private readonly options: Required<PoolClientOptions>;
   /** Members whose link this caller's actor system saw break. */
@@ -113,20 +96,19 @@ export class PoolClient implements PoolCounters, PoolRouting {
     readonly name: string,
     options: PoolClientOptions,
   ) {
-    this.options = { ...DEFAULT_POOL_CLIENT_OPTIONS, ...options };
+    this.options = resolvePoolClientOptions(options);
     this.unreachable = new UnreachableHosts(cluster.system);
     const meter = cluster instanceof Cluster ? cluster.meter : undefined;
     if (meter !== undefined) observePool(meter, this);
   }
 
   /**
-   * True when the slots must be placed (again): none yet, a failure, or a topology change; or
-   * while a placement runs (it marks the topology placed when it starts, and the slots it
-   * replaces may name a member that is gone).
+   * True when the slots must be placed (again): none yet, a failure, a topology change, or a
+   * placement running (not an audit): the slots it replaces may name a member that is gone.
    */
   private get needsPlacing(): boolean {
     return (
-      this.refreshing !== undefined ||
+      (this.refreshing !== undefined && !this.auditing) ||
       this.stale ||
       this.slots.length === 0 ||
       this.cluster.topology.version !== this.placedIn
@@ -205,6 +187,7 @@ export class PoolClient implements PoolCounters, PoolRouting {
     options?: GrainCallOptions,
   ): Promise<T> {
     if (this.needsPlacing) await this.refresh();
+    else this.auditIfDue();
     let slot: Slot;
     try {
       slot = this.pick();
@@ -238,6 +221,7 @@ export class PoolClient implements PoolCounters, PoolRouting {
   /** `send` through `via` (this client's caller, or a calling grain's context). */
   async [SEND_VIA](via: WorkerCaller, message: unknown): Promise<void> {
     if (this.needsPlacing) await this.refresh();
+    else this.auditIfDue();
     const slot = this.pick();
     via.send(slot.kind, String(slot.index), message);
   }
@@ -250,6 +234,7 @@ export class PoolClient implements PoolCounters, PoolRouting {
   /** Per-worker and total statistics, asked from the workers themselves. */
   async stats(): Promise<ClusterPoolStats> {
     if (this.needsPlacing) await this.refresh();
+    else this.auditIfDue();
     const timeoutMs = this.options.controlTimeoutMs;
     const workers = await Promise.all(
       this.slots.map((s) =>
@@ -310,7 +295,21 @@ export class PoolClient implements PoolCounters, PoolRouting {
     return reachable.length > 0 ? reachable : hosts;
   }
 
+  /**
+   * Places the workers again in the background once the placement is `auditIntervalMs` old:
+   * the inventories show the copies started since (see the option). Calls do not wait for it.
+   */
+  private auditIfDue(): void {
+    if (this.refreshing !== undefined) return;
+    if (performance.now() - this.placedAt < this.options.auditIntervalMs) return;
+    this.auditing = true;
+    this.refresh()
+      .catch(() => (this.stale = true))
+      .finally(() => (this.auditing = false));
+  }
+
   private async place(): Promise<void> {
+    this.placedAt = performance.now();
     this.stale = false;
     this.placedIn = this.cluster.topology.version;
     const timeoutMs = this.options.controlTimeoutMs;
