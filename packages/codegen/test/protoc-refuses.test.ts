@@ -187,6 +187,12 @@ const REFUSED: [what: string, body: string, line: number, message: string][] = [
     'p.M.n: [unverified_lazy = true] can only be specified for submessage fields',
   ],
   [
+    'a [default] on a map of scalars',
+    'message M {\n  map<string, int32> m = 1 [default = 1];\n}',
+    4,
+    "p.M.m: repeated fields can't have default values",
+  ],
+  [
     'a required extension',
     'message M { extensions 10 to 20; }\nextend M {\n  required int32 r = 10;\n}',
     5,
@@ -243,7 +249,8 @@ describe('declarations protoc refuses and protobufjs reads', () => {
       'message M {\n  extensions 1000 to max;\n  reserved 100 to 199, 300;\n' +
       '  reserved "old";\n  repeated E es = 1 [packed = true];\n' +
       '  optional E e = 2 [default = NEG];\n  optional uint32 u = 3 [default = 4294967295];\n' +
-      '  oneof o { group G = 4 { optional int32 x = 5; } }\n}\n' +
+      '  oneof o { group G = 4 { optional int32 x = 5; } }\n' +
+      '  map<string, int32> lazy_map = 6 [lazy = true];\n}\n' +
       'extend M {\n  optional int32 last = 536870911;\n}';
     writeFileSync(join(dir, 'x.proto'), `syntax = "proto2";\npackage p;\n${body}\n`);
     const accepted = protoc(dir);

@@ -37,7 +37,8 @@ export function fieldOptionProblem(f: Field): string | undefined {
     return '[packed = true] can only be specified for repeated primitive fields';
   }
   for (const lazy of ['lazy', 'unverified_lazy']) {
-    if (optionOf(f, lazy) === true && !(f.resolvedType instanceof Type)) {
+    // A map field is a list of entry messages: protoc takes [lazy] on it, whatever its values.
+    if (optionOf(f, lazy) === true && !(f.resolvedType instanceof Type || f.map)) {
       return `[${lazy} = true] can only be specified for submessage fields`;
     }
   }
@@ -48,7 +49,7 @@ export function fieldOptionProblem(f: Field): string | undefined {
     }
   }
   if (!('default' in options)) return undefined;
-  if (f.repeated) return "repeated fields can't have default values";
+  if (f.repeated || f.map) return "repeated fields can't have default values";
   return defaultProblem(f, options.default);
 }
 
