@@ -61,6 +61,30 @@ const REFUSED: [what: string, body: string, line: number, message: string][] = [
   ['reserved max', 'message M {\n  reserved max;\n}', 4, '"max" can only end a range'],
   ['extensions max', 'message M {\n  extensions max;\n}', 4, '"max" can only end a range'],
   [
+    'options on reserved',
+    'message M {\n  reserved 5 [deprecated = true];\n}',
+    4,
+    'takes no options',
+  ],
+  [
+    'options on an enum reserved',
+    'enum E {\n  Z = 0;\n  reserved "A" [deprecated = true];\n}',
+    5,
+    'takes no options',
+  ],
+  [
+    'an empty extend block',
+    'message D {\n  extensions 1 to 5;\n}\nextend D {\n}',
+    7,
+    'an extend block needs at least one field',
+  ],
+  [
+    'an empty extend block in a message',
+    'message D {\n  extensions 1 to 5;\n  extend D {}\n}',
+    5,
+    'an extend block needs at least one field',
+  ],
+  [
     'an enum reserved max',
     'enum E {\n  Z = 0;\n  reserved max;\n}',
     5,

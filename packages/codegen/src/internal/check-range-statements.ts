@@ -7,7 +7,7 @@ import { locationAt } from './source-location';
  * What protoc refuses in a `reserved` or `extensions` statement and protobufjs's parser reads:
  * names and numbers mixed in one `reserved` list, `max` where a range starts, a message's
  * reserved number 0, an extension number 0 or past 2^29-1, a range that ends before it starts
- * (extensions, enum reserved), an enum's reserved number outside int32.
+ * (extensions, enum reserved), an enum's reserved number outside int32, options on `reserved`.
  */
 
 const KEYWORDS = new Set(['reserved', 'extensions']);
@@ -44,6 +44,10 @@ function statementProblem(
 ): { readonly at: PlacedToken; readonly text: string } | undefined {
   const { block, tokens } = statement;
   const keyword = tokens[0].text;
+  const options = tokens.find((t) => t.text === '[');
+  if (keyword === 'reserved' && options !== undefined) {
+    return { at: options, text: 'a reserved statement takes no options (`;` expected)' };
+  }
   const items = rangeItems(tokens, block === 'enum' ? INT32_MAX : MAX_FIELD_NUMBER);
   if (items === undefined) return undefined; // protobufjs's parser refuses it already
   if ('max' in items) return { at: items.max, text: '"max" can only end a range (`N to max`)' };

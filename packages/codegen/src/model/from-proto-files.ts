@@ -13,6 +13,7 @@ import { normalizeDottedNames } from '../internal/dotted-names';
 import { extensionRangeOptions } from '../internal/range-options';
 import { refuseMessageSets } from '../internal/message-sets';
 import { checkRangeStatements } from '../internal/check-range-statements';
+import { checkEmptyExtends } from '../internal/check-empty-extends';
 import { captureRawOptionValues } from '../internal/raw-option-values';
 import { checkDeclarations } from '../internal/check-declarations';
 import { checkImports, visibleFiles } from '../internal/check-imports';
@@ -159,6 +160,7 @@ export function loadProtoFiles(
     }
     loaded.set(name, parsed.package ?? '');
     checkRangeStatements(name, source);
+    checkEmptyExtends(name, source);
     fileOptions.push(fileOptionsOf(root, parsed.package, name, optionsTaken));
     fileOptions.push(...extensionRangeOptions(root, name, parsed.package ?? '', source));
     loading.push(name);
