@@ -76,7 +76,7 @@ export class AdminActor {
       case 'admin.reminders.loaded':
         return {
           member: this.cluster.id,
-          loaded: i.loadedReminders(ask.kind, ask.limit) ?? null,
+          loaded: i.loadedReminders(ask.kind, ask.limit, ask.after) ?? null,
         } satisfies MemberLoadedReminders;
       case 'admin.drain':
         setImmediate(this.drain);

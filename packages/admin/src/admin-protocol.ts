@@ -1,4 +1,9 @@
-import type { GrainStatsSnapshot, LoadedReminders, MemberReport } from '@granary/cluster';
+import type {
+  GrainStatsSnapshot,
+  LoadedReminders,
+  MemberReport,
+  ReminderCursor,
+} from '@granary/cluster';
 
 /** The name of the admin actor every admin-enabled member runs. */
 export const ADMIN_ACTOR = '$granary-admin';
@@ -14,7 +19,7 @@ export type AdminAsk =
   | { t: 'admin.deactivate'; kind: string; id: string }
   | { t: 'admin.pools' }
   | { t: 'admin.reminders' }
-  | { t: 'admin.reminders.loaded'; kind: string; limit: number }
+  | { t: 'admin.reminders.loaded'; kind: string; limit: number; after?: ReminderCursor }
   | { t: 'admin.drain' };
 
 /**
@@ -77,7 +82,12 @@ export function parseAsk(m: unknown): AdminAsk | undefined {
       if (!isName(a.kind)) return undefined;
       if (!(Number.isInteger(limit) && (limit as number) >= 1)) return undefined;
       if ((limit as number) > MAX_REMINDERS_LISTED) return undefined;
-      return { t: a.t, kind: a.kind, limit: limit as number };
+      const ask = { t: a.t, kind: a.kind, limit: limit as number };
+      if (a.after === undefined) return ask;
+      const after = a.after as Partial<ReminderCursor> | null;
+      if (after === null || typeof after !== 'object') return undefined;
+      if (!isName(after.identity) || !isName(after.name)) return undefined;
+      return { ...ask, after: { identity: after.identity, name: after.name } };
     }
     case 'admin.locate':
     case 'admin.deactivate':

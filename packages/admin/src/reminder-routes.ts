@@ -4,6 +4,7 @@ import {
   RemindersNotConfiguredError,
   type Cluster,
   type LoadedReminder,
+  type ReminderCursor,
   type ReminderInfo,
 } from '@granary/cluster';
 import type { AdminActor } from './admin-actor';
@@ -55,10 +56,11 @@ export function mountReminderRoutes(get: Route, post: Route, d: ReminderRouteDep
       MAX_REMINDERS_LISTED,
       'limit',
     );
+    const after = cursorParam(q.get('after'));
     const r = await askAll<MemberLoadedReminders>(
       d.cluster,
       d.actor,
-      { t: 'admin.reminders.loaded', kind, limit },
+      { t: 'admin.reminders.loaded', kind, limit, ...(after === undefined ? {} : { after }) },
       d.timeoutMs,
     );
     sendJson(res, 200, loadedView(r, kind, limit, d.cluster.shardCountOf(kind)));
@@ -134,6 +136,8 @@ function loadedView(
     }
   }
   all.sort(byGrainThenName);
+  const shown = all.slice(0, limit);
+  const last = shown[shown.length - 1];
   return {
     version: API_VERSION,
     kind,
@@ -142,7 +146,9 @@ function loadedView(
     shardsListed: shards.size,
     total,
     truncated: total > limit,
-    reminders: all.slice(0, limit),
+    reminders: shown,
+    /** Pass as `after` for the next page (null: this page is the last). */
+    next: total > limit && last !== undefined ? cursorOf(last) : null,
     membersWithoutReminders: disabled,
     notAnswering: r.notAnswering,
   };
@@ -152,4 +158,29 @@ function loadedView(
 function byGrainThenName(a: LoadedReminder, b: LoadedReminder): number {
   if (a.identity !== b.identity) return a.identity < b.identity ? -1 : 1;
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+/**
+ * A page's cursor, opaque to the caller: the last reminder it listed, as base64url JSON (an
+ * identity may hold any character; this keeps the cursor one safe word on a command line).
+ */
+function cursorOf(r: LoadedReminder): string {
+  return Buffer.from(JSON.stringify([r.identity, r.name])).toString('base64url');
+}
+
+/** The `after` parameter: a cursor this API gave, or 400. */
+function cursorParam(v: string | null): ReminderCursor | undefined {
+  if (v === null) return undefined;
+  const bad = (): HttpError => new HttpError(400, 'after must be a `next` cursor this API gave');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(v, 'base64url').toString('utf8'));
+  } catch {
+    throw bad();
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2) throw bad();
+  const [identity, name] = parsed as unknown[];
+  if (typeof identity !== 'string' || typeof name !== 'string') throw bad();
+  if (identity === '' || name === '') throw bad();
+  return { identity, name };
 }

@@ -135,6 +135,31 @@ describe('granary reminders against a running cluster', function () {
     expect(limited.reminders.map((r) => `${r.identity} ${r.name}`)).to.deep.equal(keys.slice(0, 3));
   });
 
+  it('list <kind>: page by page with --after, the same reminders as one list', async () => {
+    const whole = (await listKind()).reminders.map((r) => `${r.identity} ${r.name}`);
+    const paged: string[] = [];
+    let after: string | null = null;
+    for (let pages = 0; pages < 20; pages++) {
+      const args = ['reminders', 'list', KIND, '--limit', '7', '--json'];
+      const r = await run(after === null ? args : [...args, '--after', after]);
+      expect(r.code, r.stderr).to.equal(0);
+      const page = JSON.parse(r.stdout) as { reminders: Listed[]; next: string | null };
+      expect(page.reminders.length).to.be.at.most(7);
+      paged.push(...page.reminders.map((x) => `${x.identity} ${x.name}`));
+      after = page.next;
+      if (after === null) break;
+    }
+    expect(after, 'the last page has no next').to.equal(null);
+    expect(paged).to.deep.equal(whole);
+    const t = await run(['reminders', 'list', KIND, '--limit', '7']);
+    expect(t.stdout).to.match(
+      new RegExp(`^more: granary reminders list ${KIND} --limit 7 --after \\S+$`, 'm'),
+    );
+    const bad = await run(['reminders', 'list', KIND, '--after', 'not-a-cursor']);
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.contain('after must be a `next` cursor');
+  });
+
   it('remove <kind> <id> <name>: unregisters one; removing it again exits 5', async () => {
     const [grain] = [...owners].find(([g, o]) => o !== 'node-2' && g !== 'r1')!;
     const before = (await listKind()).total;

@@ -1,7 +1,11 @@
 import type { GrainStatsSnapshot } from './grains/grain-stats';
 import type { HostedGrains, LocalActivation } from './grains/hosted-grains';
 import type { Member, MemberStatus, Topology } from './membership/topology';
-import type { LoadedReminders, ReminderSummary } from './reminders/reminder-service';
+import type {
+  LoadedReminders,
+  ReminderCursor,
+  ReminderSummary,
+} from './reminders/reminder-service';
 import type { ReminderStats } from './reminders/reminder-stats';
 
 /** What one member says about itself (the admin API's per-member answer). */
@@ -55,7 +59,7 @@ export interface IntrospectedCluster {
   /** The member's reminders per kind and its counters (undefined without `reminders`). */
   reminders(): { kinds: ReminderSummary[]; stats: ReminderStats } | undefined;
   /** Up to `limit` reminders of `kind` loaded here (undefined without `reminders`). */
-  loadedReminders(kind: string, limit: number): LoadedReminders | undefined;
+  loadedReminders(kind: string, limit: number, after?: ReminderCursor): LoadedReminders | undefined;
 }
 
 /**
@@ -146,12 +150,17 @@ export class ClusterIntrospection {
 
   /**
    * Up to `limit` of the reminders and jobs of `kind` this member has loaded (the shards of it
-   * it owns), by identity then name, with the number of those shards; undefined when started
+   * it owns), by identity then name (after `after`, the last one of a previous page, when
+   * given), with the shards they come from; undefined when started
    * without `reminders`. From memory: listing a kind's reminders asks every member for this, as
    * no store call enumerates a kind (the store is keyed by shard; loading a shard fences it).
    */
-  loadedReminders(kind: string, limit: number): LoadedReminders | undefined {
-    return this.cluster.loadedReminders(kind, limit);
+  loadedReminders(
+    kind: string,
+    limit: number,
+    after?: ReminderCursor,
+  ): LoadedReminders | undefined {
+    return this.cluster.loadedReminders(kind, limit, after);
   }
 
   /** Starts counting served turns (totals, errors, latency, hot grains) per hosted kind. */

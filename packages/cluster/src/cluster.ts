@@ -282,7 +282,7 @@ export class Cluster extends ClusterMember implements HealthSource {
             ? undefined
             : { kinds: service.summary(), stats: service.stats() };
         },
-        loadedReminders: (kind, limit) => this.reminderService?.loadedOf(kind, limit),
+        loadedReminders: (kind, limit, after) => this.reminderService?.loadedOf(kind, limit, after),
       },
       this.hosted,
     ));

@@ -162,6 +162,7 @@ export type { ReminderStats } from './reminders/reminder-stats';
 export type {
   LoadedReminder,
   LoadedReminders,
+  ReminderCursor,
   ReminderSummary,
 } from './reminders/reminder-service';
 export type { RemindersOptions } from './reminders/reminders-options';

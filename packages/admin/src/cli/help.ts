@@ -14,8 +14,8 @@ Commands:
   call <kind> <id> <Method> --json '{...}' --proto <file>
                                call a generated grain with only its .proto
   reminders                    reminders and jobs per kind, loaded by their owners
-  reminders list <kind> [<id>] [--limit N]
-                               a grain's reminders, or a kind's (the first N, default 1000)
+  reminders list <kind> [<id>] [--limit N] [--after CURSOR]
+                               a grain's reminders, or a kind's (N a page, default 1000)
   reminders remove <kind> <id> <name>
                                unregister a grain's reminder or job
   drain <member> [--no-wait]   graceful leave of a member (waits until it left)
@@ -66,15 +66,16 @@ printed as JSON (64-bit integers as strings, bytes as base64). -I adds an import
 `,
   reminders: `granary reminders [--json]
 granary reminders list <kind> <id> [--json]
-granary reminders list <kind> [--limit N] [--json]
+granary reminders list <kind> [--limit N] [--after CURSOR] [--json]
 granary reminders remove <kind> <id> <name> [--json]
 
 Durable reminders and jobs (ClusterOptions.reminders). Without a subcommand: per kind, how many
 the owners of its shards have loaded, and the next due. \`list <kind> <id>\`: the grain's stored
 reminders and pending jobs (name, period or "job", first due, catch-up, last tick claimed), read
 from the store. \`list <kind>\`: the kind's reminders as the owners of its shards have loaded
-them, by grain then name, the first N (default and most 1000), with the shards they come
-from: a shard without an owner that answered is not listed (the store has no call that lists a
+them, by grain then name, N a page (default and most 1000), with the shards they come from and,
+when there are more, the command for the next page (--after the cursor printed; \`next\` in
+JSON). A shard without an owner that answered is not listed (the store has no call that lists a
 kind). \`remove <kind> <id> <name>\`: unregisters one; exit 5 when the grain has none of that name
 (or no member hosts the kind), 1 when the member asked runs without reminders or the store
 failed.

@@ -62,6 +62,7 @@ async function run(original: string[], io: CliIo): Promise<number> {
         'no-wait': { type: 'boolean' },
         count: { type: 'string' },
         limit: { type: 'string' },
+        after: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -139,7 +140,7 @@ async function run(original: string[], io: CliIo): Promise<number> {
       );
       break;
     case 'reminders':
-      output = await reminderCommand(target, args, v.limit);
+      output = await reminderCommand(target, args, v.limit, v.after);
       break;
     case 'watch':
       need(0, 'granary watch [--count N]');
@@ -164,21 +165,22 @@ function reminderCommand(
   target: Target,
   args: string[],
   limit: string | undefined,
+  after: string | undefined,
 ): Promise<commands.Output> {
   const [sub, ...rest] = args;
   if (sub === undefined) return reminders.summary(target);
-  if (sub === 'list' && rest.length === 2 && limit === undefined) {
+  if (sub === 'list' && rest.length === 2 && limit === undefined && after === undefined) {
     return reminders.ofGrain(target, rest[0]!, rest[1]!);
   }
   if (sub === 'list' && rest.length === 1) {
-    return reminders.ofKind(target, rest[0]!, positiveInt(limit, 1000, '--limit'));
+    return reminders.ofKind(target, rest[0]!, positiveInt(limit, 1000, '--limit'), after);
   }
   if (sub === 'remove' && rest.length === 3) {
     return reminders.remove(target, rest[0]!, rest[1]!, rest[2]!);
   }
   throw new CliExit(
     EXIT.usage,
-    'usage: granary reminders [list <kind> [<id>] [--limit N] | remove <kind> <id> <name>]',
+    'usage: granary reminders [list <kind> [<id>] [--limit N] [--after CURSOR] | remove <kind> <id> <name>]',
   );
 }
 

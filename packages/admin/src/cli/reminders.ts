@@ -51,13 +51,20 @@ export async function ofGrain(t: Target, kind: string, id: string): Promise<Outp
 }
 
 /** `granary reminders list <kind>`: the kind's reminders, as the owners of its shards loaded them. */
-export async function ofKind(t: Target, kind: string, limit: number): Promise<Output> {
+export async function ofKind(
+  t: Target,
+  kind: string,
+  limit: number,
+  after: string | undefined,
+): Promise<Output> {
   const q = new URLSearchParams({ kind, limit: String(limit) });
+  if (after !== undefined) q.set('after', after);
   const r = await adminFetch<{
     shardCount: number;
     shardsListed: number;
     total: number;
     truncated: boolean;
+    next: string | null;
     reminders: Array<LoadedReminder & { member: string }>;
     membersWithoutReminders: string[];
     notAnswering: NotAnswering[];
@@ -75,6 +82,10 @@ export async function ofKind(t: Target, kind: string, limit: number): Promise<Ou
     ]),
   );
   const shown = r.truncated ? `the first ${r.reminders.length} of ${r.total}` : `${r.total}`;
+  const more =
+    r.next === null
+      ? ''
+      : `more: granary reminders list ${printable(kind)} --limit ${limit} --after ${r.next}\n`;
   const unlisted =
     r.shardsListed < r.shardCount
       ? ` (the other shards have no owner that answered, or are loading: their reminders are not listed)`
@@ -83,7 +94,8 @@ export async function ofKind(t: Target, kind: string, limit: number): Promise<Ou
     `${rows}${shown} reminders and jobs, from ${r.shardsListed}/${r.shardCount} shards${unlisted}\n` +
     (r.membersWithoutReminders.length === 0
       ? ''
-      : `members without reminders: ${r.membersWithoutReminders.join(', ')}\n`);
+      : `members without reminders: ${r.membersWithoutReminders.join(', ')}\n`) +
+    more;
   return { json: r, text, notAnswering: r.notAnswering };
 }
 

@@ -19,6 +19,7 @@ import {
   loadedByKind,
   summarize,
   type LoadedReminders,
+  type ReminderCursor,
   type ReminderSummary,
 } from './internal/loaded-summary';
 import { loadBatches, loadFromStore, type ShardReminders } from './internal/shard-loads';
@@ -45,7 +46,7 @@ export interface ReminderServiceDeps {
   request(kind: string, id: string, message: unknown, options: GrainCallOptions): Promise<unknown>;
 }
 
-export type { LoadedReminder, LoadedReminders } from './internal/loaded-summary';
+export type { LoadedReminder, LoadedReminders, ReminderCursor } from './internal/loaded-summary';
 export type { ReminderSummary };
 
 const keyOf = (kind: string, shard: number): string => `${kind}/${shard}`;
@@ -133,8 +134,8 @@ export class ReminderService implements ReminderHost, RemindersBackend {
    * Up to `limit` of the reminders and jobs of `kind` loaded here (the shards this member owns),
    * by identity then name, and how many shards they come from. Read from memory: no store call.
    */
-  loadedOf(kind: string, limit: number): LoadedReminders {
-    return listLoaded(this.shards.values(), kind, limit, this.now());
+  loadedOf(kind: string, limit: number, after?: ReminderCursor): LoadedReminders {
+    return listLoaded(this.shards.values(), kind, limit, this.now(), after);
   }
 
   // ── shard ownership ──────────────────────────────────────────────────────────────────

@@ -62,28 +62,39 @@ export interface LoadedReminders {
   kind: string;
   /** The shards of the kind this member owns and has loaded (their reminders are all here). */
   shards: number[];
-  /** Reminders and jobs loaded in them. */
+  /** Reminders and jobs loaded in them (after `after`, when given). */
   total: number;
   /** The first `limit` of them, by identity, then name. */
   reminders: LoadedReminder[];
 }
 
+/** Where a listing goes on from: the reminder listed last, excluded (a page's cursor). */
+export interface ReminderCursor {
+  identity: string;
+  name: string;
+}
+
 /**
- * The reminders of `kind` loaded in `shards` (a shard still loading counts as not loaded): a
- * walk of what the member holds in memory, no store call. Sorted so that successive answers
- * (and members' answers merged) list the same first `limit`.
+ * The reminders of `kind` loaded in `shards` (a shard still loading counts as not loaded), those
+ * after `after` only when given: a walk of what the member holds in memory, no store call.
+ * Sorted so that successive answers (and members' answers merged) list the same first `limit`,
+ * and a listing can go on page by page from the last one shown.
  */
 export function listLoaded(
   shards: Iterable<ShardReminders>,
   kind: string,
   limit: number,
   now: number,
+  after?: ReminderCursor,
 ): LoadedReminders {
   const out: LoadedReminders = { kind, shards: [], total: 0, reminders: [] };
   for (const s of shards) {
     if (s.kind !== kind || s.loading) continue;
     out.shards.push(s.shard);
     for (const r of s.live.values()) {
+      if (after !== undefined && byGrainThenName({ identity: r.id, name: r.name }, after) <= 0) {
+        continue;
+      }
       out.total++;
       out.reminders.push({
         identity: r.id,
