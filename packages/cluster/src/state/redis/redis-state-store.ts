@@ -116,6 +116,7 @@ export class RedisStateStore implements StateStore {
     this.checkLog = new LogThrottle(this.logger, CHECK_LOG_INTERVAL_MS);
     const own = options.client ? undefined : storeClient(o, this.logger);
     this.redial = own?.redial;
+    this.redial?.onPrimaryAgain(this.reconnected);
     const client = (options.client ?? own!.client) as ScriptClient;
     this.client = client;
     this.isCluster = (client as { isCluster?: boolean }).isCluster === true;

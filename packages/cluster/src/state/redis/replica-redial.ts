@@ -36,6 +36,8 @@ export class ReplicaRedial {
   private closed = false;
   private readonly backoff: JitteredBackoff;
   private readonly log: LogThrottle;
+  /** Runs instead of a dial when the server is a primary again by then (see onPrimaryAgain). */
+  private primaryAgain: (() => void) | undefined;
 
   constructor(
     logger: ClusterLogger,
@@ -50,6 +52,18 @@ export class ReplicaRedial {
   /** The client to dial again (created with `onReplyError` as its `reconnectOnError`). */
   attach(client: Redis | Cluster): void {
     this.client = client;
+  }
+
+  /**
+   * What to run, instead of dialling again, when the server is a primary again by the time the
+   * pause ends (a failover back, an operator's REPLICAOF NO ONE): the checks the store runs after
+   * a reconnection. A dial then would only drop the commands in flight: with no offline queue
+   * they fail, and a store whose `commandTimeoutMs` is shorter than a reconnection fails them
+   * as unavailable (CI: a write ~1 s after a failover back failed "Stream isn't writeable").
+   * Without it, the client dials again whatever the server's role.
+   */
+  onPrimaryAgain(run: () => void): void {
+    this.primaryAgain = run;
   }
 
   /** READONLY replies counted so far. */
@@ -89,9 +103,24 @@ export class ReplicaRedial {
     );
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      const client = this.client;
-      if (!this.closed && client?.status === 'ready') client.disconnect(true);
+      void this.dialIfReplica();
     }, delayMs);
     this.timer.unref();
+  }
+
+  /** Dials again, unless the server is a primary again and the store checks it in place. */
+  private async dialIfReplica(): Promise<void> {
+    const client = this.client;
+    if (this.closed || client?.status !== 'ready') return;
+    if (this.primaryAgain !== undefined && !client.isCluster) {
+      // ROLE's first element is 'master' or 'slave'; any error leaves the dial to happen.
+      const role = await client.call('ROLE').catch(() => undefined);
+      if (this.closed) return;
+      if (Array.isArray(role) && role[0] === 'master') {
+        this.primaryAgain();
+        return;
+      }
+    }
+    if (client.status === 'ready') client.disconnect(true);
   }
 }
