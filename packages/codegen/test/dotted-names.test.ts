@@ -46,6 +46,12 @@ const ACCEPTED: [what: string, source: string][] = [
       '  optional float f = 3 [default = .5e3];\n  optional double g = 4 [default = 1.e5];\n}\n' +
       'extend.optional.b.D {\n  optional int32 x = 1;\n}\n',
   ],
+  [
+    'minus signs apart from their numbers',
+    'syntax = "proto2";\npackage p;\nenum E {\n  A = - 1;\n  B = 0;\n  reserved - 5 to - 3;\n}\n' +
+      'message M {\n  optional int32 d = 1 [default = - 5];\n' +
+      '  optional double f = 2 [default = - /* x */ 1.5];\n  optional float g = 3 [default = -\n inf];\n}\n',
+  ],
 ];
 
 describe('dotted names with whitespace or comments around their dots', () => {

@@ -187,6 +187,24 @@ const REFUSED: [what: string, body: string, line: number, message: string][] = [
     'p.M.n: [unverified_lazy = true] can only be specified for submessage fields',
   ],
   [
+    'a double [default] of Inf',
+    'message M {\n  optional double d = 1 [default = Inf];\n}',
+    4,
+    'p.M.d: [default] Inf is not a number',
+  ],
+  [
+    'a float [default] of NaN',
+    'message M {\n  optional float d = 1 [default = -NaN];\n}',
+    4,
+    'p.M.d: [default] NaN is not a number',
+  ],
+  [
+    'a double [default] of a lone dot',
+    'message M {\n  optional double d = 1 [default = .];\n}',
+    4,
+    'p.M.d: [default] . is not a number',
+  ],
+  [
     'a [default] on a map of scalars',
     'message M {\n  map<string, int32> m = 1 [default = 1];\n}',
     4,

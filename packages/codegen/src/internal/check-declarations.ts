@@ -116,6 +116,14 @@ function writtenProblem(
     const at = new RegExp(`\\bgroup\\s+${quote(group.name)}\\s*=`);
     return { problem: 'groups are not supported in proto3 syntax', at };
   }
+  const floatDefault = new RegExp(
+    `\\b${name}\\s*=\\s*${f.id}\\b[^;]*?[[,]\\s*default\\s*=\\s*-?\\s*(\\.(?![\\w.])|[A-Za-z_]\\w*)`,
+  );
+  const word = (f.type === 'float' || f.type === 'double') && floatDefault.exec(source)?.[1];
+  // protoc reads a float default as a number, `inf` or `nan`; protobufjs also `Inf`, `NaN`, `.`.
+  if (typeof word === 'string' && word !== 'inf' && word !== 'nan') {
+    return { problem: `[default] ${word} is not a number (write inf or nan)`, at: floatDefault };
+  }
   const lowerGroup = new RegExp(`\\bgroup\\s+${name}\\s*=`);
   if (group !== undefined && /^[a-z]/.test(f.name) && lowerGroup.test(source)) {
     return { problem: 'group names must start with a capital letter', at: lowerGroup };

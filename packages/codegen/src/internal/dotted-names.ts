@@ -8,7 +8,8 @@ import type { Token } from './proto-tokens';
  * refuses them. Before it parses, each dotted name is written as one token: whitespace and
  * comments around its dots go, their line breaks move after the name, so every line keeps its
  * number. A label glued to a type (`optional.a.B`), which protoc reads as the label and `.a.B`,
- * gets its space back.
+ * gets its space back. A minus sign is a token of its own too (`A = - 1;`, `[default = - inf]`,
+ * `reserved - 5 to - 3;`): it is joined to its number the same way.
  */
 
 /** Words that, where they start a statement (or `stream` after `(`), come before a type. */
@@ -18,13 +19,19 @@ const NAME_END = /^[;{}[\]=,<>:]$/;
 
 /** `source` with every dotted name written as one token (see above). */
 export function normalizeDottedNames(source: string): string {
-  if (!/[\s/]\.|\.[\s/]|\b(?:optional|required|repeated|stream|extend)\./.test(source)) {
+  if (!/[\s/]\.|[.-][\s/]|\b(?:optional|required|repeated|stream|extend)\./.test(source)) {
     return source;
   }
   const tokens = tokenize(source);
   const dropped = new Set<number>(); // gaps inside a name
   const spaced = new Set<number>(); // labels glued to a leading dot
   for (let i = 0; i < tokens.length; i++) {
+    if (tokens[i].text === '-') {
+      const next = significant(tokens, i, 1);
+      if (tokens[next]?.kind === 'number' || tokens[next]?.kind === 'word') {
+        for (let g = i + 1; g < next; g++) dropped.add(g);
+      }
+    }
     if (tokens[i].kind !== 'dot') continue;
     const next = significant(tokens, i, 1);
     if (tokens[next]?.kind === 'word') for (let g = i + 1; g < next; g++) dropped.add(g);
