@@ -57,6 +57,18 @@ const REFUSED: [what: string, body: string, line: number, message: string][] = [
     5,
     'option "(.o.label)" was already set',
   ],
+  [
+    'an enum value option set twice under one name',
+    'enum E {\n  Z = 0 [(o.label) = "a", (o.label) = "b"];\n}',
+    5,
+    'option "(o.label)" was already set',
+  ],
+  [
+    'a builtin enum value option set twice',
+    'enum E {\n  Z = 0 [deprecated = true, deprecated = false];\n}',
+    5,
+    'option "deprecated" was already set',
+  ],
   ['an unknown builtin option', 'option java_pakage = "x";', 4, 'option "java_pakage" unknown'],
   [
     'a builtin option of the wrong type',

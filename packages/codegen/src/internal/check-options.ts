@@ -2,6 +2,7 @@ import { Enum, Field, Namespace, Root, Service, Type } from 'protobufjs';
 import type { ReflectionObject } from 'protobufjs';
 import { ProtoParseError } from '../errors';
 import { valueProblem } from './option-values';
+import { enumValueOptionEntries } from './enum-value-options';
 import { locationOf, quote } from './source-location';
 
 /*
@@ -204,7 +205,7 @@ export function declaredOptionsBelow(
     } else if (nested instanceof Enum) {
       add('enum', nested, nested.parent);
       for (const options of Object.values(nested.valuesOptions ?? {})) {
-        const entries = Object.entries(options).map(([k, v]) => ({ [k]: v }));
+        const entries = enumValueOptionEntries(options as object);
         if (nested.filename !== null && nested.parent !== null && entries.length > 0) {
           out.push({
             kind: 'enum value',

@@ -14,6 +14,7 @@ import { extensionRangeOptions } from '../internal/range-options';
 import { refuseMessageSets } from '../internal/message-sets';
 import { checkRangeStatements } from '../internal/check-range-statements';
 import { checkEmptyExtends } from '../internal/check-empty-extends';
+import { parseWithEnumValueOptions } from '../internal/enum-value-options';
 import { captureRawOptionValues } from '../internal/raw-option-values';
 import { checkDeclarations } from '../internal/check-declarations';
 import { checkImports, visibleFiles } from '../internal/check-imports';
@@ -148,7 +149,10 @@ export function loadProtoFiles(
       (parse as typeof parse & { filename: string | null }).filename = name;
       const parseOne = () => parse(source, root, { keepCase: true });
       parsed = parseWithSyntheticOneofs(
-        () => parseWithOneofGroups(() => parseWithExtensionNumbers(parseOne, clashes, sources)),
+        () =>
+          parseWithOneofGroups(() =>
+            parseWithEnumValueOptions(() => parseWithExtensionNumbers(parseOne, clashes, sources)),
+          ),
         name,
         written,
       );
