@@ -69,6 +69,30 @@ const REFUSED: [what: string, body: string, line: number, message: string][] = [
     5,
     'option "deprecated" was already set',
   ],
+  [
+    'an aggregate naming an extension that does not exist',
+    'message M {\n  option (o.specs) = { [o.nope]: "x" };\n}',
+    5,
+    'extension "o.nope" is not defined or is not an extension of "o.Spec"',
+  ],
+  [
+    'an aggregate setting an extension twice',
+    'message M {\n  option (o.specs) = { [o.extra]: "x" [o.extra]: "y" };\n}',
+    5,
+    'option "(o.specs)".[o.extra]: non-repeated field is set more than once',
+  ],
+  [
+    'an aggregate giving an extension a value of the wrong type',
+    'message M {\n  option (o.specs) = { children { key: "k" value { [o.extra]: 5 } } };\n}',
+    5,
+    '[o.extra]: 5 is not a string',
+  ],
+  [
+    'an aggregate naming an extension with a leading dot',
+    'message M {\n  option (o.specs) = { [.o.extra]: "x" };\n}',
+    5,
+    '[.o.extra]: an extension is named without a leading dot',
+  ],
   ['an unknown builtin option', 'option java_pakage = "x";', 4, 'option "java_pakage" unknown'],
   [
     'a builtin option of the wrong type',

@@ -156,7 +156,7 @@ function optionProblem(
     if (newer !== false && newer?.has(name) === true) {
       return `option "${name}" unknown: google.protobuf.${optionsType.name} has no such field in protoc 3.21 (later versions added it)`;
     }
-    return valueProblem(field, value, `option "${name}"`);
+    return valueProblem(field, value, `option "${name}"`, scope);
   }
   const ext = scope.lookup(custom.replace(/^\./, '')) ?? scope.root.lookup(custom);
   const extendee = ext instanceof Field ? ext.extensionField?.parent : undefined;
@@ -170,7 +170,7 @@ function optionProblem(
   if (ext.filename !== null && !visible.has(ext.filename)) {
     return `option "(${fullName})" is defined in ${ext.filename}, which is not imported`;
   }
-  return valueProblem(ext, value, `option "(${fullName})"`);
+  return valueProblem(ext, value, `option "(${fullName})"`, scope);
 }
 
 /** The field of `optionsType` (or extension of it) that option `name` sets, when it resolves. */
