@@ -243,6 +243,14 @@ function granaryCodegen(dir: string): { code: number; err: string } {
   return { code, err: linesOnly(err.join('')) };
 }
 
+/** protoc accepts `body` (a proto2 file of package p) and granary-codegen generates it. */
+function expectBothAccept(dir: string, body: string): void {
+  writeFileSync(join(dir, 'x.proto'), `syntax = "proto2";\npackage p;\n${body}\n`);
+  const accepted = protoc(dir);
+  expect(accepted.status, accepted.stderr).to.equal(0);
+  expect(granaryCodegen(dir)).to.deep.equal({ code: 0, err: '' });
+}
+
 describe('declarations protoc refuses and protobufjs reads', () => {
   before(requireProtoc);
   let dir: string;
@@ -270,10 +278,18 @@ describe('declarations protoc refuses and protobufjs reads', () => {
       '  oneof o { group G = 4 { optional int32 x = 5; } }\n' +
       '  map<string, int32> lazy_map = 6 [lazy = true];\n}\n' +
       'extend M {\n  optional int32 last = 536870911;\n}';
-    writeFileSync(join(dir, 'x.proto'), `syntax = "proto2";\npackage p;\n${body}\n`);
-    const accepted = protoc(dir);
-    expect(accepted.status, accepted.stderr).to.equal(0);
-    expect(granaryCodegen(dir)).to.deep.equal({ code: 0, err: '' });
+    expectBothAccept(dir, body);
+  });
+
+  it('a float field beside a same-named, same-numbered field whose [default] is a word generates', () => {
+    // The check of a float [default] looked for `d = 1 ... default = WORD` anywhere in the file:
+    // B.d's enum default named A.d (a double) as the field with a word for a number.
+    const body =
+      'enum E { FOO = 0; BAR = 1; }\n' +
+      'message A {\n  optional double d = 1;\n  optional float f = 2 [default = 2.5];\n}\n' +
+      'message B {\n  optional E d = 1 [default = FOO];\n  optional E f = 2 [default = BAR];\n}\n' +
+      'message C {\n  optional float g = 3;\n}\nmessage D {\n  optional E g = 3 [json_name = "x", default = BAR];\n}';
+    expectBothAccept(dir, body);
   });
 
   it('an rpc type named as an enum value of its package: protoc refuses it, granary-codegen too', () => {
@@ -295,10 +311,7 @@ describe('declarations protoc refuses and protobufjs reads', () => {
     const body =
       'message Ping { message Inner {} }\n' +
       'service S {\n  rpc Ping(Ping.Inner) returns (.p.Ping);\n  rpc Go(p.Ping) returns (Ping.Inner);\n}';
-    writeFileSync(join(dir, 'x.proto'), `syntax = "proto2";\npackage p;\n${body}\n`);
-    const accepted = protoc(dir);
-    expect(accepted.status, accepted.stderr).to.equal(0);
-    expect(granaryCodegen(dir)).to.deep.equal({ code: 0, err: '' });
+    expectBothAccept(dir, body);
   });
 
   it('proto3 fields one once lower-cased without underscores: refused at the later one', () => {

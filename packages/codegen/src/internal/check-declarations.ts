@@ -116,12 +116,18 @@ function writtenProblem(
     const at = new RegExp(`\\bgroup\\s+${quote(group.name)}\\s*=`);
     return { problem: 'groups are not supported in proto3 syntax', at };
   }
-  const floatDefault = new RegExp(
-    `\\b${name}\\s*=\\s*${f.id}\\b[^;]*?[[,]\\s*default\\s*=\\s*-?\\s*(\\.(?![\\w.])|[A-Za-z_]\\w*)`,
-  );
-  const word = (f.type === 'float' || f.type === 'double') && floatDefault.exec(source)?.[1];
+  // Its type is part of the match: another message may declare a field of the same name and
+  // number whose [default] is a word (an enum value), and this field's need not have one.
+  const floatDefault =
+    f.type === 'float' || f.type === 'double'
+      ? new RegExp(
+          `\\b${f.type}(?:\\s|/\\*[\\s\\S]*?\\*/|//[^\\n]*\\n)+${name}\\s*=\\s*${f.id}\\b` +
+            `[^;]*?[[,]\\s*default\\s*=\\s*-?\\s*(\\.(?![\\w.])|[A-Za-z_]\\w*)`,
+        )
+      : undefined;
+  const word = floatDefault?.exec(source)?.[1];
   // protoc reads a float default as a number, `inf` or `nan`; protobufjs also `Inf`, `NaN`, `.`.
-  if (typeof word === 'string' && word !== 'inf' && word !== 'nan') {
+  if (floatDefault !== undefined && word !== undefined && word !== 'inf' && word !== 'nan') {
     return { problem: `[default] ${word} is not a number (write inf or nan)`, at: floatDefault };
   }
   const lowerGroup = new RegExp(`\\bgroup\\s+${name}\\s*=`);
