@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { requireProtoc } from './helpers/paths';
@@ -7,10 +7,11 @@ import { bothGenerate, codegenOn, protocOn, writeProtos } from './helpers/oracle
 import { linesOnly } from './helpers/locations';
 
 /*
- * Options protoc 3.21 refuses that granary-codegen read without a word: those of an extension
- * range (protobufjs's parser drops them), and builtin options the descriptor.proto protobufjs
- * ships has and protoc 3.21's has not. Each input is refused by protoc first; granary-codegen
- * must refuse it at the line protoc names.
+ * Options protoc refuses that granary-codegen read without a word: those of an extension range
+ * (protobufjs's parser drops them), and `features` outside an editions file. Each input is
+ * refused by protoc first; granary-codegen must refuse it at the line protoc names. Builtin
+ * options added after protoc 3.21 (the protoc here), which later protoc versions take in proto2
+ * and proto3 files, are accepted: real-world files use them.
  */
 
 const RANGE_OPTION =
@@ -18,16 +19,6 @@ const RANGE_OPTION =
   'extend google.protobuf.ExtensionRangeOptions {\n  optional int32 lvl = 50000;\n}\n';
 
 const REFUSED: [what: string, body: string, option: string][] = [
-  [
-    'verification on an extension range',
-    'message M {\n  extensions 100 to 199 [verification = UNVERIFIED];\n}',
-    'verification',
-  ],
-  [
-    'declaration on an extension range',
-    'message M {\n  extensions 100 to 199 [declaration = { number: 100 }];\n}',
-    'declaration',
-  ],
   [
     'default on an extension range',
     'message M {\n  extensions 1 to 9 [default = 5];\n}',
@@ -47,6 +38,21 @@ const REFUSED: [what: string, body: string, option: string][] = [
     'an unknown custom option on an extension range',
     `${RANGE_OPTION}message M {\n  extensions 1 to 9 [(lvl) = 3, (nope) = 1];\n}`,
     '(nope)',
+  ],
+  ['features on a file', 'option features.field_presence = EXPLICIT;', 'features'],
+];
+
+/** Options protoc 22+ takes in proto2 and proto3 files (protoc 3.21 does not know them). */
+const NEWER: [what: string, body: string, option: string][] = [
+  [
+    'verification on an extension range',
+    'message M {\n  extensions 100 to 199 [verification = UNVERIFIED];\n}',
+    'verification',
+  ],
+  [
+    'declaration on an extension range',
+    'message M {\n  extensions 100 to 199 [declaration = { number: 100 }];\n}',
+    'declaration',
   ],
   [
     'retention on a field',
@@ -74,10 +80,9 @@ const REFUSED: [what: string, body: string, option: string][] = [
     'enum E {\n  option deprecated_legacy_json_field_conflicts = true;\n  A = 0;\n}',
     'deprecated_legacy_json_field_conflicts',
   ],
-  ['features on a file', 'option features.field_presence = EXPLICIT;', 'features'],
 ];
 
-describe('options protoc 3.21 does not know', () => {
+describe('options protoc refuses, and options newer than protoc 3.21', () => {
   before(requireProtoc);
   let dir: string;
   beforeEach(() => {
@@ -95,6 +100,23 @@ describe('options protoc 3.21 does not know', () => {
       const { code, err } = codegenOn(dir, ['x.proto']);
       expect(code).to.equal(1);
       expect(linesOnly(err)).to.contain(`ERR_PROTO_PARSE: x.proto:${line}: option "${option}`);
+    });
+  }
+
+  for (const [what, body, option] of NEWER) {
+    it(`${what}: accepted, and generates as the file without it`, () => {
+      const without = body.replace(/ \[[^\]]*\]|\n {2}option [^;]*;/, '');
+      expect(without, 'the option taken out').to.not.contain(option);
+      writeProtos(dir, {
+        'x.proto': `syntax = "proto2";\npackage p;\n${body}\n`,
+        'y.proto': `syntax = "proto2";\npackage p;\n${without}\n`,
+      });
+      for (const name of ['x', 'y']) {
+        const run = codegenOn(dir, [`${name}.proto`], join(dir, name));
+        expect(run.code, run.err).to.equal(0);
+      }
+      const module = (name: string) => readFileSync(join(dir, name, `${name}.granary.ts`), 'utf8');
+      expect(module('x').replaceAll('x.proto', 'y.proto')).to.equal(module('y'));
     });
   }
 

@@ -27,31 +27,14 @@ const OPTIONS_OF = new Map<string, string>([
 ]);
 
 /**
- * Fields of the bundled descriptor.proto that protoc 3.21's has not (added from protoc 22 on):
- * protoc 3.21 refuses them as unknown options (`[retention = RETENTION_SOURCE]`,
- * `extensions 1 to 9 [verification = UNVERIFIED]`), and so does granary-codegen.
+ * The builtin option only an editions file may set: protoc refuses `features` in a proto2 or
+ * proto3 file, and granary-codegen does not generate editions files (UnsupportedProtoError).
+ * The other options newer than protoc 3.21 (`retention`, `targets`, `debug_redact`,
+ * `verification`, `declaration`, `deprecated_legacy_json_field_conflicts`...) are accepted:
+ * protoc 22 and later take them in proto2 and proto3 files, real-world files use them, and like
+ * every option they change nothing in the generated code.
  */
-const NEWER_THAN_PROTOC_3_21 = new Map<string, ReadonlySet<string>>([
-  ['FileOptions', new Set(['features'])],
-  ['MessageOptions', new Set(['deprecated_legacy_json_field_conflicts', 'features'])],
-  [
-    'FieldOptions',
-    new Set([
-      'debug_redact',
-      'retention',
-      'targets',
-      'edition_defaults',
-      'features',
-      'feature_support',
-    ]),
-  ],
-  ['OneofOptions', new Set(['features'])],
-  ['EnumOptions', new Set(['deprecated_legacy_json_field_conflicts', 'features'])],
-  ['EnumValueOptions', new Set(['debug_redact', 'features', 'feature_support'])],
-  ['ServiceOptions', new Set(['features'])],
-  ['MethodOptions', new Set(['features'])],
-  ['ExtensionRangeOptions', new Set(['declaration', 'features', 'verification'])],
-]);
+const EDITIONS_ONLY = 'features';
 
 /** Options protobufjs records that are no options message's fields (field syntax it keeps there). */
 const PARSER_OPTIONS = new Set(['default', 'json_name', 'proto3_optional']);
@@ -150,11 +133,9 @@ function optionProblem(
     if (field === undefined) {
       return `option "${name}" unknown: google.protobuf.${optionsType.name} has no such field`;
     }
-    // The descriptor.proto protobufjs ships, read for options, uses some itself.
-    const newer =
-      !file.startsWith('google/protobuf/') && NEWER_THAN_PROTOC_3_21.get(optionsType.name);
-    if (newer !== false && newer?.has(name) === true) {
-      return `option "${name}" unknown: google.protobuf.${optionsType.name} has no such field in protoc 3.21 (later versions added it)`;
+    // The descriptor.proto protobufjs ships, read for options, uses it itself.
+    if (name === EDITIONS_ONLY && !file.startsWith('google/protobuf/')) {
+      return `option "${name}" is for editions files: protoc refuses it in a proto2 or proto3 file`;
     }
     return valueProblem(field, value, `option "${name}"`, scope);
   }
