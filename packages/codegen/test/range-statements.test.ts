@@ -123,4 +123,18 @@ describe('reserved and extensions statements', () => {
     const { generated, cli } = bothGenerate(dir, 'x.proto');
     expect(cli).to.equal(generated);
   });
+
+  it('an option value naming a field `extend` generates: only a statement is an extend block', () => {
+    const body =
+      'import "google/protobuf/descriptor.proto";\nmessage Sub {\n  optional int32 a = 1;\n}\n' +
+      'message Opt {\n  optional Sub extend = 1;\n  optional int32 n = 2;\n}\n' +
+      'extend google.protobuf.MessageOptions {\n  optional Opt o = 50001;\n}\n' +
+      'extend google.protobuf.FieldOptions {\n  optional Opt f = 50002;\n}\n' +
+      'message M {\n  option (o) = { extend: {} };\n' +
+      '  optional int32 x = 1 [(f) = { n: 1 extend {} }];\n}\n' +
+      'message N {\n  option (o) = { n: 2 extend < > };\n}\n';
+    writeProtos(dir, { 'x.proto': `syntax = "proto2";\npackage p;\n${body}` });
+    const { generated, cli } = bothGenerate(dir, 'x.proto');
+    expect(cli).to.equal(generated);
+  });
 });

@@ -14,8 +14,14 @@ export function checkEmptyExtends(file: string, source: string): void {
   const tokens = tokenize(source)
     .map((t) => ({ ...t, at: (at += t.text.length) - t.text.length }))
     .filter((t) => t.kind !== 'gap');
+  // Braces of an option's value (text format, after `=`): a field named `extend` in it, as in
+  // `option (o) = { extend: {} }` or `[(f) = { extend {} }]`, is no statement (protoc takes it).
+  let inValue = 0;
   for (let i = 0; i < tokens.length; i++) {
-    if (tokens[i].text !== 'extend' || !/^[;{}]?$/.test(tokens[i - 1]?.text ?? '')) continue;
+    const text = tokens[i].text;
+    if (text === '{' && (inValue > 0 || tokens[i - 1]?.text === '=')) inValue++;
+    else if (text === '}' && inValue > 0) inValue--;
+    if (inValue > 0 || text !== 'extend' || !/^[;{}]?$/.test(tokens[i - 1]?.text ?? '')) continue;
     let open = i + 1;
     while (open < tokens.length && tokens[open].text !== '{' && tokens[open].text !== ';') open++;
     if (tokens[open]?.text === '{' && tokens[open + 1]?.text === '}') {
