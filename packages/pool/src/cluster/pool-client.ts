@@ -186,8 +186,7 @@ export class PoolClient implements PoolCounters, PoolRouting {
     message: unknown,
     options?: GrainCallOptions,
   ): Promise<T> {
-    if (this.needsPlacing) await this.refresh();
-    else this.auditIfDue();
+    await this.placed();
     let slot: Slot;
     try {
       slot = this.pick();
@@ -220,8 +219,7 @@ export class PoolClient implements PoolCounters, PoolRouting {
 
   /** `send` through `via` (this client's caller, or a calling grain's context). */
   async [SEND_VIA](via: WorkerCaller, message: unknown): Promise<void> {
-    if (this.needsPlacing) await this.refresh();
-    else this.auditIfDue();
+    await this.placed();
     const slot = this.pick();
     via.send(slot.kind, String(slot.index), message);
   }
@@ -233,8 +231,7 @@ export class PoolClient implements PoolCounters, PoolRouting {
 
   /** Per-worker and total statistics, asked from the workers themselves. */
   async stats(): Promise<ClusterPoolStats> {
-    if (this.needsPlacing) await this.refresh();
-    else this.auditIfDue();
+    await this.placed();
     const timeoutMs = this.options.controlTimeoutMs;
     const workers = await Promise.all(
       this.slots.map((s) =>
@@ -263,6 +260,14 @@ export class PoolClient implements PoolCounters, PoolRouting {
     return this.slots.length;
   }
 
+  /** Places when needed, and again when that placement was out of date; else audits if due. */
+  private async placed(): Promise<void> {
+    if (!this.needsPlacing) return this.auditIfDue();
+    await this.refresh();
+    // The topology moved, or an activation failed, while it ran: it may name a member now gone.
+    if (this.needsPlacing) await this.refresh();
+  }
+
   /** Learns where workers run and places the missing ones (single flight). */
   refresh(): Promise<void> {
     this.refreshing ??= this.place().finally(() => (this.refreshing = undefined));
@@ -271,14 +276,10 @@ export class PoolClient implements PoolCounters, PoolRouting {
 
   private async setSize(hosts: string[], size: number, sizeAt: number): Promise<void> {
     const timeoutMs = this.options.controlTimeoutMs;
+    const resize = control('resize', size, sizeAt);
     await Promise.all(
       hosts.map((h) =>
-        this.cluster.request(
-          memberKind(this.name, h),
-          INVENTORY_ID,
-          control('resize', size, sizeAt),
-          { timeoutMs },
-        ),
+        this.cluster.request(memberKind(this.name, h), INVENTORY_ID, resize, { timeoutMs }),
       ),
     );
   }
@@ -313,13 +314,12 @@ export class PoolClient implements PoolCounters, PoolRouting {
     this.stale = false;
     this.placedIn = this.cluster.topology.version;
     const timeoutMs = this.options.controlTimeoutMs;
+    const inventory = control('inventory');
     const answers = await Promise.all(
       this.hosts().map((h) =>
         this.cluster
-          .request<Inventory>(memberKind(this.name, h), INVENTORY_ID, control('inventory'), {
-            timeoutMs,
-          })
-          .then((inventory) => [h, inventory] as const)
+          .request<Inventory>(memberKind(this.name, h), INVENTORY_ID, inventory, { timeoutMs })
+          .then((inv) => [h, inv] as const)
           .catch(() => undefined),
       ),
     );
