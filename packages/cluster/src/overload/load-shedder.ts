@@ -245,7 +245,9 @@ export class LoadShedder {
     if (delay > max.stats) max.stats = delay;
     if (delay > max.metrics) max.metrics = delay;
     // Without a queue of its own calls, a long delay is the host's (starved of CPU), not load.
-    const above = delay >= this.allowedMs && this.pending >= MIN_SHED_PENDING;
+    // A maxPendingCalls under the floor is the member's whole queue: reaching it is load.
+    const above =
+      delay >= this.allowedMs && this.pending >= Math.min(MIN_SHED_PENDING, this.maxPending);
     if (!this.shedding) {
       if (!above) this.aboveSince = 0;
       else if (this.aboveSince === 0) this.aboveSince = now;

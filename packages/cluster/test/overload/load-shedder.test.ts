@@ -130,6 +130,14 @@ describe('LoadShedder', () => {
       expect(shedder.takeMaxDelay('metrics')).to.be.at.least(20);
     });
 
+    it('starts with maxPendingCalls under 64 once that many calls are pending', async () => {
+      start({ maxPendingCalls: 20, loadShedding: { targetMs: 20, intervalMs: 60 } });
+      shedder.pending = 20; // every call the member admits
+      const load = flood(1, 5, 4000);
+      await until(() => shedder.shedding, 20_000);
+      load.stop();
+    });
+
     it('absorbs a burst shorter than intervalMs', async () => {
       start({ loadShedding: { targetMs: 20, intervalMs: 300 } });
       shedder.pending = QUEUED;
