@@ -88,15 +88,20 @@ export function listLoaded(
   after?: ReminderCursor,
 ): LoadedReminders {
   const out: LoadedReminders = { kind, shards: [], total: 0, reminders: [] };
+  // Only the first `limit` are kept: a member may hold a million reminders of a kind, and each
+  // page sorting them all (an object each) would hold its event loop for every 1,000 listed.
+  // The candidates are trimmed to `limit` whenever they reach twice that; once trimmed, one
+  // that sorts after the last kept cannot be among the first `limit` and costs no object.
+  let last: LoadedReminder | undefined;
+  const page = out.reminders;
   for (const s of shards) {
     if (s.kind !== kind || s.loading) continue;
     out.shards.push(s.shard);
     for (const r of s.live.values()) {
-      if (after !== undefined && byGrainThenName({ identity: r.id, name: r.name }, after) <= 0) {
-        continue;
-      }
+      if (after !== undefined && compareKey(r.id, r.name, after) <= 0) continue;
       out.total++;
-      out.reminders.push({
+      if (last !== undefined && compareKey(r.id, r.name, last) > 0) continue;
+      page.push({
         identity: r.id,
         name: r.name,
         shard: s.shard,
@@ -104,11 +109,22 @@ export function listLoaded(
         nextDueAt: r.nextDueAt(now),
         lastTick: r.stored.last,
       });
+      if (page.length >= 2 * limit && page.length > limit) {
+        page.sort(byGrainThenName);
+        page.length = limit;
+        last = page[limit - 1];
+      }
     }
   }
-  out.reminders.sort(byGrainThenName);
-  if (out.reminders.length > limit) out.reminders.length = limit;
+  page.sort(byGrainThenName);
+  if (page.length > limit) page.length = limit;
   return out;
+}
+
+/** byGrainThenName of a reminder given by its identity and name. */
+function compareKey(identity: string, name: string, b: { identity: string; name: string }): number {
+  if (identity !== b.identity) return identity < b.identity ? -1 : 1;
+  return name < b.name ? -1 : name > b.name ? 1 : 0;
 }
 
 /** Orders reminders by identity, then name (code units: the same order on every member). */
