@@ -28,6 +28,7 @@ import type { KindStats } from './grain-stats';
 import { Passivation, idleStamp } from './passivation';
 import { TurnWatch } from './turn-watch';
 import { turnStuck } from './internal/stuck-turn';
+import { warnLongTurn, warnNoReply } from './internal/turn-warnings';
 
 /** Core's entry helpers as module-level aliases (a CommonJS import is a getter per read). */
 const messageOf = entryMessage;
@@ -187,15 +188,7 @@ export class Activator implements ActivationHost {
    */
   noReply(a: Activation, message: unknown): void {
     if (this.noReplies++ > 0) return;
-    this.services.logger.warn(
-      {
-        grain: `${this.def.name}/${a.identity}`,
-        kind: this.def.name,
-        identity: a.identity,
-        message: describeMessage(message),
-      },
-      'a grain turn returned undefined to a request and did not call ctx.respond: no reply is sent and the caller waits until its deadline; return a value (null for none) or use cluster.send (logged once per kind)',
-    );
+    warnNoReply(this.services.logger, { kind: this.def.name, identity: a.identity }, message);
   }
 
   /**
@@ -205,20 +198,9 @@ export class Activator implements ActivationHost {
   longTurn(a: Activation, ms: number, running: boolean): void {
     this.longTurns++;
     if (!a.firstLongTurn()) return;
-    this.services.logger.warn(
-      {
-        grain: `${this.def.name}/${a.identity}`,
-        kind: this.def.name,
-        identity: a.identity,
-        activationId: a.id,
-        durationMs: Math.round(ms),
-        running,
-        longTurnMs: this.def.longTurnMs,
-      },
-      running
-        ? 'grain turn running longer than longTurnMs (logged once per activation)'
-        : 'grain turn took longer than longTurnMs (logged once per activation)',
-    );
+    const { name: kind, longTurnMs } = this.def;
+    const grain = { kind, identity: a.identity, activationId: a.id, longTurnMs };
+    warnLongTurn(this.services.logger, grain, ms, running);
   }
 
   /** Answers `to` with TurnTimeoutError (the activation's stuck turn still runs). */
@@ -393,10 +375,4 @@ export class Activator implements ActivationHost {
       ...(reason === undefined ? {} : { reason }),
     });
   }
-}
-
-/** A message's type for a log line (never its content: it may hold a user's data). */
-function describeMessage(message: unknown): string {
-  if (message === null || typeof message !== 'object') return typeof message;
-  return (message as object).constructor?.name ?? 'object';
 }

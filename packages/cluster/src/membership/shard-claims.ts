@@ -1,19 +1,13 @@
-import { ROOT_CONTEXT, type Span } from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
 import { LeaseLostError } from '../errors';
 import type { ClusterLogger } from '../internal/logger';
-import { firstShardOf, type KindShards } from '../placement/kind-ranges';
+import type { KindShards } from '../placement/kind-ranges';
 import { placementOf } from '../placement/owner-of';
 import type { ClaimResult, ClusterProvider } from '../providers/cluster-provider';
-import {
-  ATTR_CLAIM_RANGE,
-  ATTR_GRAIN_KIND,
-  ATTR_OUTCOME,
-  ATTR_REASON,
-  ATTR_SHARD,
-  ATTR_SHARD_EPOCH,
-} from '../telemetry/attributes';
+import { ATTR_OUTCOME, ATTR_REASON, ATTR_SHARD_EPOCH } from '../telemetry/attributes';
 import { endSpan, type ClusterTelemetry } from '../telemetry/telemetry';
 import type { ShardAcquired, ShardReleased, ShardReleaseReason } from './cluster-events';
+import { claimSpan, SPAN_CLAIM, SPAN_RELEASE } from './claim-spans';
 import { KindClaims } from './kind-claims';
 import { claimRanges, releaseClaims } from './claim-calls';
 import { runReleaseHooks, type BeforeReleaseHook } from './release-hooks';
@@ -21,10 +15,6 @@ import { EMPTY_TOPOLOGY, type Topology } from './topology';
 import { WorkQueue } from './work-queue';
 
 export type { BeforeReleaseHook } from './release-hooks';
-
-/** Span names of shard claims and releases. */
-const SPAN_CLAIM = 'granary.shard.claim';
-const SPAN_RELEASE = 'granary.shard.release';
 
 /** A release decided on: the range, the epoch it is released at, why, and its span. */
 interface Release {
@@ -187,20 +177,11 @@ export abstract class ShardClaims {
     });
   }
 
-  /** The span of one claim or release of a range, when tracing is on. */
-  protected span(name: string, k: KindClaims, range: number): Span | undefined {
-    if (!this.telemetry.tracing) return undefined;
-    const attributes = {
-      [ATTR_GRAIN_KIND]: k.name,
-      [ATTR_SHARD]: firstShardOf(range, k.shards),
-      [ATTR_CLAIM_RANGE]: range,
-    };
-    return this.telemetry.startSpan(name, 0 /* INTERNAL */, attributes, ROOT_CONTEXT);
-  }
-
   /** Claims `ranges` of `k` (each marked busy and counted in `claiming` by reconcile). */
   private claimBatch(k: KindClaims, ranges: number[], generation: number): Promise<void> {
-    const spans = this.telemetry.tracing ? ranges.map((r) => this.span(SPAN_CLAIM, k, r)) : [];
+    const spans = this.telemetry.tracing
+      ? ranges.map((r) => claimSpan(this.telemetry, SPAN_CLAIM, k, r))
+      : [];
     return claimRanges(
       this.provider,
       k.name,
@@ -293,7 +274,7 @@ export abstract class ShardClaims {
       const range = items[i];
       const epoch = items[i + 1];
       const reason: ShardReleaseReason = items[i + 2] === 1 ? 'shutdown' : 'rebalance';
-      const span = this.span(SPAN_RELEASE, k, range);
+      const span = claimSpan(this.telemetry, SPAN_RELEASE, k, range);
       span?.setAttributes({ [ATTR_REASON]: reason, [ATTR_SHARD_EPOCH]: epoch });
       const shards: number[] = [];
       k.forEachShard(range, (s) => shards.push(s));
