@@ -2,12 +2,19 @@ import type * as grpc from '@grpc/grpc-js';
 import { SYSTEM_CLOCK, type Clock } from '../../clock';
 import type { AssemblyBudget } from './assembly-budget';
 import { NO_FRAME_LIMITS, type FrameLimits } from './batch-decoder';
-import type { WriterLimits } from './link-writer';
 import type { RemoteTraffic } from './remote-traffic';
 
 /** Either end of the Connect stream; both carry raw frame bytes. */
 export type FrameStream =
   grpc.ClientDuplexStream<Buffer, Buffer> | grpc.ServerDuplexStream<Buffer, Buffer>;
+
+/** Bounds of what one link may have written that the peer has not confirmed (LinkWriter). */
+export interface WriterLimits {
+  maxOutboundBytes: number;
+  writeStallTimeoutMs: number;
+  /** Uncredited this long, the peer is `silent` (probed), and again at this period. 0: never. */
+  linkProbeMs: number;
+}
 
 /** Something that lives as long as a link (its sender, the route back over it). */
 export interface LinkListener {

@@ -1,6 +1,6 @@
 import { PeerNotReadingError } from '../../errors';
 import { encodeCredit } from './link-frames';
-import type { FrameStream } from './link-types';
+import type { FrameStream, WriterLimits } from './link-types';
 
 /**
  * Most bytes handed to the stream and not yet taken by the connection before the link is
@@ -21,14 +21,6 @@ const STREAM_HIGH_WATER_BYTES = 8 * 1024 * 1024;
  */
 export function streamHighWater(limits: WriterLimits): number {
   return Math.min(STREAM_HIGH_WATER_BYTES, Math.floor(limits.maxOutboundBytes / 2));
-}
-
-/** Bounds of what one link may have written that the peer has not confirmed. */
-export interface WriterLimits {
-  maxOutboundBytes: number;
-  writeStallTimeoutMs: number;
-  /** Uncredited this long, the peer is `silent` (probed), and again at this period. 0: never. */
-  linkProbeMs: number;
 }
 
 /** Told when the peer credits nothing for a while, and when it credits again. */
