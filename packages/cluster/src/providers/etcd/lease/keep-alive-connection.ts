@@ -15,6 +15,15 @@ import {
 const RESET_BACKOFF_INITIAL_MS = 50;
 /** Cap of that pause: all endpoints failing in a row costs at most this between attempts. */
 const RESET_BACKOFF_MAX_MS = 500;
+/**
+ * While nothing has been answered for a whole attempt timeout, a keep-alive still unanswered after
+ * attemptTimeoutMs / HEDGE_DIVISOR moves to a fresh stream on the next endpoint. Why fresh: etcd
+ * serves a stream's keep-alives one at a time, and a member that takes one during a leader
+ * election forwards it only after an extra election timeout (it waits that long for a leader to
+ * appear), so a keep-alive sent before the new leader is known comes back about 1 s after the
+ * election. A keep-alive that reaches a member once the leader is known is answered at once.
+ */
+const HEDGE_DIVISOR = 4;
 /** Deadline of a revoke or an authentication from the lease thread. */
 const UNARY_TIMEOUT_MS = 1000;
 /**
@@ -78,12 +87,15 @@ export class KeepAliveConnection {
   private resetDelay = RESET_BACKOFF_INITIAL_MS;
   private token: string | undefined;
   private closed = false;
+  /** When (main clock) the last answer arrived on any stream; the start counts as one. */
+  private lastAnswerAt: number;
 
   constructor(
     private readonly template: KeepRequest,
     private readonly host: ConnectionHost,
   ) {
     this.index = Math.floor(Math.random() * template.endpoints.length);
+    this.lastAnswerAt = host.mainNow();
   }
 
   /** Number of leases kept on this connection. */
@@ -148,22 +160,47 @@ export class KeepAliveConnection {
     const at = this.host.mainNow();
     sent.push(at);
     line.stream.write(encodeLeaseId(id));
-    // Checked at its own timeout, not at the next tick: a tick found it unanswered one interval
+    // Checked on its own timers, not at the next tick: a tick found it unanswered one interval
     // late (and, with libuv's whole-ms timers, often a second interval late), so a hung etcd
     // member (SIGSTOP, a silent path) cost 2-3 s of the trust window per endpoint tried.
-    setTimeout(() => this.expire(line, id, at), k.request.attemptTimeoutMs);
+    this.check(
+      line,
+      id,
+      at,
+      k.request.attemptTimeoutMs,
+      k.request.attemptTimeoutMs / HEDGE_DIVISOR,
+    );
   }
 
-  /** The keep-alive sent at `at` on `line` timed out: if still unanswered, leave the stream. */
-  private expire(line: Line, id: string, at: number): void {
-    if (this.closed || this.line !== line || !line.sent.get(id)?.includes(at)) return;
-    this.reset('no keep-alive reply within the attempt timeout', true);
+  /**
+   * Leaves `line` when the keep-alive sent on it at `at` is still unanswered after `timeoutMs`,
+   * or after `hedgeMs` once no answer at all has arrived for `timeoutMs` (etcd is in trouble, an
+   * election most likely: see HEDGE_DIVISOR). A merely slow etcd whose answers keep coming late
+   * gets the whole timeout, and no more streams than one per keep-alive.
+   */
+  private check(line: Line, id: string, at: number, timeoutMs: number, hedgeMs: number): void {
+    const now = this.host.mainNow();
+    const due = Math.max(at + hedgeMs, Math.min(at + timeoutMs, this.lastAnswerAt + timeoutMs));
+    if (now < due) {
+      setTimeout(() => {
+        if (this.closed || this.line !== line || !line.sent.get(id)?.includes(at)) return;
+        this.check(line, id, at, timeoutMs, hedgeMs);
+      }, due - now);
+      return;
+    }
+    this.reset(
+      now - at >= timeoutMs
+        ? 'no keep-alive reply within the attempt timeout'
+        : 'no keep-alive reply anywhere within the attempt timeout: trying a fresh stream',
+      true,
+    );
   }
 
   private onReply(line: Line, reply: KeepAliveReply): void {
     const sentAt = line.sent.get(reply.id)?.shift();
     const k = this.kept.get(reply.id);
     if (!k || sentAt === undefined) return;
+    this.lastAnswerAt = this.host.mainNow();
     if (reply.ttl <= 0) {
       this.kept.delete(reply.id);
       this.host.shared[slotIndex(k.request.slot)] = 0;
@@ -232,7 +269,9 @@ export class KeepAliveConnection {
     this.line = undefined;
     if (old && drain) this.drain(old);
     else old?.stream.cancel();
-    this.token = undefined;
+    // A stream left for being slow says nothing against the token (etcd's tokens hold on every
+    // member); a failed one may have failed on it.
+    if (!drain) this.token = undefined;
     const endpoint = this.template.endpoints[this.index];
     this.index = (this.index + 1) % this.template.endpoints.length;
     this.host.log('debug', 'etcd keep-alive stream reset', { cause, endpoint });
@@ -241,8 +280,9 @@ export class KeepAliveConnection {
       now - this.lastResetAt < RESET_BACKOFF_MAX_MS
         ? Math.min(this.resetDelay * 2, RESET_BACKOFF_MAX_MS)
         : RESET_BACKOFF_INITIAL_MS;
-    // The first reset in a while moves on at once: a dead member is left without waiting.
-    const delay = now - this.lastResetAt < RESET_BACKOFF_MAX_MS ? this.resetDelay : 0;
+    // The first failure in a while moves on at once: a dead member is left without waiting. A
+    // slow stream is left at once too: its keep-alives already waited their timeout.
+    const delay = !drain && now - this.lastResetAt < RESET_BACKOFF_MAX_MS ? this.resetDelay : 0;
     this.lastResetAt = now;
     this.opening = true;
     setTimeout(() => {
