@@ -15,7 +15,7 @@ const GRAINS = 60;
 const SHARDS = 32;
 /**
  * The partition is shorter than what a member rides out at the defaults (TTL 5 s - margin 0.5 s
- * - keep-alive interval 1 s = 3.5 s): the partitioned node's lease is never lost.
+ * - keep-alive interval 0.5 s = 4 s): the partitioned node's lease is never lost.
  */
 const PARTITION_MS = 2500;
 
