@@ -130,6 +130,9 @@ export class RedisReminderStore implements ReminderStore {
       log,
       () => this.loss.check(),
     );
+    // A server that is the primary again when the redial's pause ends is checked in place: a
+    // dial would only drop the commands in flight.
+    this.redial?.onPrimaryAgain(this.durability.reconnected);
   }
 
   /**

@@ -27,7 +27,7 @@ export class ReminderDurability {
     defaulted: boolean,
     /** Runs a command once the client is ready, bounded and error-mapped. */
     private readonly exec: <T>(command: () => Promise<T>) => Promise<T>,
-    logger: () => ClusterLogger,
+    private readonly logger: () => ClusterLogger,
     /** Whether the server kept the data (the store's identity marker), at open and reconnect. */
     private readonly checkData: () => Promise<unknown>,
   ) {
@@ -56,17 +56,25 @@ export class ReminderDurability {
     client.on('close', () => void this.generation++);
     client.on('ready', () => {
       // A restarted Redis or a failover may run with other settings: check again.
-      if (this.everReady && this.opened) {
-        void this.exec(async () => {
-          await this.checkData();
-          await this.gate.reconnected();
-        }).catch((err: unknown) =>
-          logger().warn({ err }, 'reminder store durability check after reconnect failed'),
-        );
-      }
+      if (this.everReady) this.reconnected();
       this.everReady = true;
     });
   }
+
+  /**
+   * After a reconnection, or a server that is a primary again on the same connection (a
+   * failover back: see ReplicaRedial.onPrimaryAgain): did it keep the data, does it still give
+   * the level?
+   */
+  readonly reconnected = (): void => {
+    if (!this.opened) return;
+    void this.exec(async () => {
+      await this.checkData();
+      await this.gate.reconnected();
+    }).catch((err: unknown) =>
+      this.logger().warn({ err }, 'reminder store durability check after reconnect failed'),
+    );
+  };
 
   /**
    * Checks once that the server gives the level. @throws StateDurabilityError (then every
