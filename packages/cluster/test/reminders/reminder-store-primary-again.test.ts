@@ -3,14 +3,9 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { ReminderStoreUnavailableError } from '../../src/reminders/errors';
 import { RedisReminderStore } from '../../src/reminders/redis/redis-reminder-store';
-import { untilInfo } from '../state/fixtures/redis-info';
+import { connectionsReceived, untilInfo } from '../state/fixtures/redis-info';
 
 const SPEC = { dueAt: 1, periodMs: 60_000, catchUp: 'skip', maxAttempts: 1, backoffMs: 0 } as const;
-
-/** Connections `server` has accepted since it started (INFO stats). */
-async function connectionsReceived(server: Redis): Promise<number> {
-  return Number(/total_connections_received:(\d+)/.exec(await server.info('stats'))?.[1]);
-}
 
 // A write refused READONLY schedules a dial after a pause (0.1 s doubling to 5 s while the server
 // stays a replica). When the server is the primary again by the time the pause ends (a failover

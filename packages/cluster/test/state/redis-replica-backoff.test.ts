@@ -3,12 +3,7 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { StateWriteRefusedError } from '../../src/state/errors';
 import { RedisStateStore } from '../../src/state/redis/redis-state-store';
-import { untilInfo } from './fixtures/redis-info';
-
-/** Connections `server` has accepted since it started (INFO stats). */
-async function connectionsReceived(server: Redis): Promise<number> {
-  return Number(/total_connections_received:(\d+)/.exec(await server.info('stats'))?.[1]);
-}
+import { connectionsReceived, untilInfo } from './fixtures/redis-info';
 
 // The store's Redis turned replica of another, empty primary (an operator's REPLICAOF, a failover
 // that picked a server of another deployment): every command that writes is refused READONLY, the

@@ -2,12 +2,7 @@ import { recordingLogger, startRedis, type RedisHandle } from '@granary/testkit'
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { ReplicaRedial } from '../../src/state/redis/replica-redial';
-import { untilInfo } from './fixtures/redis-info';
-
-/** Connections `server` has accepted since it started (INFO stats). */
-async function connectionsReceived(server: Redis): Promise<number> {
-  return Number(/total_connections_received:(\d+)/.exec(await server.info('stats'))?.[1]);
-}
+import { connectionsReceived, untilInfo } from './fixtures/redis-info';
 
 /** Polls `check` every 50 ms until true, failing after `timeoutMs`. */
 async function eventually(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
