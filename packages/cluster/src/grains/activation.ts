@@ -87,6 +87,8 @@ export class Activation implements Actor, TimerOwner, HostedActivation {
   /** Neighbours in the kind's idle list (ordered by lastActivity). */
   prevIdle: Activation | undefined = undefined;
   nextIdle: Activation | undefined = undefined;
+  /** @internal its key in the kind's activation table (set when added). */
+  tableKey = 0;
   /** @internal what few activations need (see Rare). */
   rare: Rare | undefined = undefined;
   /**

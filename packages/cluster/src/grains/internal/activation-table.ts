@@ -12,11 +12,18 @@ const MIN_LOAD = 0.125;
 const REMOVED = Symbol('removed');
 type Slot = Activation | typeof REMOVED | undefined;
 
-/** Table slot of a hash: the FNV hash mixed again, since the shard is its low bits. */
-function home(hash: number, mask: number): number {
+/** The widest table mask: keys fit a small integer (no boxed number on the activation). */
+const KEY_MASK = 0x3fffffff;
+
+/**
+ * An identity's table key: its FNV hash mixed again (the shard is the hash's low bits), cut to
+ * 30 bits; its slot in a table is `key & mask`. Kept on the activation (`tableKey`), so a
+ * rehash or a removal does not hash every identity string again.
+ */
+function keyOf(hash: number): number {
   let x = Math.imul(hash ^ (hash >>> 16), 0x45d9f3b);
   x ^= x >>> 16;
-  return x & mask;
+  return x & KEY_MASK;
 }
 
 /**
@@ -52,7 +59,7 @@ export class ActivationTable {
     if (t === undefined) return undefined;
     const length = key.length - from;
     const mask = t.length - 1;
-    for (let i = home(hash, mask); ; i = (i + 1) & mask) {
+    for (let i = keyOf(hash) & mask; ; i = (i + 1) & mask) {
       const e = t[i];
       if (e === undefined) return undefined;
       if (e !== REMOVED && e.identity.length === length && key.startsWith(e.identity, from)) {
@@ -70,7 +77,9 @@ export class ActivationTable {
       t = this.rehash(s, (this.live[s]! + 1) * 2);
     }
     const mask = t.length - 1;
-    let i = home(hash, mask);
+    const key = keyOf(hash);
+    a.tableKey = key;
+    let i = key & mask;
     while (t[i] !== undefined && t[i] !== REMOVED) i = (i + 1) & mask;
     if (t[i] === REMOVED) this.removed[s]!--;
     t[i] = a;
@@ -84,7 +93,7 @@ export class ActivationTable {
     const t = this.tables[s];
     if (t === undefined) return;
     const mask = t.length - 1;
-    for (let i = home(fnv1a32(a.identity), mask); ; i = (i + 1) & mask) {
+    for (let i = a.tableKey & mask; ; i = (i + 1) & mask) {
       const e = t[i];
       if (e === undefined) return;
       if (e !== a) continue;
@@ -117,7 +126,7 @@ export class ActivationTable {
     const mask = size - 1;
     for (const e of this.tables[shard]!) {
       if (e === undefined || e === REMOVED) continue;
-      let i = home(fnv1a32(e.identity), mask);
+      let i = e.tableKey & mask;
       while (t[i] !== undefined) i = (i + 1) & mask;
       t[i] = e;
     }
