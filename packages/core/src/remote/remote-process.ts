@@ -2,7 +2,8 @@ import { FUTURE_PREFIX } from '../process-registry';
 import { MessageTooLargeError } from '../errors';
 import { PoisonPill, Stop, Terminated, Unwatch, Watch } from '../messages';
 import { PID } from '../pid';
-import { entryDeadline, entryHeader, entryMessage, entryOf, entrySender } from '../entry';
+import { entryOf } from '../entry';
+import { Envelope } from '../internal/envelope';
 import type { Entry, Process } from '../process';
 import { NONHOST } from '../process-registry';
 import type { WireMessage } from '../serialization/serialization-registry';
@@ -39,8 +40,10 @@ export class RemoteProcess implements Process {
    */
   post(pid: PID, entry: Entry, urgent: boolean): boolean {
     const { state } = this;
-    const message = entryMessage(entry);
-    const from = entrySender(entry);
+    // The entry is looked at once (a request's future is its own envelope), not once a field.
+    const envelope = entry instanceof Envelope ? entry : undefined;
+    const message = envelope === undefined ? entry : envelope.message;
+    const from = envelope?.sender;
     let wire: WireMessage;
     try {
       wire =
@@ -53,16 +56,24 @@ export class RemoteProcess implements Process {
     }
     const text = wire.text;
     const payloadLength = text === undefined ? wire.bytes!.byteLength : utf8Length(text);
-    if (payloadLength > state.maxMessageBytes) {
-      const error = new MessageTooLargeError(wire.typeName, payloadLength, state.maxMessageBytes);
-      this.fail(pid, message, from, error);
-      return true;
-    }
-    const header = entryHeader(entry);
-    const refusal = envelopeRefusal(pid.id, wire.typeName, from?.id, header, state.limits);
-    if (refusal !== undefined) {
-      this.fail(pid, message, from, refusal);
-      return true;
+    const header = envelope?.header;
+    // What nearly every message is (short strings, no header, a small payload) is told by
+    // lengths alone; the limits are measured out of line (see refusalOf). Inlined here, the
+    // checks and their errors took TurboFan's inlining budget of this, the hottest function
+    // of a remote send, from the link's send path below.
+    const max = state.limits.maxStringBytes;
+    if (
+      payloadLength > state.maxMessageBytes ||
+      header !== undefined ||
+      pid.id.length * 3 > max ||
+      wire.typeName.length * 3 > max ||
+      (from !== undefined && from.id.length * 3 > max)
+    ) {
+      const refusal = this.refusalOf(pid, wire.typeName, payloadLength, from, header);
+      if (refusal !== undefined) {
+        this.fail(pid, message, from, refusal);
+        return true;
+      }
     }
     const sender = from === undefined ? undefined : this.localize(from);
     this.endpoint.send({
@@ -74,10 +85,25 @@ export class RemoteProcess implements Process {
       sender,
       header,
       urgent,
-      deadline: entryDeadline(entry),
+      deadline: envelope?.deadline,
       message,
     });
     return true;
+  }
+
+  /** Why the message cannot be sent as it is (too large, or over a peer's inbound limits). */
+  private refusalOf(
+    pid: PID,
+    typeName: string,
+    payloadLength: number,
+    from: PID | undefined,
+    header: Record<string, string> | undefined,
+  ): Error | undefined {
+    const { state } = this;
+    if (payloadLength > state.maxMessageBytes) {
+      return new MessageTooLargeError(typeName, payloadLength, state.maxMessageBytes);
+    }
+    return envelopeRefusal(pid.id, typeName, from?.id, header, state.limits);
   }
 
   sendSystemMessage(pid: PID, message: unknown): void {
