@@ -4,6 +4,7 @@ import { NOOP_LOGGER, lateLogger, type ClusterLogger } from '../../internal/logg
 import { SilentConnection } from '../../state/redis/silent-connection';
 import type { ReplicaRedial } from '../../state/redis/replica-redial';
 import { NotConnected } from '../../state/redis/not-connected';
+import { sendable } from '../../state/redis/sendable';
 import { storeClient } from '../../state/redis/store-client';
 import { ReminderCorruptError, ReminderFencedError } from '../errors';
 import type { JobOutcome } from '../reminder';
@@ -359,7 +360,8 @@ export class RedisReminderStore implements ReminderStore {
     this.commands++;
     let timer: NodeJS.Timeout | undefined;
     // Only a command that had the whole timeout to itself can tell a silent connection.
-    const mark = this.client.status === 'ready' && this.silence ? this.silence.mark : -1;
+    const open = sendable(this.client);
+    const mark = open && this.silence ? this.silence.mark : -1;
     try {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
@@ -367,7 +369,8 @@ export class RedisReminderStore implements ReminderStore {
           reject(new Error(ready ? 'command timed out' : this.notConnected.message()));
         }, this.timeoutMs);
       });
-      if (this.client.status !== 'ready') await Promise.race([this.ready(), timeout]);
+      // A socket our own dial is closing is waited out as a connection not yet made.
+      if (!open) await Promise.race([this.ready(), timeout]);
       const result = await Promise.race([command(), timeout]);
       if (mark >= 0) this.silence!.settled(mark);
       return result;

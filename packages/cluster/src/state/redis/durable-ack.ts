@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { StateStoreError } from '../errors';
 import type { DurabilityPlan } from './durability-plan';
+import { sendable } from './sendable';
 
 /**
  * A write batch was stored on the primary but not made durable as the level asks within
@@ -95,10 +96,11 @@ export class DurableAck {
     }
     this.waiting = [];
     if (batch.length === 0) return;
-    if (this.client.status !== 'ready') {
+    if (!sendable(this.client)) {
       // A client with an offline queue would send the WAIT on the next connection, where it
       // covers nothing of these batches.
-      const err = new DurabilityShortfall(`the connection to Redis is ${this.client.status}`);
+      const status = this.client.status === 'ready' ? 'closing' : this.client.status;
+      const err = new DurabilityShortfall(`the connection to Redis is ${status}`);
       for (const w of batch) w.reject(err);
       return;
     }

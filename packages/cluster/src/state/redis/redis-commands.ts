@@ -4,6 +4,7 @@ import type { ClusterLogger } from '../../internal/logger';
 import { StateStoreError, StateUnavailableError, StateWriteRefusedError } from '../errors';
 import { DurabilityShortfall } from './durable-ack';
 import { NotConnected } from './not-connected';
+import { sendable } from './sendable';
 import { SilentConnection } from './silent-connection';
 import { TRANSIENT_REPLIES, WRITE_REFUSED_REPLIES } from './transient-replies';
 
@@ -102,7 +103,8 @@ export class RedisCommands {
   async run<T>(kind: string, id: string, op: Operation, command: () => Promise<T>): Promise<T> {
     let mark = -1;
     try {
-      if (this.client.status !== 'ready') await this.waitReady();
+      // A socket our own dial is closing is waited out as a connection not yet made.
+      if (!sendable(this.client)) await this.waitReady();
       if (this.silence === undefined) return await this.bounded(command());
       mark = this.silence.mark;
       const result = await command();
