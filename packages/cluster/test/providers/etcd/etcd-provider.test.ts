@@ -7,7 +7,10 @@ import type { ClusterLogger } from '../../../src/internal/logger';
 import type { Topology } from '../../../src/membership/topology';
 import type { ClaimReleased, LeaseHealth } from '../../../src/providers/cluster-provider';
 import { EtcdProvider } from '../../../src/providers/etcd/etcd-provider';
-import type { EtcdProviderOptions } from '../../../src/providers/etcd/etcd-provider-options';
+import {
+  resolveEtcdProviderOptions,
+  type EtcdProviderOptions,
+} from '../../../src/providers/etcd/etcd-provider-options';
 import { etcdForSuite } from '../../fixtures/etcd-for-suite';
 import { next, self } from '../../fixtures/provider-events';
 
@@ -31,6 +34,20 @@ describe('EtcdProvider', () => {
           .with.property('option', option);
       });
     }
+
+    // A shorter TTL is chosen for a faster failover, which a longer interval gives (a lease ends
+    // TTL after the last keep-alive etcd received); the margin shrinks with the TTL.
+    it('keeps a keep-alive every 500 ms at every TTL, within half of TTL - margin', () => {
+      const at = (o: Partial<EtcdProviderOptions>) => {
+        const r = resolveEtcdProviderOptions({ endpoints: ['http://127.0.0.1:2379'], ...o });
+        return [r.keepAliveIntervalMs, r.safetyMarginMs];
+      };
+      expect(at({})).to.deep.equal([500, 500]);
+      expect(at({ ttlSeconds: 2 })).to.deep.equal([500, 200]);
+      expect(at({ ttlSeconds: 3 })).to.deep.equal([500, 300]);
+      expect(at({ ttlSeconds: 2, safetyMarginMs: 1200 })).to.deep.equal([400, 1200]);
+      expect(at({ ttlSeconds: 2, keepAliveIntervalMs: 200 })).to.deep.equal([200, 200]);
+    });
   });
 
   describe('join with etcd unreachable', () => {
