@@ -19,7 +19,7 @@ function usage(message) {
   if (message) process.stderr.write(`bench-ab: ${message}\n`);
   process.stderr.write(
     'usage: node scripts/bench-ab.mjs --base <git ref | built tree dir> [--rounds 4]\n' +
-      '       [--repeats 5] [--cases <BENCH_CASES spec>] <benchmark>...\n' +
+      '       [--repeats 5] [--warmup N] [--cases <BENCH_CASES spec>] <benchmark>...\n' +
       'The new tree is this checkout, built (npm run build). A ref is checked out once into\n' +
       '$TMPDIR/granary-bench-ab/<sha> and installed and built there. Results: bench/results/ab/.\n',
   );
@@ -27,13 +27,21 @@ function usage(message) {
 }
 
 function parseArgs(argv) {
-  const o = { rounds: 4, repeats: 5, cases: undefined, base: undefined, names: [] };
+  const o = {
+    rounds: 4,
+    repeats: 5,
+    warmup: undefined,
+    cases: undefined,
+    base: undefined,
+    names: [],
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => argv[++i] ?? usage(`${a} needs a value`);
     if (a === '--base') o.base = value();
     else if (a === '--rounds') o.rounds = Number(value());
     else if (a === '--repeats') o.repeats = Number(value());
+    else if (a === '--warmup') o.warmup = Number(value());
     else if (a === '--cases') o.cases = value();
     else if (a === '--help' || a === '-h') usage();
     else if (a.startsWith('-')) usage(`unknown option ${a}`);
@@ -43,6 +51,9 @@ function parseArgs(argv) {
   if (o.names.length === 0) usage('name at least one benchmark');
   if (!(Number.isInteger(o.rounds) && o.rounds >= 1)) usage('--rounds must be an integer >= 1');
   if (!(Number.isInteger(o.repeats) && o.repeats >= 1)) usage('--repeats must be an integer >= 1');
+  if (o.warmup !== undefined && !(Number.isInteger(o.warmup) && o.warmup >= 0)) {
+    usage('--warmup must be an integer >= 0');
+  }
   return o;
 }
 
@@ -82,6 +93,8 @@ function direction(metric) {
 function measure(tree, name, o) {
   const env = { ...process.env, BENCH_REPEATS: String(o.repeats), BENCH_NO_PEERS: '1' };
   if (o.cases !== undefined) env.BENCH_CASES = o.cases;
+  // Both trees get the same warm-up; a base older than BENCH_WARMUP keeps its own.
+  if (o.warmup !== undefined) env.BENCH_WARMUP = String(o.warmup);
   run(process.execPath, [join('bench', 'dist', 'run.js'), name], tree, env);
   return JSON.parse(readFileSync(join(tree, 'bench', 'results', `${name}.json`), 'utf8'));
 }
@@ -121,11 +134,23 @@ function summarize(name, runs, median) {
   return rows;
 }
 
+/** A base whose harness predates BENCH_WARMUP warms the loop benchmarks up less than this one. */
+function warnUnequalWarmup(base) {
+  const src = join(base, 'bench', 'src', 'harness.ts');
+  if (existsSync(src) && readFileSync(src, 'utf8').includes('BENCH_WARMUP')) return;
+  process.stderr.write(
+    'note: the base ignores BENCH_WARMUP and warms core-tell, core-request and pool-local up\n' +
+      'for 1 run where this tree does for LOOP_WARMUP; give its harness the same warm-up first\n' +
+      '(README, "To compare two commits") or the first runs of the base count against it.\n',
+  );
+}
+
 function main(o) {
   if (!existsSync(harness)) usage('build this checkout first (npm run build)');
   // The harness's own median, so the summary and the harness's tables agree.
   const { median } = createRequire(import.meta.url)(harness);
   const trees = { old: baseTree(o.base), new: root };
+  warnUnequalWarmup(trees.old);
   const out = join(root, 'bench', 'results', 'ab');
   mkdirSync(out, { recursive: true });
   for (const name of o.names) compare(name, trees, out, o, median);
@@ -149,6 +174,7 @@ function compare(name, trees, out, o, median) {
     old: basename(trees.old),
     rounds: o.rounds,
     repeats: o.repeats,
+    warmup: o.warmup ?? null,
     rows,
   };
   writeFileSync(join(out, `${name}-summary.json`), JSON.stringify(summary, null, 2) + '\n');

@@ -27,7 +27,8 @@ export interface Benchmark {
    */
   repeats?: number;
   /**
-   * Unmeasured repetitions first, so the JIT has settled.
+   * Unmeasured repetitions first, so the JIT has settled. `BENCH_WARMUP=N` overrides it for
+   * every benchmark of a run (an A/B comparison gives both trees the same warm-up).
    * @default 1
    */
   warmup?: number;
@@ -80,10 +81,29 @@ export function collectGarbage(): void {
   (globalThis as { gc?: () => void }).gc?.();
 }
 
+/**
+ * Warm-up runs for a benchmark whose case is one long loop in a function called once per run
+ * (core-tell, core-request, pool-local). V8 runs such a loop in on-stack-replacement code until it
+ * installs the function's optimized code, which it did in the 4th to 6th run at 42f2642 and at
+ * d5e0e30 alike; with 1 warm-up the median fell in that ramp, moved up to 25% between runs of one
+ * tree and measured V8's tiering of the loop rather than the send path (docs/performance-notes.md).
+ */
+export const LOOP_WARMUP = 6;
+
+/** BENCH_WARMUP, when set to an integer >= 0. */
+function warmupOverride(): number | undefined {
+  const raw = process.env.BENCH_WARMUP;
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`BENCH_WARMUP must be an integer >= 0, got ${raw}`);
+  return n;
+}
+
 /** Runs every case (warm-up, then repeats) and computes median, min, max and ratios. */
 export async function measure(benchmark: Benchmark): Promise<BenchResult> {
   const repeats = Number(process.env.BENCH_REPEATS) || benchmark.repeats || 5;
-  const warmup = benchmark.warmup ?? 1;
+  const warmup = warmupOverride() ?? benchmark.warmup ?? 1;
   await benchmark.setup?.();
   const samples = new Map<string, number[]>();
   const errors = new Map<string, string>();

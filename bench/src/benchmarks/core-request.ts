@@ -1,7 +1,7 @@
 import { ActorSystem, Props, silentLogger, type PID } from '@granary/core';
 import * as comedy from 'comedy';
 import * as nact from 'nact';
-import { defineBenchmark } from '../harness';
+import { defineBenchmark, LOOP_WARMUP } from '../harness';
 import { handWrittenRoundTrips, handWrittenRoundTripsInFlight } from './baseline';
 
 /** Round trips per repetition (the issue's 100k). */
@@ -76,6 +76,7 @@ async function comedyRequests(count: number, inFlight: number): Promise<number> 
 export const benchmark = defineBenchmark({
   name: 'core-request',
   description: `request/response: ${ROUND_TRIPS} sequential and with ${IN_FLIGHT} in flight (target ≥ 0.5 × hand-written)`,
+  warmup: LOOP_WARMUP,
   cases: [
     {
       id: 'hand-written-request-100k',

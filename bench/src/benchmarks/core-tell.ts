@@ -1,7 +1,7 @@
 import { ActorSystem, Props, silentLogger } from '@granary/core';
 import * as comedy from 'comedy';
 import * as nact from 'nact';
-import { defineBenchmark } from '../harness';
+import { defineBenchmark, LOOP_WARMUP } from '../harness';
 import { handWrittenTell } from './baseline';
 
 /** Messages per repetition (the 1M). */
@@ -74,6 +74,7 @@ async function comedyTell(count: number): Promise<number> {
 export const benchmark = defineBenchmark({
   name: 'core-tell',
   description: 'tell: 1 sender → 1 actor, 1M messages (target ≥ 0.5 × hand-written)',
+  warmup: LOOP_WARMUP,
   cases: [
     { id: 'hand-written-tell-1M', metric: 'msgs_per_s', run: () => handWrittenTell(MESSAGES) },
     {

@@ -1,6 +1,6 @@
 import { ActorSystem, Props, silentLogger, type PID } from '@granary/core';
 import { spawnPool } from '@granary/pool';
-import { collectGarbage, defineBenchmark } from '../harness';
+import { collectGarbage, defineBenchmark, LOOP_WARMUP } from '../harness';
 
 /** Messages per repetition (the issue's 1M). */
 const MESSAGES = 1_000_000;
@@ -61,6 +61,7 @@ async function pairedRatio(): Promise<number> {
 export const benchmark = defineBenchmark({
   name: 'pool-local',
   description: `cost per message: a local pool of ${WORKERS} workers forwarding 1M messages vs a direct send of 1M to one actor`,
+  warmup: LOOP_WARMUP,
   cases: [
     {
       id: 'direct-send-1M',
