@@ -1,6 +1,7 @@
 import { ActorSystem, Props, silentLogger } from '@granary/core';
 import * as comedy from 'comedy';
 import * as nact from 'nact';
+import { sendNumbers } from '../send-loop';
 import { defineBenchmark, LOOP_WARMUP } from '../harness';
 import { handWrittenTell } from './baseline';
 
@@ -28,7 +29,7 @@ async function granaryTell(count: number): Promise<number> {
   // The actor has started before the clock starts: only the tells are measured.
   await system.root.request(pid, 'ready?');
   start = process.hrtime.bigint();
-  for (let i = 0; i < count; i++) system.root.send(pid, i);
+  sendNumbers(system.root, pid, count);
   const result = await done;
   await system.shutdown();
   return result;

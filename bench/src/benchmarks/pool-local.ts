@@ -1,5 +1,6 @@
 import { ActorSystem, Props, silentLogger, type PID } from '@granary/core';
 import { spawnPool } from '@granary/pool';
+import { sendNumbers } from '../send-loop';
 import { collectGarbage, defineBenchmark, LOOP_WARMUP } from '../harness';
 
 /** Messages per repetition (the 1M). */
@@ -24,7 +25,7 @@ async function costPerMessage(build: (system: ActorSystem, done: () => void) => 
     await system.root.request(target, 'ready').catch(() => undefined);
     received = 0;
     const start = process.hrtime.bigint();
-    for (let i = 0; i < MESSAGES; i++) system.root.send(target, i);
+    sendNumbers(system.root, target, MESSAGES);
     await finished;
     return Number(process.hrtime.bigint() - start) / MESSAGES;
   } finally {
