@@ -139,9 +139,10 @@ function warnUnequalWarmup(base) {
   const src = join(base, 'bench', 'src', 'harness.ts');
   if (existsSync(src) && readFileSync(src, 'utf8').includes('BENCH_WARMUP')) return;
   process.stderr.write(
-    'note: the base ignores BENCH_WARMUP and warms core-tell, core-request and pool-local up\n' +
-      'for 1 run where this tree does for LOOP_WARMUP; give its harness the same warm-up first\n' +
-      '(README, "To compare two commits") or the first runs of the base count against it.\n',
+    "note: the base's harness predates BENCH_WARMUP and warms every benchmark up for 1 run,\n" +
+      'where this tree warms core-tell, core-request and pool-local up for 6 (LOOP_WARMUP), or\n' +
+      'every benchmark for --warmup; give the base the same warm-up first (README, "To compare\n' +
+      'two commits") or its first runs count against it.\n',
   );
 }
 
