@@ -7,7 +7,8 @@ import { Stop, Terminated, Unwatch, Watch } from './messages';
 import type { PID } from './pid';
 import { entryMessage, entryOf, entrySender } from './entry';
 import type { Entry, Process } from './process';
-import { FUTURE_PREFIX, type ProcessRegistry } from './process-registry';
+import { FUTURE_PREFIX } from './internal/future-ids';
+import type { ProcessRegistry } from './process-registry';
 
 /** Published on the event stream for every message that could not be delivered. */
 export class DeadLetterEvent {

@@ -33,8 +33,8 @@ export { promiseSettledBy, type Settlers } from './internal/settlers';
 export { Mailbox } from './mailbox';
 export { makeReceiveChain, makeSenderChain } from './middleware';
 export type { ActorProcess, Entry, LocalProcess, Process } from './process';
+export { FUTURE_PREFIX } from './internal/future-ids';
 export {
-  FUTURE_PREFIX,
   NONHOST,
   ProcessRegistry,
   type AddressResolver,

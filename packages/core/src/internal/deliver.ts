@@ -14,7 +14,8 @@ export interface Delivery {
 /**
  * The one dispatch of a user message, for local sends and remote inbound delivery alike: a
  * cached local process takes the entry directly (a few property reads and one call); anything
- * else is looked up in the registry (which caches a local process on the PID for next time).
+ * else is looked up in the registry (which caches a local process, or another node's endpoint
+ * process, on the PID for next time; the latter is taken at the second call site below).
  * Returns undefined when the entry was taken, else the process that refused it (a bounded
  * mailbox that is full).
  *

@@ -1,4 +1,4 @@
-import { FUTURE_PREFIX } from '../process-registry';
+import { FUTURE_PREFIX } from '../internal/future-ids';
 import { MessageTooLargeError } from '../errors';
 import { PoisonPill, Stop, Terminated, Unwatch, Watch } from '../messages';
 import { PID } from '../pid';
@@ -29,9 +29,17 @@ const POISON_PILL_WIRE: WireMessage = {
  * time (so size and type errors surface at the sender) and queues them on the endpoint.
  */
 export class RemoteProcess implements Process {
+  /** Set when its endpoint is removed: PIDs that cached it resolve again. */
+  dead = false;
+
   constructor(
     private readonly state: RemoteState,
     readonly endpoint: EnvelopeSink,
+    /**
+     * The registry's `remoteOwner` for an endpoint's process, which PIDs may cache (see
+     * ProcessRegistry.cacheRemote); undefined for a link route's, which depends on the PID.
+     */
+    readonly owner: object | undefined = undefined,
   ) {}
 
   /**

@@ -4,7 +4,8 @@ import { FutureProcess } from '../future-process';
 import type { Logger } from '../logger';
 import { Terminated, Watch } from '../messages';
 import { PID } from '../pid';
-import { FUTURE_PREFIX, NONHOST } from '../process-registry';
+import { FUTURE_PREFIX } from '../internal/future-ids';
+import { NONHOST } from '../process-registry';
 import type { Props } from '../props';
 import type { SerializationRegistry } from '../serialization/serialization-registry';
 import { serialization as processWideSerialization } from '../serialization/serialization-registry';
@@ -170,7 +171,10 @@ export class Remote {
         reject: (address, env, error) => this.rejected(address, env, error),
         up: (address) => this.system.eventStream.publish(new EndpointConnectedEvent(address)),
         down: (address, error) => this.endpointDown(address, error),
-        removed: () => undefined,
+        // PIDs that cached the endpoint's process resolve again on their next send.
+        removed: (endpoint) => {
+          if (endpoint.process !== undefined) (endpoint.process as RemoteProcess).dead = true;
+        },
         abandoned: (env) => this.abandoned(env),
         expired: () => void this.system.expired.beforeSend++,
       },
@@ -289,11 +293,15 @@ export class Remote {
     }
     const endpoint = transport.endpoint(address);
     if (!endpoint) return new RefusingProcess(this, noRoomFor(address, transport.maxEndpoints));
-    return this.processOf(endpoint);
+    const process = this.processOf(endpoint);
+    // Reached by its address alone: later sends to this PID object skip the resolvers.
+    if (route === undefined) this.system.registry.cacheRemote(pid, process);
+    return process;
   }
 
   private processOf(endpoint: Endpoint): RemoteProcess {
-    return (endpoint.process ??= new RemoteProcess(this.state!, endpoint)) as RemoteProcess;
+    const owner = this.system.registry.remoteOwner;
+    return (endpoint.process ??= new RemoteProcess(this.state!, endpoint, owner)) as RemoteProcess;
   }
 
   /** A request from this node whose future is gone (it timed out, or was aborted). */

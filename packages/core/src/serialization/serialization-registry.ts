@@ -12,6 +12,12 @@ import { decodeJson, decodeJsonAt, encodeJson, encodeJsonText } from './internal
 import { loadProto } from './internal/proto-files';
 import { TYPE_NAME, withTypeName } from './type-name';
 
+/**
+ * protobufjs' Type class, read once: compiled to CommonJS, each `protobuf.X` of a namespace
+ * import is a getter call, and the checks that use it run for every JSON message sent.
+ */
+const ProtobufType = protobuf.Type;
+
 /** How a payload is encoded on the wire (the `format` field of a remote envelope). */
 export const SerializationFormat = {
   /** A `Uint8Array` passed through untouched. */
@@ -125,7 +131,7 @@ export class SerializationRegistry {
       const tag = (message as { [TYPE_NAME]?: string })[TYPE_NAME];
       if (tag !== undefined) return tag;
       const $type = (message as { $type?: unknown }).$type;
-      if ($type instanceof protobuf.Type) return fullNameOf($type);
+      if ($type instanceof ProtobufType) return fullNameOf($type);
     }
     return JSON_TYPE_NAME;
   }
@@ -288,7 +294,7 @@ function fullNameOf(type: protobuf.Type): string {
 function ownTypeOf(message: unknown): protobuf.Type | undefined {
   if (message === null || typeof message !== 'object') return undefined;
   const $type = (message as { $type?: unknown }).$type;
-  return $type instanceof protobuf.Type ? $type : undefined;
+  return $type instanceof ProtobufType ? $type : undefined;
 }
 
 function serializeError(error: Error): SerializedMessage {

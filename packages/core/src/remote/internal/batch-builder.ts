@@ -1,5 +1,5 @@
 import { SYSTEM_CLOCK, type Clock } from '../../clock';
-import { FUTURE_PREFIX } from '../../process-registry';
+import { FUTURE_PREFIX } from '../../internal/future-ids';
 import { ByteWriter, lengthDelimitedSize, utf8Length, varintSize } from './byte-writer';
 import type { OutboundEnvelope } from './outbound-envelope';
 
