@@ -10,7 +10,7 @@ export class PID {
   /**
    * The process this PID resolved to (a `LocalProcess`, or the remote's process for another
    * node's endpoint), so sends skip the registry lookup. Checked against its owner and liveness
-   * before every use (see ProcessRegistry.get and cacheRemote).
+   * before every use (see ProcessRegistry.get and cacheRoute).
    * Typed `unknown` so this file imports no process type (they import PID); the registry and
    * `deliver` read it as a LocalProcess.
    * @internal

@@ -37,7 +37,7 @@ export class ProcessRegistry {
   private readonly local = new Map<string, Process>();
   private readonly resolvers: AddressResolver[] = [];
   /**
-   * The owner of processes of other nodes that may be cached on their PIDs (see cacheRemote):
+   * The owner of processes of other nodes that may be cached on their PIDs (see cacheRoute):
    * distinct from the registry itself, so `deliver` still tells them from local processes.
    */
   readonly remoteOwner: object = {};
@@ -197,26 +197,19 @@ export class ProcessRegistry {
 
   /**
    * Caches `route` on `pid` as `get` does after a lookup, for a runtime that knows where a PID
-   * it makes routes: a grain caller making the PID of a grain on its own member caches the
-   * kind's router, sparing each new identity the map miss and prefix scan of a first `get`.
-   * Only a live local process of this registry is cached, on a PID of this node; `get` checks
-   * it before every use like any cached process.
+   * it makes routes. A live local process of this registry is cached on a PID of this node: a
+   * grain caller making the PID of a grain on its own member caches the kind's router, sparing
+   * each new identity the map miss and prefix scan of a first `get`. A live process of another
+   * node whose owner is {@link remoteOwner} is cached on a PID of that node: the remote caches
+   * an endpoint's process, so later sends skip the address check, the resolvers and their
+   * endpoint lookup (~50 ns of a remote send, measured in remote-throughput); it marks the
+   * process dead when its endpoint is removed. `get` checks either before every use.
    */
   cacheRoute(pid: PID, route: Process): void {
     const p = route as LocalProcess;
-    if (p.owner === this && !p.dead && this.isLocal(pid)) pid._p = p;
-  }
-
-  /**
-   * Caches on `pid` the process of another node an address resolver answered with, when it is
-   * one of this registry's (its owner is {@link remoteOwner}): later sends to the same PID
-   * object skip the address check, the resolvers and their endpoint lookup (~50 ns of a remote
-   * send, measured in remote-throughput). The resolver marks the process dead when it no longer
-   * reaches the address (its endpoint was removed); `get` then resolves again.
-   */
-  cacheRemote(pid: PID, process: Process): void {
-    const p = process as LocalProcess;
-    if (p.owner === this.remoteOwner && !p.dead && !this.isLocal(pid)) pid._p = p;
+    if (p.dead) return;
+    if (p.owner === this ? this.isLocal(pid) : p.owner === this.remoteOwner && !this.isLocal(pid))
+      pid._p = p;
   }
 
   /** The local process with this id, if any. */

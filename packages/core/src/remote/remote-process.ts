@@ -37,7 +37,7 @@ export class RemoteProcess implements Process {
     readonly endpoint: EnvelopeSink,
     /**
      * The registry's `remoteOwner` for an endpoint's process, which PIDs may cache (see
-     * ProcessRegistry.cacheRemote); undefined for a link route's, which depends on the PID.
+     * ProcessRegistry.cacheRoute); undefined for a link route's, which depends on the PID.
      */
     readonly owner: object | undefined = undefined,
   ) {}

@@ -295,7 +295,7 @@ export class Remote {
     if (!endpoint) return new RefusingProcess(this, noRoomFor(address, transport.maxEndpoints));
     const process = this.processOf(endpoint);
     // Reached by its address alone: later sends to this PID object skip the resolvers.
-    if (route === undefined) this.system.registry.cacheRemote(pid, process);
+    if (route === undefined) this.system.registry.cacheRoute(pid, process);
     return process;
   }
 

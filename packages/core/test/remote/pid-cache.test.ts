@@ -12,7 +12,7 @@ const echo = Props.fromFunc((ctx) => {
 
 /**
  * A PID of another node caches its endpoint's process after the first send (ProcessRegistry.
- * cacheRemote): these check that the cache never outlives what it stands for.
+ * cacheRoute): these check that the cache never outlives what it stands for.
  */
 describe('Remote process cached on a PID', function () {
   this.timeout(30000);
